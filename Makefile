@@ -1,0 +1,61 @@
+# streamviz: `make run` serves the app on the embedded SQLite store; `make test` installs what the
+# tests need (Python packages, Debian's chromium, the upstream npm package) and runs the whole suite.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+DB     ?= data/streamviz.sqlite3
+
+.PHONY: run test install install-test chromium upstream lint typecheck pytest bench clean
+
+run: $(VENV)/.installed
+	mkdir -p $(dir $(DB))
+	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db $(DB)
+
+test: install-test lint typecheck pytest
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test chromium upstream
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+# Debian's Chromium drives the browser tests (Playwright cannot download its own browser here).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+# The published upstream assembler, the live reference for the exact-key policy.
+upstream: tests/upstream/node_modules/.package-lock.json
+
+tests/upstream/node_modules/.package-lock.json: tests/upstream/package.json tests/upstream/package-lock.json
+	cd tests/upstream && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck:
+	$(BIN)/mypy --strict webapp
+
+pytest:
+	$(BIN)/pytest -q
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/bench.py
+
+clean:
+	rm -rf $(VENV) tests/upstream/node_modules .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,6 @@
+"""The `streamviz` command line."""
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    raise SystemExit("not built yet")

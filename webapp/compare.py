@@ -1,0 +1,136 @@
+"""Two policies on the same stream, aligned by step: where decision 0019 changes the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from webapp.assembler import Options, assemble
+from webapp.jsvalue import truthy
+from webapp.records import Record
+from webapp.rules import Policy
+from webapp.trace import Block, Step, Trace
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One policy's result in numbers, for the summary line."""
+
+    policy: Policy
+    blocks: int
+    phantoms: int
+    starts: int
+    calls: int
+    """Blocks that end with a name: the calls a client would run."""
+    dropped: int
+
+    def describe(self) -> str:
+        """E.g. "exact-key: 3 blocks, 2 phantom calls, toolcall_start fired 3 times for 1 call"."""
+        parts = [_count(self.blocks, "block")]
+        if self.phantoms:
+            parts.append(_count(self.phantoms, "phantom call"))
+        if self.starts != self.calls:
+            fired = _count(self.starts, "time")
+            parts.append(f"toolcall_start fired {fired} for {_count(self.calls, 'call')}")
+        if self.dropped:
+            parts.append(f"{_count(self.dropped, 'fragment')} dropped")
+        return f"{self.policy}: {', '.join(parts)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One step on both sides, and whether they disagree there."""
+
+    step: int
+    left: Step
+    right: Step
+    rule_differs: bool
+    blocks_differ: bool
+
+    @property
+    def differs(self) -> bool:
+        """The rule or the resulting blocks differ at this step."""
+        return self.rule_differs or self.blocks_differ
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Both traces, their rows aligned by step, and the summary of what changed."""
+
+    left: Trace
+    right: Trace
+    rows: tuple[Row, ...]
+    left_outcome: Outcome
+    right_outcome: Outcome
+
+    @property
+    def differing(self) -> tuple[Row, ...]:
+        """The rows where the policies disagree."""
+        return tuple(row for row in self.rows if row.differs)
+
+    @property
+    def summary(self) -> str:
+        """What changed, in one line; "the same" when nothing did."""
+        if not self.differing and self.left_outcome.blocks == self.right_outcome.blocks:
+            return f"{self.left.policy} and {self.right.policy} agree on every step"
+        return f"{self.left_outcome.describe()}; {self.right_outcome.describe()}"
+
+
+def compare(
+    records: Sequence[Record],
+    options: Options | None = None,
+    left: Policy = "exact-key",
+    right: Policy = "adr-0019",
+) -> Comparison:
+    """Assemble the same records under two policies and align the steps."""
+    base = options or Options()
+    traces = [
+        assemble(records, Options(policy, base.path, base.server_tools, base.choice))
+        for policy in (left, right)
+    ]
+    left_trace, right_trace = traces
+    rows = tuple(
+        _row(left_trace, right_trace, a, b)
+        for a, b in zip(left_trace.steps, right_trace.steps, strict=True)
+    )
+    return Comparison(left_trace, right_trace, rows, outcome(left_trace), outcome(right_trace))
+
+
+def _row(left: Trace, right: Trace, a: Step, b: Step) -> Row:
+    rule_differs = [f.rule for f in a.fragments] != [f.rule for f in b.fragments]
+    blocks_differ = _landings(left, a) != _landings(right, b) or _ends(a) != _ends(b)
+    return Row(a.step, a, b, rule_differs, blocks_differ)
+
+
+def _landings(trace: Trace, step: Step) -> list[tuple[object, object, str] | None]:
+    """For each fragment, the block it landed on as of this step: id, name, arguments so far."""
+    out: list[tuple[object, object, str] | None] = []
+    for fragment in step.fragments:
+        if fragment.block is None:
+            out.append(None)
+            continue
+        state = trace.blocks[fragment.block].state_at(step.step)
+        out.append(None if state is None else (state.id, state.name, state.text))
+    return out
+
+
+def _ends(step: Step) -> list[tuple[str, str | None]]:
+    return [(e.type, e.content) for e in step.events if e.type.endswith("_end")]
+
+
+def outcome(trace: Trace) -> Outcome:
+    """Count blocks, phantoms, starts and real calls of a trace."""
+    tool_blocks: list[Block] = [b for b in trace.blocks if b.fold is None or b.fold.as_ == "client"]
+    named = sum(1 for block in tool_blocks if truthy(block.name))
+    return Outcome(
+        policy=trace.policy,
+        blocks=len(trace.blocks),
+        phantoms=len(tool_blocks) - named,
+        starts=sum(len(block.start_steps) for block in trace.blocks),
+        calls=named,
+        dropped=trace.rule_counts.get("drop", 0),
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,197 @@
+"""Does argument text parse: strictly, as a prefix, or not at all.
+
+Two needs, two tools. The server-tools path must know after every fragment whether a
+candidate's arguments just became one complete JSON value; `Completion` answers that in time
+linear in the text by tracking bracket depth and strings piece by piece, and parses strictly
+only when the root value closes. The pages ask `classify` about the few blocks on screen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import jiter
+import orjson
+
+_WHITESPACE = " \t\n\r"
+_OUTSIDE_STRING = re.compile(r'["{}\[\]]')
+_INSIDE_STRING = re.compile(r'["\\]')
+# What a top-level number or literal can still grow into.
+_SCALAR_PREFIX = re.compile(
+    r"-?(?:0|[1-9][0-9]*)?(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?"
+    r"|n(?:u(?:ll?)?)?"
+)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse strictly as JavaScript's `JSON.parse` would (big integers allowed, NaN refused)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        # orjson refuses integers beyond 64 bits and lone surrogates, which JavaScript accepts.
+        return json.loads(text, parse_constant=_reject_constant)
+
+
+class Completion:
+    """Told each appended piece, says whether the whole text is now one complete JSON value."""
+
+    __slots__ = ("_dead", "_depth", "_escape", "_in_string", "_pieces", "_root", "complete")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._root: Literal["container", "string", "scalar"] | None = None
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+        self._dead = False
+        self.complete = False
+        """Whether the text so far parses strictly as exactly one JSON value."""
+
+    def feed(self, piece: str) -> bool:
+        """Append a piece; returns `complete`."""
+        if not piece or self._dead:
+            return self.complete
+        self._pieces.append(piece)
+        if self.complete and self._root != "scalar":
+            # After a closed root value only whitespace keeps the text valid.
+            if piece.strip(_WHITESPACE):
+                self.complete, self._dead = False, True
+            return self.complete
+        closed = self._scan(piece)
+        if self._root == "scalar":
+            self.complete = self._check_scalar()
+        elif closed:
+            self.complete = _parses("".join(self._pieces))
+            self._dead = not self.complete  # a closed, invalid root value cannot be mended
+        return self.complete
+
+    def _check_scalar(self) -> bool:
+        text = "".join(self._pieces).strip(_WHITESPACE)
+        if _parses(text):
+            return True
+        if _SCALAR_PREFIX.fullmatch(text) is None:
+            self._dead = True
+        return False
+
+    def _scan(self, piece: str) -> bool:
+        """Track strings and brackets through `piece`; True when the root value closed in it."""
+        position = 0
+        if self._root is None:
+            stripped = piece.lstrip(_WHITESPACE)
+            if not stripped:
+                return False
+            position = len(piece) - len(stripped)
+            first = stripped[0]
+            if first in "{[":
+                self._root = "container"
+            elif first == '"':
+                self._root = "string"
+            else:
+                self._root = "scalar"
+                return False
+        if self._root == "scalar":
+            return False
+        closed = False
+        end = len(piece)
+        while position < end:
+            if self._escape:
+                self._escape = False
+                position += 1
+                continue
+            if self._in_string:
+                found = _INSIDE_STRING.search(piece, position)
+                if found is None:
+                    break
+                position = found.end()
+                if found.group() == "\\":
+                    self._escape = True
+                else:
+                    self._in_string = False
+                    closed = closed or self._depth == 0
+                continue
+            found = _OUTSIDE_STRING.search(piece, position)
+            if found is None:
+                break
+            position = found.end()
+            char = found.group()
+            if char == '"':
+                self._in_string = True
+            elif char in "{[":
+                self._depth += 1
+            else:
+                self._depth -= 1
+                closed = closed or self._depth <= 0
+        return closed
+
+
+def _parses(text: str) -> bool:
+    try:
+        loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+ParseState = Literal["empty", "complete", "partial", "invalid"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """What a text is as JSON, and its value when it has one."""
+
+    state: ParseState
+    value: Any = None
+    error: str | None = None
+
+
+def classify(text: str) -> Parsed:
+    """Complete JSON, a valid prefix of JSON (with its partial value), or neither."""
+    if not text.strip(_WHITESPACE):
+        return Parsed("empty")
+    try:
+        return Parsed("complete", orjson.loads(text))
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return Parsed("complete", json.loads(text, parse_constant=_reject_constant))
+    except json.JSONDecodeError as error:
+        if not _cut_short(text, error):
+            return Parsed("invalid", error=str(error))
+        message = str(error)
+    except (ValueError, RecursionError) as error:
+        return Parsed("invalid", error=str(error))
+    try:
+        data = text.encode("utf-8", "surrogatepass")
+        value = jiter.from_json(data, partial_mode="trailing-strings")
+    except ValueError:
+        value = None
+    return Parsed("partial", value, message)
+
+
+def _cut_short(text: str, error: json.JSONDecodeError) -> bool:
+    """Whether the parse failed only because the text stopped: more text could complete it."""
+    if error.msg.startswith("Unterminated string"):
+        return True
+    if error.msg.startswith("Invalid \\uXXXX escape"):
+        return _NEARLY_ESCAPE.fullmatch(text, error.pos - 1) is not None
+    start = error.pos
+    while start > 0 and text[start - 1] in "0123456789+-.eE":
+        start -= 1
+    tail = text[start:]
+    if not tail:
+        return error.pos >= len(text)
+    return _VALUE_PREFIX.fullmatch(tail) is not None
+
+
+_NEARLY_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{0,3}")
+_VALUE_PREFIX = re.compile(
+    r"-|-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?"
+    r"|n(?:u(?:ll?)?)?"
+)
