@@ -154,6 +154,10 @@ class Assembler:
         line = record.line
         if record.event == "error" or (isinstance(chunk, dict) and truthy(chunk.get("error"))):
             return self._error_record(number, record, events)
+        if record.event is not None and record.event.startswith("thread."):
+            skipped = f"an SSE event named {record.event!r}: upstream's SDK passes it on wrapped, "
+            skipped += "so it is not read as a chunk"
+            return Step(number, line, "chunk", events=tuple(events), note=skipped)
         if not isinstance(chunk, dict):
             skipped = f"not a chunk object ({_type_name(chunk)}): skipped, as upstream does"
             return Step(number, line, "chunk", events=tuple(events), note=skipped)

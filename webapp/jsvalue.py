@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # Objects and arrays are distinct Map keys in JavaScript even when equal; each gets its own.
 _object_keys = itertools.count()
@@ -20,6 +19,8 @@ def truthy(value: Any) -> bool:
     """JavaScript truthiness of a JSON value (objects and arrays are always truthy)."""
     if value is None or value is False:
         return False
+    if type(value) is str:
+        return value != ""
     if isinstance(value, bool):
         return True
     if isinstance(value, int | float):
@@ -30,8 +31,9 @@ def truthy(value: Any) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    """`typeof value === "number"` for a JSON value."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """`typeof value === "number"` for a JSON value (a bool is not one)."""
+    kind = type(value)
+    return kind is int or kind is float or (isinstance(value, int | float) and kind is not bool)
 
 
 def map_key(value: Any) -> object:
@@ -92,9 +94,11 @@ def js_string(value: Any) -> str:
     return "[object Object]"
 
 
-@dataclass(frozen=True, slots=True)
-class Keys:
-    """A fragment's keys as upstream reads them, plus what was unusual about them."""
+class Keys(NamedTuple):
+    """A fragment's keys as upstream reads them, plus what was unusual about them.
+
+    A named tuple rather than a frozen dataclass: one is built per fragment, on the hot path.
+    """
 
     index: Any
     """The index as read (None when absent or not a number)."""

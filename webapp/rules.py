@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from webapp.jsvalue import Keys
 
@@ -44,8 +44,7 @@ class Lookup(Protocol):
         """False for a folded candidate on the server-tools path."""
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(NamedTuple):
     """A rule's verdict: the block the fragment lands on (None: dropped, or a new one)."""
 
     rule: RuleName
