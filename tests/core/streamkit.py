@@ -1,0 +1,146 @@
+"""Hand-built chunks, fragments and records for the core tests, and a schema-1 checker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from webapp.records import Record
+from webapp.rules import POLICIES, RULE_NAMES
+
+ABSENT: Any = object()
+"""A key left out of a fragment (as opposed to present with the value null)."""
+
+
+def F(index: Any = ABSENT, id: Any = ABSENT, name: Any = ABSENT, args: Any = ABSENT) -> dict:
+    """One `delta.tool_calls` entry; keys left ABSENT are not in it at all."""
+    out: dict[str, Any] = {}
+    if index is not ABSENT:
+        out["index"] = index
+    if id is not ABSENT:
+        out["id"] = id
+        out["type"] = "function"
+    function: dict[str, Any] = {}
+    if name is not ABSENT:
+        function["name"] = name
+    if args is not ABSENT:
+        function["arguments"] = args
+    if function:
+        out["function"] = function
+    return out
+
+
+def chunk(
+    tool_calls: list[dict] | None = None,
+    *,
+    content: Any = ABSENT,
+    finish: Any = None,
+    choice: int = 0,
+    **delta_fields: Any,
+) -> dict:
+    """A `chat.completion.chunk` with one choice."""
+    delta: dict[str, Any] = dict(delta_fields)
+    if content is not ABSENT:
+        delta["content"] = content
+    if tool_calls is not None:
+        delta["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": choice, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def records(values: list[Any], *, done: bool = True) -> list[Record]:
+    """Chunk records on the lines an SSE file would put them (1, 3, 5, ...), then `[DONE]`."""
+    out = [Record("chunk", 2 * i + 1, value) for i, value in enumerate(values)]
+    if done:
+        out.append(Record("done", 2 * len(values) + 1, text="[DONE]"))
+    return out
+
+
+def tool_stream(tool_call_chunks: list[list[dict]], finish: Any = "tool_calls") -> list[Record]:
+    """One chunk per list of fragments, a finish chunk with an empty delta, then `[DONE]`."""
+    values = [chunk(calls) for calls in tool_call_chunks]
+    values.append(chunk(finish=finish))
+    return records(values)
+
+
+ANOMALY_CODES = frozenset(
+    {
+        "phantom-call",
+        "invalid-arguments",
+        "dropped-fragment",
+        "name-conflict",
+        "id-conflict",
+        "invalid-chunk",
+        "missing-finish-reason",
+        "after-done",
+        "other-choices",
+        "provider-error",
+        "late-fragment",
+    }
+)
+"""The codes spec section 6 names ("at least"); the tests compare only these."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_schema(doc: Any) -> None:
+    """Assert that `doc` has every key spec section 6 fixes for schema 1, with the right types."""
+    assert isinstance(doc, dict)
+    assert doc["schema"] == 1
+    assert doc["policy"] in POLICIES
+    assert doc["path"] in ("client", "server-tools")
+    steps, blocks, anomalies = doc["steps"], doc["blocks"], doc["anomalies"]
+    assert isinstance(steps, list) and steps, "at least the end step"
+    assert isinstance(blocks, list) and isinstance(anomalies, list)
+    for number, step in enumerate(steps):
+        assert step["step"] == number
+        assert step["line"] is None or (_is_int(step["line"]) and step["line"] >= 1)
+        assert step["kind"] in ("chunk", "done", "invalid", "end")
+        assert (step["kind"] == "end") == (number == len(steps) - 1), "only the last is end"
+        if step["kind"] == "invalid":
+            assert isinstance(step["error"], str) and step["error"], "an invalid step says why"
+        else:
+            assert "error" not in step, "error belongs to invalid steps only"
+        assert isinstance(step["fragments"], list)
+        for position, fragment in enumerate(step["fragments"]):
+            for key in ("index", "id", "name", "arguments"):
+                assert key in fragment
+            assert fragment["position"] == position
+            assert fragment["rule"] in RULE_NAMES
+            if fragment["rule"] == "drop":
+                assert fragment["block"] is None
+            else:
+                assert _is_int(fragment["block"]) and 0 <= fragment["block"] < len(blocks)
+        assert isinstance(step["events"], list)
+        for event in step["events"]:
+            assert isinstance(event["type"], str) and event["type"]
+            if "contentIndex" in event:
+                assert _is_int(event["contentIndex"]) and event["contentIndex"] >= 0
+    assert steps[-1]["events"], "the end step fires done or error"
+    assert steps[-1]["events"][-1]["type"] in ("done", "error")
+    for number, block in enumerate(blocks):
+        assert block["block"] == number
+        assert block["contentIndex"] is None or _is_int(block["contentIndex"])
+        assert "id" in block and "name" in block
+        assert isinstance(block["arguments"], str)
+        assert _is_int(block["starts"]) and block["starts"] >= 0
+        folded = block["folded"]
+        if doc["path"] == "client":
+            assert folded is None
+        if folded is not None:
+            assert _is_int(folded["step"]) and 0 <= folded["step"] < len(steps)
+            assert folded["as"] in ("server", "client")
+    for anomaly in anomalies:
+        assert isinstance(anomaly["code"], str) and anomaly["code"]
+        assert _is_int(anomaly["step"]) and 0 <= anomaly["step"] < len(steps)
+        assert anomaly["block"] is None or (
+            _is_int(anomaly["block"]) and 0 <= anomaly["block"] < len(blocks)
+        )
+        assert isinstance(anomaly["message"], str) and anomaly["message"]
+    orjson.dumps(doc)  # what the CLI and the API send
