@@ -1,6 +1,276 @@
-"""The `streamviz` command line."""
+"""The `streamviz` command line: trace, check and compare recorded streams; serve the web app.
+
+Exit codes: 0 fine; 1 `check` found anomalies; 2 unusable input or arguments, with the
+message on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar, cast
+
+import click
+from rich.console import Console
+
+from webapp.assembler import Options, assemble
+from webapp.compare import compare as compare_policies
+from webapp.compareview import compare_lines
+from webapp.readers import FORMATS, decode, read
+from webapp.records import ReaderError, ReadResult
+from webapp.render import Painter, check_lines, trace_lines
+from webapp.report import check_document, compare_document, dumps, trace_document
+from webapp.rules import POLICIES, Policy
+from webapp.trace import Path as AssemblyPath
+
+F = TypeVar("F", bound=Callable[..., Any])
+_PATHS = ("client", "server-tools")
 
 
+class InputError(click.ClickException):
+    """Unusable input: printed as "Error: ..." on stderr, exit code 2."""
+
+    exit_code = 2
+
+
+def _server_tools(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = tuple(name.strip() for name in value.split(","))
+    if not any(names) or not all(names):
+        raise click.BadParameter("give comma-separated names, e.g. 'web_search,openrouter:*'")
+    for name in names:
+        if "*" in name[:-1]:
+            raise click.BadParameter(f"{name!r}: '*' may only end a pattern, as in 'web_*'")
+    return names
+
+
+def _stream_options(*, with_policy: bool) -> Callable[[F], F]:
+    """The options every stream command shares (`--policy` only where one policy is shown)."""
+
+    def decorate(command: F) -> F:
+        decorators = [
+            click.argument("file", metavar="FILE|-"),
+            click.option(
+                "--path",
+                type=click.Choice(_PATHS),
+                default=None,
+                help="Assembly path. Default: client, or server-tools when --server-tools "
+                "is given.",
+            ),
+            click.option(
+                "--server-tools",
+                "server_tools",
+                metavar="NAMES",
+                callback=_server_tools,
+                help="Comma-separated server-tool names or 'prefix*' patterns. Implies "
+                "--path server-tools; combining it with --path client is an error.",
+            ),
+            click.option(
+                "--choice",
+                type=click.IntRange(min=0),
+                default=0,
+                show_default=True,
+                metavar="K",
+                help="The choice index to follow in an n > 1 stream.",
+            ),
+            click.option(
+                "--input-format",
+                type=click.Choice(("auto", *FORMATS)),
+                default="auto",
+                show_default=True,
+                help="How to read FILE; auto detects it.",
+            ),
+            click.option(
+                "--format",
+                "output",
+                type=click.Choice(("text", "json")),
+                default="text",
+                show_default=True,
+                help="text: a table, coloured on a terminal, plain when piped. json: one "
+                "JSON document.",
+            ),
+        ]
+        if with_policy:
+            decorators.insert(
+                1,
+                click.option(
+                    "--policy",
+                    type=click.Choice(POLICIES),
+                    default="adr-0019",
+                    show_default=True,
+                    help="adr-0019: with continuation and drop (the decision); exact-key: "
+                    "upstream before it.",
+                ),
+            )
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+
+    return decorate
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="streamviz")
 def main() -> None:
-    """Entry point of the console script."""
-    raise SystemExit("not built yet")
+    """See how a chat-completions stream's delta.tool_calls fragments assemble into calls.
+
+    FILE is a recorded stream (raw SSE, a JSON array, JSON lines, a HAR file, or a Python
+    repr of chunks); '-' reads standard input. Exit codes: 0 fine, 1 anomalies (check only),
+    2 unusable input or arguments.
+    """
+
+
+@main.command()
+@_stream_options(with_policy=True)
+def trace(
+    file: str,
+    policy: str,
+    path: str | None,
+    server_tools: tuple[str, ...] | None,
+    choice: int,
+    input_format: str,
+    output: str,
+) -> None:
+    """Show every step: the rule each fragment took, the block it landed on, the events.
+
+    Then the final blocks, the anomalies and a one-line summary. --format json prints the
+    schema-1 trace with an "input" key describing what was read.
+    """
+    source = load(file, input_format)
+    result = assemble(source.records, options(policy, path, server_tools, choice))
+    if output == "json":
+        write_json(trace_document(result, source))
+    else:
+        write_text(lambda paint: trace_lines(result, source, paint))
+
+
+@main.command()
+@_stream_options(with_policy=True)
+def check(
+    file: str,
+    policy: str,
+    path: str | None,
+    server_tools: tuple[str, ...] | None,
+    choice: int,
+    input_format: str,
+    output: str,
+) -> None:
+    """Print the anomalies (code, step, line, message); exit 1 when there are any.
+
+    Meant for CI on recorded streams: exit 0 means no anomaly, 1 at least one, 2 the input
+    could not be read.
+    """
+    source = load(file, input_format)
+    result = assemble(source.records, options(policy, path, server_tools, choice))
+    if output == "json":
+        write_json(check_document(result, source))
+    else:
+        write_text(lambda paint: check_lines(result, source, paint))
+    if result.anomalies:
+        sys.exit(1)
+
+
+@main.command()
+@_stream_options(with_policy=False)
+def compare(
+    file: str,
+    path: str | None,
+    server_tools: tuple[str, ...] | None,
+    choice: int,
+    input_format: str,
+    output: str,
+) -> None:
+    """Show where policies exact-key and adr-0019 disagree on the same stream.
+
+    The summary, then each differing step (rules and blocks on both sides, with the reasons),
+    then the final blocks of each side.
+    """
+    source = load(file, input_format)
+    result = compare_policies(source.records, options("adr-0019", path, server_tools, choice))
+    if output == "json":
+        write_json(compare_document(result, source))
+    else:
+        write_text(lambda paint: compare_lines(result, source, paint))
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port."
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("data/streamviz.sqlite3"),
+    show_default=True,
+    help="SQLite file for saved streams; its folder is created if missing.",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=20_000_000,
+    show_default=True,
+    help="Largest upload accepted, in bytes.",
+)
+def serve(host: str, port: int, db: Path, max_bytes: int) -> None:
+    """Run the web app with uvicorn."""
+    import uvicorn  # imported here so that trace, check and compare never load the web stack
+
+    from webapp.app import create_app
+    from webapp.settings import Settings
+
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the folder of --db {db}: {error.strerror}") from None
+    uvicorn.run(create_app(Settings(db_path=db, max_bytes=max_bytes)), host=host, port=port)
+
+
+def load(file: str, input_format: str) -> ReadResult:
+    """Read FILE (or stdin for '-') and parse it into records; unusable input exits 2."""
+    try:
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read {file}: {error.strerror or error}") from None
+    try:
+        return read(decode(data), input_format)
+    except ReaderError as error:
+        raise InputError(f"{'stdin' if file == '-' else file}: {error}") from None
+
+
+def options(
+    policy: str, path: str | None, server_tools: tuple[str, ...] | None, choice: int
+) -> Options:
+    """Assembly options from the command line; --server-tools implies the server-tools path."""
+    if server_tools is not None and path == "client":
+        raise click.UsageError("--server-tools needs --path server-tools (or no --path at all)")
+    chosen: AssemblyPath = "server-tools" if path == "server-tools" or server_tools else "client"
+    return Options(cast(Policy, policy), chosen, server_tools or (), choice)
+
+
+def write_json(document: Any) -> None:
+    """One JSON document and a newline on stdout."""
+    stream: BinaryIO = sys.stdout.buffer
+    stream.write(dumps(document))
+    stream.write(b"\n")
+    stream.flush()
+
+
+def write_text(lines: Callable[[Painter], Iterable[str]], batch: int = 2048) -> None:
+    """Lines on stdout, coloured when it is a terminal; what cannot be encoded is escaped."""
+    console = Console(file=sys.stdout)
+    paint = Painter(console)
+    stream: BinaryIO = sys.stdout.buffer
+    pending: list[str] = []
+    for line in lines(paint):
+        pending.append(line)
+        if len(pending) >= batch:
+            stream.write(("\n".join(pending) + "\n").encode("utf-8", "backslashreplace"))
+            pending.clear()
+    if pending:
+        stream.write(("\n".join(pending) + "\n").encode("utf-8", "backslashreplace"))
+    stream.flush()

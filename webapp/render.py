@@ -1,0 +1,276 @@
+"""Text views of a trace for the terminal: one formatted line per step, coloured by rule.
+
+Rows are formatted here as plain strings, never as a Rich `Table`, so that a stream of
+100,000 steps prints in time linear in its length. Rich only decides whether to colour (its
+`Console` knows a terminal from a pipe, and honours `NO_COLOR` and `FORCE_COLOR`) and turns
+a style name into escape codes, once per style.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from rich.console import COLOR_SYSTEMS, Console
+from rich.style import Style
+
+from webapp.jsvalue import js_string
+from webapp.palette import rule_style
+from webapp.records import ReadResult
+from webapp.rules import RULE_NAMES
+from webapp.trace import Anomaly, Block, Event, Fragment, Step, Trace
+
+DELTA_CLIP = 16
+ARGUMENTS_CLIP = 60
+_FRAGMENTS_WIDTH = 22
+_STEP_HEAD = f"{'step':>5} {'line':>5} {'kind':<7} {'fragments':<{_FRAGMENTS_WIDTH}} events"
+
+# Control characters (C0, DEL, C1) are shown escaped: a recorded stream must not be able to
+# drive the terminal it is printed on.
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))}
+_CONTROLS.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+_HIGH_CONTROLS = {code: f"\\x{code:02x}" for code in range(0x7F, 0xA0)}
+
+
+class Painter:
+    """Wraps text in a style's escape codes when the console colours, else returns it as is."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._console = console
+        self.enabled = console is not None and console.color_system is not None
+        self._codes: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, text: str, style: str) -> str:
+        """`text` in `style` (a Rich style string such as "bold green")."""
+        if not self.enabled or not style or not text:
+            return text
+        codes = self._codes.get(style)
+        if codes is None:
+            codes = self._codes[style] = self._make(style)
+        return f"{codes[0]}{text}{codes[1]}"
+
+    def _make(self, style: str) -> tuple[str, str]:
+        assert self._console is not None
+        parsed = Style.parse(style)
+        if self._console.no_color:
+            parsed = parsed.without_color
+        system = COLOR_SYSTEMS.get(self._console.color_system or "")
+        rendered = parsed.render("\x00", color_system=system)
+        before, _, after = rendered.partition("\x00")
+        return before, after
+
+
+def escape(text: str) -> str:
+    """Text with control characters escaped, safe to print on a terminal."""
+    return text.translate(_CONTROLS)
+
+
+def quote(text: str, limit: int = DELTA_CLIP) -> str:
+    """A JSON string literal of the first `limit` characters, `...` after it when clipped."""
+    shown = json.dumps(text[:limit], ensure_ascii=False).translate(_HIGH_CONTROLS)
+    return shown + "..." if len(text) > limit else shown
+
+
+def clip(text: str, limit: int = ARGUMENTS_CLIP) -> str:
+    """Escaped text, cut to `limit` characters with `...` when longer."""
+    shown = escape(text[:limit])
+    return shown + "..." if len(text) > limit else shown
+
+
+def show(value: Any) -> str:
+    """A key as read from a fragment (id, name): its text, or "-" when absent or empty."""
+    if value is None or value == "":
+        return "-"
+    return clip(value if isinstance(value, str) else js_string(value), 40)
+
+
+def event_text(event: Event) -> str:
+    """An event in short form: `toolcall_delta#1 "{\\"ci"`, `done(toolUse)`."""
+    head = event.type if event.contentIndex is None else f"{event.type}#{event.contentIndex}"
+    if event.delta is not None:
+        return f"{head} {quote(event.delta)}"
+    if event.type == "error":
+        return f"error({clip(event.message or event.reason or '', 60)})"
+    if event.reason is not None:
+        return f"{head}({event.reason})"
+    return head
+
+
+def fragment_text(fragment: Fragment, paint: Painter) -> str:
+    """`rule->bN` in the rule's colour, `drop` alone, `(late)` after a late fragment."""
+    target = "" if fragment.block is None else f"->b{fragment.block}"
+    late = " (late)" if fragment.late else ""
+    return paint(f"{fragment.rule}{target}", rule_style(fragment.rule)) + late
+
+
+def fragments_cell(fragments: Sequence[Fragment], paint: Painter) -> str:
+    """The fragments column, padded to its width (padding counts visible characters only)."""
+    if not fragments:
+        return " " * _FRAGMENTS_WIDTH
+    texts = [fragment_text(fragment, paint) for fragment in fragments]
+    visible = sum(map(fragment_width, fragments)) + len(fragments) - 1
+    return " ".join(texts) + " " * max(0, _FRAGMENTS_WIDTH - visible)
+
+
+def fragment_width(fragment: Fragment) -> int:
+    """How many characters `fragment_text` shows, escape codes aside."""
+    width = len(fragment.rule) + (0 if fragment.block is None else 3 + len(str(fragment.block)))
+    return width + (7 if fragment.late else 0)
+
+
+def step_line(step: Step, paint: Painter, codes: Sequence[str] = ()) -> str:
+    """One step as one line: step, line, kind, fragments, events, then notes and anomalies."""
+    line = "-" if step.line is None else str(step.line)
+    kind = paint(f"{step.kind:<7}", "red" if step.kind == "invalid" else "")
+    extras = [event_text(event) for event in step.events]
+    if step.finish_reason is not None:
+        extras.append(paint(f"finish={escape(step.finish_reason)}", "bold"))
+    if step.error is not None:
+        extras.append(paint(f"! {escape(step.error)}", "red"))
+    if step.note is not None:
+        extras.append(paint(f"({escape(step.note)})", "dim"))
+    extras.extend(paint(f"!{code}", "bold red") for code in codes)
+    text = f"{step.step:>5} {line:>5} {kind} {fragments_cell(step.fragments, paint)} "
+    text += " ".join(extras)
+    return paint(text.rstrip(), "dim") if not step.assembled else text.rstrip()
+
+
+def input_lines(source: ReadResult | None, paint: Painter) -> Iterator[str]:
+    """What was read: the format, how many records, the model and tools, the notes."""
+    if source is None:
+        return
+    parts = [f"{source.format}", f"{len(source.records)} records"]
+    if source.model:
+        parts.append(f"model {escape(source.model)}")
+    if source.tools:
+        parts.append(f"{len(source.tools)} declared tools")
+    yield f"{paint('input', 'bold')}  " + " | ".join(parts)
+    for note in source.notes:
+        yield f"       {paint('note:', 'yellow')} {escape(note)}"
+    for entry in source.others:
+        detail = f": {escape(entry.detail)}" if entry.detail else ""
+        label = paint("also in the input, not followed:", "dim")
+        yield f"       {label} {escape(entry.label)}{detail}"
+
+
+def options_line(trace: Trace, paint: Painter) -> str:
+    """The policy, path, server tools and choice the trace was assembled with."""
+    parts = [f"policy {paint(trace.policy, 'bold')}", f"path {trace.path}"]
+    if trace.server_tools:
+        parts.append(f"server tools {escape(','.join(trace.server_tools))}")
+    parts.append(f"choice {trace.choice}")
+    return f"{paint('trace', 'bold')}  " + " | ".join(parts)
+
+
+def legend_line(paint: Painter) -> str:
+    """The rule colours, and how blocks and content indexes are written."""
+    rules = " ".join(paint(name, rule_style(name)) for name in RULE_NAMES)
+    return f"rules  {rules}   (bN: block number, #N: contentIndex)"
+
+
+def trace_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iterator[str]:
+    """The whole text view: header, one line per step, blocks, anomalies, summary."""
+    yield from input_lines(source, paint)
+    yield options_line(trace, paint)
+    yield legend_line(paint)
+    yield ""
+    yield paint(_STEP_HEAD, "bold")
+    codes = anomaly_codes(trace.anomalies)
+    for step in trace.steps:
+        yield step_line(step, paint, codes.get(step.step, ()))
+    yield ""
+    yield from block_lines(trace, paint)
+    yield ""
+    yield from anomaly_lines(trace, paint)
+    yield ""
+    yield summary_line(trace, paint)
+
+
+def anomaly_codes(anomalies: Iterable[Anomaly]) -> dict[int, list[str]]:
+    """The anomaly codes reported at each step."""
+    by_step: dict[int, list[str]] = {}
+    for anomaly in anomalies:
+        by_step.setdefault(anomaly.step, []).append(anomaly.code)
+    return by_step
+
+
+def block_lines(trace: Trace, paint: Painter, title: str = "blocks") -> Iterator[str]:
+    """The final blocks: number, contentIndex, id, name, starts, folded, arguments clipped."""
+    noun = "candidate" if trace.path == "server-tools" else "tool-call block"
+    yield paint(f"{title}: {count(len(trace.blocks), noun)}", "bold")
+    for block in trace.content:
+        if block.kind != "toolCall":
+            yield f"  {block.kind} #{block.content_index}: {quote(block.text, ARGUMENTS_CLIP)}"
+    if not trace.blocks:
+        return
+    yield paint(
+        f"  {'block':>5} {'#':>4} {'id':<20} {'name':<20} {'starts':>6} {'folded':<10} arguments",
+        "bold",
+    )
+    for block in trace.blocks:
+        yield "  " + block_row(block, paint)
+
+
+def block_row(block: Block, paint: Painter) -> str:
+    """One final block as one line."""
+    index = "-" if block.content_index is None else str(block.content_index)
+    name = show(block.name)
+    name_cell = paint(f"{name:<20}", "bold red") if name == "-" else f"{name:<20}"
+    folded = "-" if block.fold is None else f"{block.fold.as_}@{block.fold.step}"
+    return (
+        f"{block.number!s:>5} {index:>4} {show(block.id):<20} {name_cell} "
+        f"{len(block.start_steps):>6} {folded:<10} {clip(block.text)}"
+    )
+
+
+def anomaly_lines(trace: Trace, paint: Painter) -> Iterator[str]:
+    """The anomalies: code, step, input line, block, message; or "no anomalies"."""
+    if not trace.anomalies:
+        yield paint("anomalies: none", "bold green")
+        return
+    yield paint(f"anomalies: {len(trace.anomalies)}", "bold red")
+    yield from (f"  {anomaly_row(trace, anomaly, paint)}" for anomaly in trace.anomalies)
+
+
+def anomaly_row(trace: Trace, anomaly: Anomaly, paint: Painter) -> str:
+    """One anomaly as one line."""
+    line = step_input_line(trace, anomaly.step)
+    block = "-" if anomaly.block is None else f"b{anomaly.block}"
+    code = paint(f"{anomaly.code:<22}", "red")
+    where = f"step {anomaly.step:<5} line {'-' if line is None else line:<5} block {block:<4}"
+    return f"{code} {where} {escape(anomaly.message)}"
+
+
+def step_input_line(trace: Trace, step: int) -> int | None:
+    """The input line a step's record started on (None for the end step)."""
+    return trace.steps[step].line if 0 <= step < len(trace.steps) else None
+
+
+def summary_line(trace: Trace, paint: Painter) -> str:
+    """Steps, fragments per rule, blocks, stop reason and anomalies, in one line."""
+    rules = ", ".join(
+        f"{paint(name, rule_style(name))} {trace.rule_counts[name]}"
+        for name in RULE_NAMES
+        if trace.rule_counts.get(name)
+    )
+    fragments = count(trace.fragment_count, "fragment") + (f" ({rules})" if rules else "")
+    anomalies = len(trace.anomalies)
+    return (
+        f"{paint('summary', 'bold')}  {count(len(trace.steps), 'step')}, {fragments}, "
+        f"{count(len(trace.blocks), 'block')}, stop {trace.stop_reason or 'none'}, "
+        + paint(count(anomalies, "anomaly", "anomalies"), "bold red" if anomalies else "green")
+    )
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 block`, `2 blocks`."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def check_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iterator[str]:
+    """What `streamviz check` prints: the anomalies, then the summary."""
+    yield from input_lines(source, paint)
+    yield options_line(trace, paint)
+    yield from anomaly_lines(trace, paint)
+    yield summary_line(trace, paint)

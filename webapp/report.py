@@ -1,0 +1,114 @@
+"""The JSON documents the CLI prints: the schema-1 trace plus what was read, checks, comparisons."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from webapp.compare import Comparison, Outcome
+from webapp.records import ReadResult
+from webapp.trace import SCHEMA, Step, Trace
+
+
+def dumps(document: Any) -> bytes:
+    """JSON bytes with orjson; values orjson refuses (integers beyond 64 bits, lone
+    surrogates, which a JavaScript parser accepts) fall back to the standard library."""
+    try:
+        return orjson.dumps(document)
+    except orjson.JSONEncodeError:
+        return json.dumps(document, ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
+def input_json(source: ReadResult) -> dict[str, Any]:
+    """What the reader found: the detected format, its notes, the request's model and tools."""
+    return {
+        "format": source.format,
+        "records": len(source.records),
+        "notes": list(source.notes),
+        "model": source.model,
+        "tools": list(source.tools),
+        "others": [{"label": entry.label, "detail": entry.detail} for entry in source.others],
+        "meta": source.meta,
+    }
+
+
+def trace_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
+    """`streamviz trace --format json`: the schema-1 trace with an "input" key."""
+    document = trace.to_json()
+    document["input"] = input_json(source)
+    return document
+
+
+def check_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
+    """`streamviz check --format json`: the anomalies with their input lines, and the summary."""
+    full = trace.to_json()
+    return {
+        "schema": SCHEMA,
+        "policy": trace.policy,
+        "path": trace.path,
+        "server_tools": list(trace.server_tools),
+        "choice": trace.choice,
+        "anomalies": [
+            {**anomaly.to_json(), "line": _line(trace, anomaly.step)} for anomaly in trace.anomalies
+        ],
+        "summary": full["summary"],
+        "input": input_json(source),
+    }
+
+
+def compare_document(comparison: Comparison, source: ReadResult) -> dict[str, Any]:
+    """`streamviz compare --format json`: the summary, the differing steps, both sides' blocks."""
+    left, right = comparison.left, comparison.right
+    sides = {trace.policy: trace.to_json() for trace in (left, right)}
+    return {
+        "schema": SCHEMA,
+        "left": left.policy,
+        "right": right.policy,
+        "path": left.path,
+        "server_tools": list(left.server_tools),
+        "choice": left.choice,
+        "summary": comparison.summary,
+        "outcomes": {
+            outcome.policy: _outcome_json(outcome)
+            for outcome in (comparison.left_outcome, comparison.right_outcome)
+        },
+        "differing": [
+            {
+                "step": row.step,
+                "line": row.left.line,
+                "rule_differs": row.rule_differs,
+                "blocks_differ": row.blocks_differ,
+                "left": _side_json(row.left),
+                "right": _side_json(row.right),
+            }
+            for row in comparison.differing
+        ],
+        "blocks": {policy: side["blocks"] for policy, side in sides.items()},
+        "anomalies": {policy: side["anomalies"] for policy, side in sides.items()},
+        "summaries": {policy: side["summary"] for policy, side in sides.items()},
+        "input": input_json(source),
+    }
+
+
+def _side_json(step: Step) -> dict[str, Any]:
+    return {
+        "fragments": [fragment.to_json() for fragment in step.fragments],
+        "events": [event.to_json() for event in step.events],
+    }
+
+
+def _outcome_json(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "blocks": outcome.blocks,
+        "phantoms": outcome.phantoms,
+        "starts": outcome.starts,
+        "calls": outcome.calls,
+        "dropped": outcome.dropped,
+        "text": outcome.describe(),
+    }
+
+
+def _line(trace: Trace, step: int) -> int | None:
+    return trace.steps[step].line if 0 <= step < len(trace.steps) else None
