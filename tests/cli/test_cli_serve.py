@@ -1,0 +1,50 @@
+"""`streamviz serve`: options checked by click, then uvicorn runs the app factory's app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from conftest import Invoke
+from fastapi import FastAPI
+
+from webapp.settings import Settings
+
+
+def test_serve_help_lists_its_options(invoke: Invoke) -> None:
+    result = invoke("serve", "--help")
+    assert result.exit_code == 0
+    for option in ("--host", "--port", "--db", "--max-bytes"):
+        assert option in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--max-bytes", "0"], "0 is not in the range x>=1"),
+        (["--max-bytes", "lots"], "'lots' is not a valid integer"),
+        (["--port", "70000"], "70000 is not in the range 0<=x<=65535"),
+    ],
+)
+def test_serve_bad_values_exit_2(invoke: Invoke, args: list[str], needle: str) -> None:
+    result = invoke("serve", *args)
+    assert result.exit_code == 2
+    assert needle in result.stderr
+
+
+def test_serve_builds_the_settings_and_runs_uvicorn(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append((app, kwargs)))
+    db = tmp_path / "new-folder" / "streams.sqlite3"
+    args = ("--host", "0.0.0.0", "--port", "8123", "--db", str(db), "--max-bytes", "1000")
+    result = invoke("serve", *args)
+    assert result.exit_code == 0, result.output
+    [(app, kwargs)] = calls
+    assert isinstance(app, FastAPI)
+    assert app.state.settings == Settings(db_path=db, max_bytes=1000)
+    assert kwargs == {"host": "0.0.0.0", "port": 8123}
+    assert db.parent.is_dir()
