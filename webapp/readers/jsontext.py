@@ -1,0 +1,226 @@
+"""JSON text: one array of chunks, JSON Lines, or values printed one after another (`jq`).
+
+A top-level array stands for its elements, one record each, unless it is a bare
+`delta.tool_calls` array (one record). Every value goes through `shape.classify`, so bare
+deltas, choices and fragments are wrapped into chunks. A value that does not parse becomes an
+`invalid` record; reading resumes at the next line indented no deeper than the broken value's
+own line (its closing bracket at that depth is taken as part of it), so a broken record in
+`jq` output, a pretty-printed array or JSON Lines costs only itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from webapp.readers.parse import (
+    LINE_BREAK,
+    TRUNCATED,
+    JsonError,
+    LineCounter,
+    cut_off,
+    parse_json,
+    scan_json,
+    split_lines,
+    strip_js,
+)
+from webapp.readers.shape import classify, is_fragment_list, members
+from webapp.records import ReadResult, Record
+
+_WS = re.compile(r"[ \t\r\n]*")
+_NEXT_LINE = re.compile(r"(?:\r\n|\r|\n)([ \t]*)(?=[^ \t\r\n])")
+_DONE = "[DONE]"
+
+
+def _chunk(value: Any, line: int, text: str) -> Record:
+    chunk, wrapped = classify(value)
+    return Record(kind="chunk", line=line, value=chunk, text=text, wrapped=wrapped)
+
+
+_Item = tuple[Any, int, str]
+"""A value that parsed, with its start line and text."""
+
+
+class _Scanner:
+    """Walks concatenated JSON values, keeping each record's start line."""
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self.text = text
+        self.lines = LineCounter(text, first_line)
+        self.records: list[Record] = []
+        self.notes: list[str] = []
+        self.loose_line: int | None = None
+
+    def run(self) -> None:
+        text, end = self.text, len(self.text)
+        pos = _skip(text, 0)
+        while pos < end:
+            if text.startswith(_DONE, pos):
+                self.records.append(Record(kind="done", line=self.lines.line_at(pos), text=_DONE))
+                pos += len(_DONE)
+            elif text[pos] == "[":
+                pos = self._array(pos)
+            else:
+                item, pos = self._take(pos)
+                self.records.append(item if isinstance(item, Record) else _chunk(*item))
+            pos = _skip(text, pos)
+
+    def _take(self, pos: int) -> tuple[_Item | Record, int]:
+        try:
+            value, end = scan_json(self.text, pos)
+        except JsonError as error:
+            return self._broken(pos, error.pos)
+        return (value, self.lines.line_at(pos), self.text[pos:end]), end
+
+    def _array(self, start: int) -> int:
+        text, end = self.text, len(self.text)
+        line = self.lines.line_at(start)
+        items: list[_Item | Record] = []
+        expect_value = True
+        pos = _skip(text, start + 1)
+        while True:
+            if pos >= end:
+                if not (items and isinstance(items[-1], Record)):
+                    self.notes.append(f"the JSON array opened on line {line} is not closed")
+                break
+            char = text[pos]
+            if char == "]":
+                if expect_value and items:
+                    self._loose(pos)
+                pos += 1
+                break
+            if char == ",":
+                if expect_value:
+                    self._loose(pos)
+                expect_value = True
+                pos = _skip(text, pos + 1)
+                continue
+            if not expect_value:
+                self._loose(pos)
+            item, pos = self._take(pos)
+            items.append(item)
+            pos = _skip(text, pos)
+            expect_value = False
+        self._add_array(items, line, text[start:pos])
+        return pos
+
+    def _add_array(self, items: list[_Item | Record], line: int, raw: str) -> None:
+        values = [item[0] for item in items if not isinstance(item, Record)]
+        if len(values) == len(items) and is_fragment_list(values):
+            self.records.append(_chunk(values, line, raw))
+            return
+        for item in items:
+            self.records.append(item if isinstance(item, Record) else _chunk(*item))
+
+    def _loose(self, pos: int) -> None:
+        if self.loose_line is None:
+            self.loose_line = self.lines.line_at(pos)
+
+    def _broken(self, pos: int, error_pos: int | None) -> tuple[_Item | Record, int]:
+        text = self.text
+        resume = _resume(text, pos, error_pos)
+        raw = text[pos:resume].rstrip(" \t\r\n")
+        if raw.endswith(","):
+            raw = raw[:-1].rstrip(" \t\r\n")
+        line = self.lines.line_at(pos)
+        value, error = parse_json(raw)
+        if error is None:  # orjson copes with nesting the stdlib scanner refused
+            return (value, line, raw), resume
+        if resume == len(text) and cut_off(raw, error):
+            error += TRUNCATED
+            self.notes.append(f"the input seems cut off inside the record on line {line}")
+        return Record(kind="invalid", line=line, text=raw, error=error), resume
+
+
+def _skip(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _indent(text: str, pos: int) -> int:
+    line_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
+    prefix = text[line_start:pos]
+    return len(prefix) - len(prefix.lstrip(" \t"))
+
+
+def _resume(text: str, pos: int, error_pos: int | None) -> int:
+    """Where to go on after a broken value: see the module docstring."""
+    depth = _indent(text, pos)
+    for match in _NEXT_LINE.finditer(text, max(pos, error_pos or pos)):
+        indent = len(match.group(1))
+        if indent > depth:
+            continue
+        if indent == depth and text[match.end()] in "}]":
+            continue
+        return match.start(1)
+    return len(text)
+
+
+def read_json(text: str, first_line: int = 1) -> ReadResult:
+    """Read a JSON array, JSON Lines or concatenated JSON values, recovering from broken ones."""
+    scanner = _Scanner(text, first_line)
+    scanner.run()
+    notes = scanner.notes
+    if scanner.loose_line is not None:
+        notes.append(
+            f"the separators between array elements are not strict JSON "
+            f"(first on line {scanner.loose_line}); read the elements one by one"
+        )
+    return ReadResult(format="json", records=tuple(scanner.records), notes=tuple(notes))
+
+
+def read_jsonl(text: str, first_line: int = 1, strict: bool = False) -> ReadResult | None:
+    """Read JSON Lines, one value per line; with `strict`, None as soon as a line does not parse."""
+    records: list[Record] = []
+    lines = split_lines(text)
+    last = _last_nonblank(lines, first_line)
+    for number, line in enumerate(lines, first_line):
+        payload = strip_js(line)
+        if not payload:
+            continue
+        if payload == _DONE:
+            records.append(Record(kind="done", line=number, text=_DONE))
+            continue
+        value, error = parse_json(payload)
+        if error is not None:
+            if strict:
+                return None
+            if number == last and cut_off(payload, error):
+                error += TRUNCATED
+            records.append(Record(kind="invalid", line=number, text=payload, error=error))
+            continue
+        parts = members(value)
+        if parts is None:
+            records.append(_chunk(value, number, payload))
+        else:
+            records.extend(_chunk(part, number, payload) for part in parts)
+    notes: tuple[str, ...] = ()
+    if records and records[-1].kind == "invalid" and TRUNCATED in (records[-1].error or ""):
+        notes = (f"the input seems cut off inside the last record (line {records[-1].line})",)
+    return ReadResult(format="jsonl", records=tuple(records), notes=notes)
+
+
+def _last_nonblank(lines: list[str], first_line: int) -> int:
+    for index in range(len(lines) - 1, -1, -1):
+        if strip_js(lines[index]):
+            return first_line + index
+    return first_line
+
+
+def read_any_json(text: str, first_line: int = 1) -> ReadResult:
+    """JSON Lines when there are several lines and each parses alone, else `read_json`."""
+    if _several_lines(text):
+        result = read_jsonl(text, first_line, strict=True)
+        if result is not None:
+            return result
+    return read_json(text, first_line)
+
+
+_SOMETHING = re.compile(r"[^ \t\r\n]")
+
+
+def _several_lines(text: str) -> bool:
+    first = _SOMETHING.search(text)
+    if first is None:
+        return False
+    brk = LINE_BREAK.search(text, first.end())
+    return brk is not None and _SOMETHING.search(text, brk.end()) is not None

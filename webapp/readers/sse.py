@@ -1,0 +1,114 @@
+"""Raw server-sent events, decoded exactly as the OpenAI Node SDK (which upstream uses) does.
+
+Lines split on CRLF, CR or LF. An empty line dispatches the pending event if it has an event
+name or any data. A line starting with `:` is a comment. Otherwise the field name is the text
+before the first `:` (the whole line if there is none) and the value what follows, with one
+leading space removed; `event` sets the name, `data` appends a data line (joined with `\\n`),
+other fields are ignored. At the end of the input a pending event is flushed. Data equal to
+`[DONE]` ends the stream; any other data is parsed as JSON.
+"""
+
+from __future__ import annotations
+
+import re
+
+from webapp.readers.parse import TRUNCATED, cut_off, parse_json, split_lines
+from webapp.records import ReadResult, Record
+
+_DATA_LINE = re.compile(r"(?:^|[\r\n])data:")
+_KNOWN_FIELDS = frozenset({"event", "data", "id", "retry"})
+
+
+def has_data_line(text: str) -> bool:
+    """Whether some line starts with `data:`, the mark of a server-sent event stream."""
+    return _DATA_LINE.search(text) is not None
+
+
+class _Tally:
+    """Lines worth a note, counted rather than listed so a long stream gives short notes."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: tuple[int, str] | None = None
+
+    def add(self, line: int, what: str) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = (line, what)
+
+
+def _record(data: list[str], event: str | None, line: int, at_end: bool) -> Record:
+    payload = data[0] if len(data) == 1 else "\n".join(data)
+    if payload == "[DONE]":
+        return Record(kind="done", line=line, text=payload, event=event)
+    value, error = parse_json(payload)
+    if error is None:
+        return Record(kind="chunk", line=line, value=value, text=payload, event=event)
+    if at_end and cut_off(payload, error):
+        error += TRUNCATED
+    elif payload.strip() == "[DONE]":
+        error += '; upstream recognises only data exactly equal to "[DONE]"'
+    return Record(kind="invalid", line=line, text=payload, error=error, event=event)
+
+
+def read_sse(text: str, first_line: int = 1) -> ReadResult:
+    """Read server-sent events; `first_line` is the number of the text's first line."""
+    records: list[Record] = []
+    empty, unknown = _Tally(), _Tally()
+    event: str | None = None
+    data: list[str] = []
+    start: int | None = None
+    for number, line in enumerate(split_lines(text), first_line):
+        if not line:
+            if data:
+                records.append(_record(data, event, start or number, at_end=False))
+            elif event:
+                empty.add(start or number, event)
+            event, data, start = None, [], None
+            continue
+        if line.startswith("data:"):
+            value = line[5:]
+            data.append(value[1:] if value.startswith(" ") else value)
+        elif line.startswith(":"):
+            continue
+        else:
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "event":
+                event = value or None
+            elif name == "data":
+                data.append(value)
+            elif name not in _KNOWN_FIELDS:
+                unknown.add(number, line)
+        if start is None:
+            start = number
+    if data:
+        records.append(_record(data, event, start or first_line, at_end=True))
+    elif event:
+        empty.add(start or first_line, event)
+    return ReadResult(format="sse", records=tuple(records), notes=_notes(records, empty, unknown))
+
+
+def _notes(records: list[Record], empty: _Tally, unknown: _Tally) -> tuple[str, ...]:
+    notes: list[str] = []
+    if empty.first is not None:
+        line, name = empty.first
+        notes.append(
+            f"skipped {_count(empty.count, 'event')} with no data (first on line {line}, "
+            f'event "{name}"); upstream\'s client would stop there with an error, '
+            "since it parses the empty data as JSON"
+        )
+    if unknown.first is not None:
+        line, what = unknown.first
+        short = what if len(what) <= 60 else what[:59] + "…"
+        notes.append(
+            f"ignored {_count(unknown.count, 'line')} whose field name is not an SSE field "
+            f"(first on line {line}: {short!r}); upstream ignores them too"
+        )
+    if records and records[-1].kind == "invalid" and TRUNCATED in (records[-1].error or ""):
+        notes.append(f"the input seems cut off inside the last record (line {records[-1].line})")
+    return tuple(notes)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
