@@ -1,0 +1,107 @@
+// streamviz: keyboard stepping, keeping the timeline in step with the stage, file drops.
+// Everything here enhances pages that already work without JavaScript.
+(function () {
+  "use strict";
+
+  var KEYS = {
+    ArrowLeft: "prev", k: "prev",
+    ArrowRight: "next", j: "next",
+    Home: "first", End: "last",
+    n: "next-anomaly", N: "prev-anomaly"
+  };
+
+  function typing(target) {
+    if (!target || !target.closest) return false;
+    return !!target.closest("input, textarea, select, [contenteditable]");
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    var keys = document.getElementById("keys");
+    if (event.key === "?") {
+      if (keys) { keys.open = !keys.open; event.preventDefault(); }
+      return;
+    }
+    if (event.key === "Escape" && keys && keys.open) { keys.open = false; return; }
+    var id = KEYS[event.key];
+    if (!id) return;
+    var link = document.getElementById(id);
+    if (!link || link.tagName !== "A") return;
+    event.preventDefault();
+    link.click();
+  });
+
+  // The timeline shows a window of rows; mark the stage's step and bring it into view,
+  // loading the window around it when the step is outside the rows on the page.
+  function syncTimeline(center) {
+    var stage = document.getElementById("stage");
+    var timeline = document.getElementById("timeline");
+    if (!stage || !timeline) return;
+    var step = stage.getAttribute("data-step");
+    var row = document.getElementById("row-" + step);
+    if (!row) {
+      var url = stage.getAttribute("data-timeline-url");
+      if (url && window.htmx) {
+        window.htmx.ajax("GET", url, { target: "#timeline", swap: "outerHTML" });
+      }
+      return;
+    }
+    var current = timeline.querySelectorAll(".row[aria-current]");
+    for (var i = 0; i < current.length; i++) {
+      if (current[i] !== row) current[i].removeAttribute("aria-current");
+    }
+    row.setAttribute("aria-current", "step");
+    reveal(timeline.querySelector(".rows"), row, center);
+  }
+
+  // Scroll only the rows' own box, never the page.
+  function reveal(box, row, center) {
+    if (!box) return;
+    var outer = box.getBoundingClientRect();
+    var inner = row.getBoundingClientRect();
+    if (center) {
+      box.scrollTop += inner.top - outer.top - (outer.height - inner.height) / 2;
+    } else if (inner.top < outer.top) {
+      box.scrollTop += inner.top - outer.top;
+    } else if (inner.bottom > outer.bottom) {
+      box.scrollTop += inner.bottom - outer.bottom;
+    }
+  }
+
+  document.addEventListener("htmx:after:swap", function (event) {
+    var target = event.target;
+    if (target && target.id === "timeline") { syncTimeline(true); return; }
+    if (target && (target.id === "stage" || target === document.body)) syncTimeline(false);
+  });
+
+  document.addEventListener("htmx:after:history:restore", function () { syncTimeline(true); });
+
+  function ready() {
+    syncTimeline(true);
+    var zone = document.getElementById("dropzone");
+    var input = document.getElementById("file");
+    var text = document.getElementById("text");
+    if (!zone || !input) return;
+    function over(event) { event.preventDefault(); zone.classList.add("over"); }
+    function leave() { zone.classList.remove("over"); }
+    function drop(event) {
+      event.preventDefault();
+      leave();
+      if (event.dataTransfer && event.dataTransfer.files.length) {
+        input.files = event.dataTransfer.files;
+      }
+    }
+    [zone, text].forEach(function (element) {
+      if (!element) return;
+      element.addEventListener("dragover", over);
+      element.addEventListener("dragleave", leave);
+      element.addEventListener("drop", drop);
+    });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", ready);
+  } else {
+    ready();
+  }
+})();

@@ -1,0 +1,89 @@
+"""Built-in example streams that teach decision 0019, looked up by key (never by a user's path)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from webapp.assembler import Options
+
+_FOLDER = Path(__file__).parent / "examples"
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One example: its file, what it shows in one line, and the options it opens with."""
+
+    key: str
+    title: str
+    shows: str
+    filename: str
+    options: Options = field(default_factory=Options)
+
+    def data(self) -> bytes:
+        """The example's bytes."""
+        return (_FOLDER / self.filename).read_bytes()
+
+
+_ALL = (
+    Example(
+        "clean",
+        "A clean call",
+        "One call: a header with index, id and name, then arguments by index; every rule is "
+        "an exact match.",
+        "clean.sse",
+    ),
+    Example(
+        "continuation",
+        "Continuation chunks",
+        "Argument-only chunks with no index, id or name: one call under decision 0019, three "
+        "phantom calls under exact-key.",
+        "continuation.sse",
+    ),
+    Example(
+        "dropped",
+        "A continuation with nothing open",
+        "A bare argument fragment arrives before any call opened: decision 0019 drops it "
+        "instead of inventing a nameless call.",
+        "dropped.sse",
+    ),
+    Example(
+        "backfill",
+        "A nameless header with an id",
+        "A fragment with an id but no name opens a call (never a continuation); a later "
+        "fragment with that id backfills its name.",
+        "backfill.sse",
+    ),
+    Example(
+        "interleaved",
+        "Interleaved parallel calls",
+        "Two calls on indexes 0 and 1, their arguments interleaved: exact-index keeps them apart.",
+        "interleaved.sse",
+    ),
+    Example(
+        "same-index",
+        "Parallel calls all on index 0",
+        "A second call reuses index 0 with a new id: exact-index wins, so it lands on the first "
+        "call (id and name conflicts) under either policy.",
+        "same-index.sse",
+    ),
+    Example(
+        "empty-ids",
+        'Empty "" ids',
+        'Continuation chunks carry "id": "", which counts as no id: continuations under '
+        "decision 0019, phantom calls under exact-key.",
+        "empty-ids.sse",
+    ),
+    Example(
+        "server-late",
+        "Server tools: a late fragment",
+        "On the server-tools path a search call completes and folds; a late fragment with its "
+        "index can no longer corrupt it and is flagged.",
+        "server-late.sse",
+        Options(path="server-tools", server_tools=("openrouter:*",)),
+    ),
+)
+
+EXAMPLES: MappingProxyType[str, Example] = MappingProxyType({e.key: e for e in _ALL})
+"""Every built-in example by key, in gallery order."""

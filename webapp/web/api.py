@@ -1,0 +1,286 @@
+"""The JSON API beside the pages: store a stream, get its schema-1 trace, get its bytes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from webapp.records import ReaderError, ReadResult
+from webapp.web.ingest import (
+    FORM_OVERHEAD,
+    INPUT_FORMATS,
+    BadInput,
+    TooLarge,
+    clean_title,
+    encode_text,
+    form_file,
+    form_text,
+    parse_json_body,
+    prepare,
+    read_body,
+    read_form,
+)
+from webapp.web.query import parse_options
+from webapp.web.service import Service
+
+router = APIRouter(prefix="/api", tags=["streams"])
+
+
+class StreamCreated(BaseModel):
+    """Where the stored stream lives."""
+
+    id: str = Field(description="The stream's unguessable id.", examples=["h3Vq0h9yJ1x2..."])
+    url: str = Field(description="Its timeline page.", examples=["/s/h3Vq0h9yJ1x2..."])
+    format: str = Field(description="The input format the reader detected.", examples=["sse"])
+    redacted: list[str] = Field(description="Secrets removed before storing, in words.")
+
+
+class StreamInfoOut(BaseModel):
+    """A stored stream's record, without its bytes."""
+
+    id: str
+    title: str
+    created: str
+    size: int
+    format: str
+    input_format: str
+    redacted: list[str]
+
+
+class Problem(BaseModel):
+    """What went wrong, in words."""
+
+    detail: str
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "No stream has this id."},
+    400: {"model": Problem, "description": "A query value is not valid."},
+    422: {"model": Problem, "description": "The stream does not read or assemble."},
+}
+
+_CREATE_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["text"],
+                "properties": {
+                    "text": {"type": "string", "description": "The stream, as pasted."},
+                    "title": {"type": "string", "description": "A title for the page."},
+                    "format": {"type": "string", "enum": list(INPUT_FORMATS), "default": "auto"},
+                },
+            },
+            "example": {
+                "text": 'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
+                '"id":"call_1","function":{"name":"get_weather","arguments":"{}"}}]}}]}\n\n'
+                "data: [DONE]\n",
+                "title": "weather call",
+            },
+        },
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["file"],
+                "properties": {
+                    "file": {"type": "string", "format": "binary"},
+                    "title": {"type": "string"},
+                    "format": {"type": "string", "enum": list(INPUT_FORMATS)},
+                },
+            }
+        },
+    },
+}
+
+_TRACE_EXAMPLE = {
+    "schema": 1,
+    "policy": "adr-0019",
+    "path": "client",
+    "server_tools": [],
+    "choice": 0,
+    "steps": [
+        {
+            "step": 0,
+            "line": 1,
+            "kind": "chunk",
+            "fragments": [
+                {
+                    "position": 0,
+                    "index": 0,
+                    "id": "call_1",
+                    "name": "get_weather",
+                    "arguments": "{}",
+                    "rule": "new",
+                    "block": 0,
+                    "reason": 'no block under index 0; name "get_weather": opens a new block',
+                }
+            ],
+            "events": [{"type": "start"}, {"type": "toolcall_start", "contentIndex": 0}],
+        }
+    ],
+    "blocks": [],
+    "content": [],
+    "anomalies": [],
+    "summary": {},
+    "input": {"format": "sse", "notes": [], "model": None, "tools": [], "others": [], "meta": {}},
+}
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def json_response(content: Any, status: int = 200) -> Response:
+    """JSON that keeps non-ASCII as is, escaping only what UTF-8 cannot carry (lone surrogates)."""
+    text = json.dumps(content, ensure_ascii=False)
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:
+        body = json.dumps(content).encode("ascii")
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def input_json(result: ReadResult) -> dict[str, Any]:
+    """What the reader found besides the records, for the trace's `input` key."""
+    return {
+        "format": result.format,
+        "notes": list(result.notes),
+        "model": result.model,
+        "tools": list(result.tools),
+        "others": [{"label": e.label, "detail": e.detail} for e in result.others],
+        "meta": dict(result.meta),
+    }
+
+
+@router.post(
+    "/streams",
+    status_code=201,
+    summary="Store a stream",
+    description='Send the stream as JSON `{"text": ..., "title": ...}` or as a multipart '
+    "`file`. Secrets in HAR files and HTTP dumps are removed before storing. Answers 201 with "
+    "the new id and the timeline URL; 413 over the size limit; 422 when no reader recognises "
+    "the input.",
+    response_model=StreamCreated,
+    responses={
+        413: {"model": Problem, "description": "Over the size limit."},
+        422: {"model": Problem, "description": "No reader recognises the input."},
+        400: {"model": Problem, "description": "The request is malformed."},
+    },
+    openapi_extra={"requestBody": _CREATE_BODY},
+)
+async def create_stream(request: Request) -> Response:
+    """Store a stream sent as JSON or as a multipart file."""
+    settings = request.app.state.settings
+    limit: int = settings.max_bytes
+    content_type = request.headers.get("content-type", "")
+    try:
+        if content_type.startswith("application/json"):
+            # JSON escapes can double the text's size; the text itself is checked below.
+            body = await read_body(request, 2 * limit + FORM_OVERHEAD)
+            value = parse_json_body(body)
+            raw = encode_text(value["text"])
+            title = clean_title(value.get("title"), "API stream")
+            fmt = value.get("format") or "auto"
+        else:
+            form = await read_form(request, limit + FORM_OVERHEAD, limit)
+            try:
+                upload = await form_file(form, "file", limit)
+                if upload is None:
+                    raise BadInput("send a multipart field named 'file', or JSON with 'text'")
+                raw, filename = upload
+                title = clean_title(form_text(form, "title"), filename)
+                fmt = form_text(form, "format") or "auto"
+            finally:
+                await form.close()
+        if len(raw) > limit:
+            raise TooLarge(limit)
+        if not isinstance(fmt, str) or fmt not in INPUT_FORMATS:
+            raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
+        prepared = await run_in_threadpool(prepare, raw, fmt)
+    except TooLarge as error:
+        return json_response({"detail": str(error)}, 413)
+    except BadInput as error:
+        return json_response({"detail": str(error)}, 400)
+    except ReaderError as error:
+        return json_response({"detail": str(error)}, 422)
+    info = await run_in_threadpool(
+        _service(request).storage.add,
+        prepared.raw,
+        title=title,
+        format=prepared.result.format,
+        input_format=fmt,
+        redactions=prepared.redactions,
+    )
+    created = {
+        "id": info.id,
+        "url": f"/s/{info.id}",
+        "format": info.format,
+        "redacted": list(info.redactions),
+    }
+    return json_response(created, 201)
+
+
+@router.get(
+    "/streams/{stream_id}",
+    summary="A stored stream's record",
+    response_model=StreamInfoOut,
+    responses={404: _ERRORS[404]},
+)
+def stream_info(request: Request, stream_id: str) -> Response:
+    """Title, size, formats and redactions of a stored stream."""
+    info = _service(request).info(stream_id)
+    return json_response(
+        {
+            "id": info.id,
+            "title": info.title,
+            "created": info.created,
+            "size": info.size,
+            "format": info.format,
+            "input_format": info.input_format,
+            "redacted": list(info.redactions),
+        }
+    )
+
+
+@router.get(
+    "/streams/{stream_id}/trace",
+    summary="The schema-1 trace",
+    description="The same JSON as `streamviz trace --format json` (`Trace.to_json()`), plus "
+    "an `input` key with what the reader found (format, notes, and for HAR the model, tools "
+    "and other entries). Query: `policy` (adr-0019 | exact-key), `path` (client | "
+    "server-tools), `server_tools` (comma-separated names or `prefix*`), `choice` (0...).",
+    responses={
+        200: {"content": {"application/json": {"example": _TRACE_EXAMPLE}}},
+        **_ERRORS,
+    },
+)
+def stream_trace(request: Request, stream_id: str) -> Response:
+    """Assemble the stored stream under the given options and return the trace."""
+    options = parse_options(request.query_params)
+    view = _service(request).view(stream_id, options)
+    out = view.trace.to_json()
+    out["input"] = input_json(view.reading.result)
+    return json_response(out)
+
+
+@router.get(
+    "/streams/{stream_id}/raw",
+    summary="The stored bytes",
+    description="Exactly the bytes that were stored (after secrets were removed, if any).",
+    response_class=Response,
+    responses={
+        200: {"content": {"text/plain": {}}, "description": "The stream's bytes."},
+        404: _ERRORS[404],
+    },
+)
+def stream_raw(request: Request, stream_id: str) -> Response:
+    """The stored bytes, byte for byte, as text/plain."""
+    raw = _service(request).raw(stream_id)
+    return Response(raw, media_type="text/plain; charset=utf-8")

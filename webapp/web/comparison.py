@@ -1,0 +1,195 @@
+"""View model of the compare page: two policies side by side, aligned by step, windowed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from webapp.assembler import Options
+from webapp.compare import Comparison, Row
+from webapp.rules import Policy
+from webapp.trace import Step, Trace
+from webapp.web.query import Links, options_query
+from webapp.web.text import Clipped, clip
+from webapp.web.views import Badge, block_label, is_phantom
+
+BLOCK_TEXT_LIMIT = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One policy's view of a step: its fragments' badges and the step link."""
+
+    badges: tuple[Badge, ...]
+    events: tuple[str, ...]
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompareRow:
+    """One step under both policies."""
+
+    step: int
+    line: int | None
+    kind: str
+    left: Side
+    right: Side
+    rule_differs: bool
+    blocks_differ: bool
+    differs: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FinalBlock:
+    """A block at the end of the stream, for the side-by-side block lists."""
+
+    label: str
+    id: str
+    arguments: Clipped
+    starts: int
+    phantom: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ComparePage:
+    """Everything the compare page shows, for one window of rows."""
+
+    left: Policy
+    right: Policy
+    path: str
+    summary: str
+    left_outcome: str
+    right_outcome: str
+    left_blocks: tuple[FinalBlock, ...]
+    right_blocks: tuple[FinalBlock, ...]
+    rows: tuple[CompareRow, ...]
+    differing: int
+    total: int
+    only_differing: bool
+    start: int
+    end: int
+    listed: int
+    """How many rows the current listing has (all steps, or the differing ones)."""
+    prev_url: str | None
+    next_url: str | None
+    more_url: str | None
+    all_url: str
+    differing_url: str
+    swap_url: str
+
+
+def compare_url(
+    stream_id: str,
+    options: Options,
+    left: Policy,
+    right: Policy,
+    *,
+    only: bool = False,
+    start: int = 0,
+) -> str:
+    """The compare page URL for these settings."""
+    items: dict[str, str | int] = {"left": left, "right": right}
+    query = options_query(options)
+    query.pop("policy", None)
+    items.update(query)
+    if only:
+        items["only"] = "differing"
+    if start:
+        items["start"] = start
+    return f"/s/{stream_id}/compare?{urlencode(items)}"
+
+
+def compare_page(
+    comparison: Comparison,
+    stream_id: str,
+    options: Options,
+    *,
+    only: bool,
+    start: int,
+    size: int,
+) -> ComparePage:
+    """The window of rows from `start` in the listing (every step, or only differing ones)."""
+    left, right = comparison.left.policy, comparison.right.policy
+    listing = comparison.differing if only else comparison.rows
+    start = max(0, min(start, len(listing)))
+    end = min(len(listing), start + size)
+    left_links = Links(stream_id, _with_policy(options, left))
+    right_links = Links(stream_id, _with_policy(options, right))
+    rows = tuple(_row(comparison, row, left_links, right_links) for row in listing[start:end])
+
+    def url(at: int, **changes: bool) -> str:
+        return compare_url(
+            stream_id, options, left, right, only=changes.get("only", only), start=at
+        )
+
+    return ComparePage(
+        left=left,
+        right=right,
+        path=comparison.left.path,
+        summary=comparison.summary,
+        left_outcome=comparison.left_outcome.describe(),
+        right_outcome=comparison.right_outcome.describe(),
+        left_blocks=_final_blocks(comparison.left),
+        right_blocks=_final_blocks(comparison.right),
+        rows=rows,
+        differing=len(comparison.differing),
+        total=len(comparison.rows),
+        only_differing=only,
+        start=start,
+        end=end,
+        listed=len(listing),
+        prev_url=url(max(0, start - size)) if start > 0 else None,
+        next_url=url(end) if end < len(listing) else None,
+        more_url=url(end) if end < len(listing) else None,
+        all_url=url(0, only=False),
+        differing_url=url(0, only=True),
+        swap_url=compare_url(stream_id, options, right, left, only=only),
+    )
+
+
+def _with_policy(options: Options, policy: Policy) -> Options:
+    return Options(policy, options.path, options.server_tools, options.choice)
+
+
+def _row(comparison: Comparison, row: Row, left: Links, right: Links) -> CompareRow:
+    return CompareRow(
+        step=row.step,
+        line=row.left.line,
+        kind=row.left.kind,
+        left=_side(comparison.left, row.left, left),
+        right=_side(comparison.right, row.right, right),
+        rule_differs=row.rule_differs,
+        blocks_differ=row.blocks_differ,
+        differs=row.differs,
+    )
+
+
+def _side(trace: Trace, step: Step, links: Links) -> Side:
+    badges = tuple(
+        Badge(
+            rule=fragment.rule,
+            label=block_label(trace, fragment.block),
+            phantom=is_phantom(trace, fragment.block),
+            late=fragment.late,
+        )
+        for fragment in step.fragments
+    )
+    events = tuple(
+        event.type
+        for event in step.events
+        if event.type in ("toolcall_start", "toolcall_end", "done", "error")
+    )
+    return Side(badges, events, links.step(step.step))
+
+
+def _final_blocks(trace: Trace) -> tuple[FinalBlock, ...]:
+    return tuple(
+        FinalBlock(
+            label=block_label(trace, block.number),
+            id=str(block.id) if block.id else "",
+            arguments=clip(block.text, BLOCK_TEXT_LIMIT),
+            starts=len(block.start_steps),
+            phantom=is_phantom(trace, block.number),
+        )
+        for block in trace.blocks[:200]
+    )

@@ -1,0 +1,84 @@
+"""Error answers: a page for a browser, JSON under /api, and never a 500 for what a user sends."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException
+
+from webapp.web.api import json_response
+from webapp.web.query import BadQuery
+from webapp.web.service import NotFound, Unreadable
+from webapp.web.templating import render
+
+log = logging.getLogger(__name__)
+
+_HEADINGS = {
+    400: "That link has a value this page does not understand",
+    404: "Nothing here",
+    405: "Not allowed",
+    413: "That stream is too large",
+    422: "That stream does not read",
+    500: "Something broke on our side",
+}
+
+
+def error_response(request: Request, status: int, message: str) -> Response:
+    """JSON `{"detail": ...}` under /api/, else the error page."""
+    if request.url.path.startswith("/api/"):
+        return json_response({"detail": message}, status)
+    context = {
+        "status": status,
+        "heading": _HEADINGS.get(status, "Something went wrong"),
+        "message": message,
+    }
+    return render(request.app.state.templates, request, "error.html", context, status)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on the app."""
+
+    @app.exception_handler(NotFound)
+    async def not_found(request: Request, error: NotFound) -> Response:
+        return error_response(
+            request, 404, "No stream has this id. Links to streams stay valid as long as the "
+            "server keeps its database; check that the whole link was copied.",
+        )  # fmt: skip
+
+    @app.exception_handler(BadQuery)
+    async def bad_query(request: Request, error: BadQuery) -> Response:
+        return error_response(request, 400, str(error))
+
+    @app.exception_handler(Unreadable)
+    async def unreadable(request: Request, error: Unreadable) -> Response:
+        return error_response(request, 422, str(error))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> Response:
+        message = (
+            error.detail
+            if isinstance(error.detail, str)
+            else _HEADINGS.get(error.status_code, "Error")
+        )
+        if error.status_code == 404:
+            message = "There is no page at this address."
+        response = error_response(request, error.status_code, message)
+        for name, value in (error.headers or {}).items():
+            response.headers[name] = value
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> Response:
+        parts = []
+        for item in error.errors():
+            where = ".".join(str(part) for part in item.get("loc", ()))
+            parts.append(f"{where}: {item.get('msg', 'invalid')}")
+        return error_response(request, 422, "; ".join(parts) or "invalid request")
+
+    @app.exception_handler(Exception)
+    async def crash(request: Request, error: Exception) -> Response:
+        log.exception("unhandled error on %s", request.url.path)
+        return error_response(request, 500, "The server failed on this request; it is logged.")

@@ -1,0 +1,146 @@
+"""Getting a stream in: bounded request bodies, secrets removed, the reader's verdict.
+
+A body is never read whole before its size is known to fit: Content-Length is checked first,
+then the bytes are counted as they arrive, and the form parser reads from that counting
+stream. What is stored is the submitted bytes exactly, unless `webapp.redact` removed
+secrets, in which case it is the redacted text in UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.datastructures import FormData, UploadFile
+from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
+from starlette.requests import Request
+
+from webapp.readers import FORMATS, decode, read
+from webapp.records import ReadResult
+from webapp.redact import redact
+
+INPUT_FORMATS = ("auto", *FORMATS)
+FORM_OVERHEAD = 64 * 1024
+"""Room for a form's other fields and multipart boundaries beyond the stream itself."""
+MAX_TITLE = 200
+
+
+class TooLarge(Exception):
+    """The input is over the size limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the input is larger than the limit of {limit:,} bytes")
+        self.limit = limit
+
+
+class BadInput(ValueError):
+    """The request is malformed (not the stream: the envelope around it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A stream ready to store: its bytes, its text, what the reader found, what was removed."""
+
+    raw: bytes
+    text: str
+    result: ReadResult
+    redactions: tuple[str, ...]
+
+
+def check_length(request: Request, limit: int) -> None:
+    """Refuse at once a body whose declared length is over `limit`."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(limit)
+
+
+async def _counted(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
+    total = 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limit:
+            raise TooLarge(limit)
+        yield chunk
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The whole body, refused as soon as it passes `limit` bytes."""
+    check_length(request, limit)
+    parts = [chunk async for chunk in _counted(request, limit)]
+    return b"".join(parts)
+
+
+async def read_form(request: Request, limit: int, stream_limit: int) -> FormData:
+    """A multipart or urlencoded form, counted while read; no field may pass `stream_limit`."""
+    check_length(request, limit)
+    content_type = request.headers.get("content-type", "")
+    stream = _counted(request, limit)
+    try:
+        if content_type.startswith("multipart/form-data"):
+            parser = MultiPartParser(
+                request.headers, stream, max_files=4, max_fields=40, max_part_size=stream_limit
+            )
+            return await parser.parse()
+        if content_type.startswith("application/x-www-form-urlencoded"):
+            return await FormParser(request.headers, stream).parse()
+    except MultiPartException as error:
+        if "maximum size" in str(error):
+            raise TooLarge(stream_limit) from error
+        raise BadInput(str(error)) from error
+    raise BadInput("send the stream as a form (multipart/form-data) or as JSON")
+
+
+def form_text(form: FormData, name: str) -> str:
+    """A text field of the form ("" when absent or a file)."""
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+async def form_file(form: FormData, name: str, limit: int) -> tuple[bytes, str] | None:
+    """The bytes and file name of an uploaded file, or None when no file was chosen."""
+    value = form.get(name)
+    if not isinstance(value, UploadFile) or not value.filename:
+        return None
+    data = await value.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(limit)
+    return data, value.filename
+
+
+def parse_json_body(body: bytes) -> dict[str, Any]:
+    """The API's JSON body: an object with a string `text` and an optional string `title`."""
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError) as error:
+        raise BadInput(f"the body is not JSON: {error}") from error
+    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        raise BadInput('send a JSON object with a string "text" (and optionally "title")')
+    if "title" in value and value["title"] is not None and not isinstance(value["title"], str):
+        raise BadInput('"title" must be a string')
+    return value
+
+
+def encode_text(text: str) -> bytes:
+    """A pasted text as bytes (UTF-8; a lone surrogate from JSON is kept as its WTF-8 bytes)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def clean_title(title: str | None, fallback: str) -> str:
+    """A one-line title of at most `MAX_TITLE` characters."""
+    text = " ".join((title or "").split()) or fallback
+    return text[:MAX_TITLE]
+
+
+def prepare(raw: bytes, input_format: str) -> Prepared:
+    """Remove secrets, then read; raises ReaderError when no reader recognises the input."""
+    if input_format not in INPUT_FORMATS:
+        raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
+    text = decode(raw)
+    redaction = redact(text)
+    if redaction.removed:
+        text = redaction.text
+        raw = encode_text(text)
+    result = read(text, input_format)
+    return Prepared(raw, text, result, tuple(redaction.removed))

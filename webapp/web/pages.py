@@ -1,0 +1,298 @@
+"""The HTML pages. A page includes its partials; an htmx request gets only the partial.
+
+Every URL a page pushes to history (`/s/{id}?step=N&policy=...&path=...`) serves the full
+page when loaded directly, and links carry real `href`s, so everything works without
+JavaScript; htmx only makes stepping and scrolling cheaper.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.templating import Jinja2Templates
+
+from webapp.assembler import Options
+from webapp.examples import EXAMPLES
+from webapp.readers import FORMATS
+from webapp.records import ReaderError
+from webapp.rules import POLICIES
+from webapp.settings import Settings
+from webapp.web import views
+from webapp.web.comparison import compare_page
+from webapp.web.htmx import wants_partial
+from webapp.web.ingest import (
+    FORM_OVERHEAD,
+    INPUT_FORMATS,
+    BadInput,
+    TooLarge,
+    clean_title,
+    encode_text,
+    form_file,
+    form_text,
+    prepare,
+    read_form,
+)
+from webapp.web.panels import detail, state
+from webapp.web.query import (
+    PATHS,
+    BadQuery,
+    Links,
+    options_query,
+    parse_int,
+    parse_options,
+    parse_policy,
+)
+from webapp.web.service import Service, TraceView
+from webapp.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+REDISPLAY_LIMIT = 2_000_000
+"""The most text of an uploaded file put back in the paste box when it does not read."""
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def _templates(request: Request) -> Jinja2Templates:
+    templates: Jinja2Templates = request.app.state.templates
+    return templates
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def _form_context(
+    request: Request,
+    *,
+    text: str = "",
+    title: str = "",
+    fields: dict[str, str] | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    values = {"policy": "adr-0019", "path": "client", "server_tools": "", "choice": "0"}
+    values.update(fields or {})
+    values.setdefault("format", "auto")
+    return {
+        "text": text,
+        "title": title,
+        "values": values,
+        "error": error,
+        "policies": POLICIES,
+        "paths": PATHS,
+        "formats": INPUT_FORMATS,
+        "examples": tuple(EXAMPLES.values()),
+        "max_bytes": _settings(request).max_bytes,
+        "reader_formats": FORMATS,
+    }
+
+
+@router.get("/")
+def home(request: Request) -> Response:
+    """The paste box, the file picker, the options and the example gallery."""
+    return render(_templates(request), request, "home.html", _form_context(request))
+
+
+def _stream_url(stream_id: str, options: Options) -> str:
+    return f"/s/{stream_id}?{urlencode({'step': 0, **options_query(options)})}"
+
+
+@router.post("/streams")
+async def submit(request: Request) -> Response:
+    """Store a pasted or uploaded stream and redirect to its timeline (303)."""
+    settings = _settings(request)
+    templates = _templates(request)
+    limit = settings.max_bytes
+    try:
+        form = await read_form(request, limit + FORM_OVERHEAD, limit)
+    except TooLarge:
+        return _too_large(request, limit)
+    except BadInput as error:
+        context = _form_context(request, error=str(error))
+        return render(templates, request, "home.html", context, 400)
+    try:
+        text = form_text(form, "text")
+        title = form_text(form, "title")
+        fields = {
+            name: form_text(form, name)
+            for name in ("policy", "path", "server_tools", "choice", "format")
+        }
+        fmt = fields["format"] or "auto"
+
+        def again(message: str, status: int, shown: str = text) -> Response:
+            context = _form_context(request, text=shown, title=title, fields=fields, error=message)
+            return render(templates, request, "home.html", context, status)
+
+        try:
+            options = parse_options(fields)
+        except BadQuery as error:
+            return again(str(error), 400)
+        if fmt not in INPUT_FORMATS:
+            return again(f"format must be one of {', '.join(INPUT_FORMATS)}", 400)
+        try:
+            upload = await form_file(form, "file", limit)
+        except TooLarge:
+            return _too_large(request, limit)
+        if upload is not None:
+            raw, filename = upload
+            fallback = filename
+        else:
+            raw, fallback = encode_text(text), "Pasted stream"
+        if len(raw) > limit:
+            return _too_large(request, limit)
+        if not raw.strip():
+            return again("Paste a stream or choose a file first.", 422)
+        try:
+            prepared = await run_in_threadpool(prepare, raw, fmt)
+        except ReaderError as error:
+            shown = text
+            if upload is not None:
+                from webapp.readers import decode
+
+                decoded = decode(raw)
+                shown = decoded if len(decoded) <= REDISPLAY_LIMIT else ""
+            return again(str(error), 422, shown)
+    finally:
+        await form.close()
+    info = _service(request).storage.add(
+        prepared.raw,
+        title=clean_title(title, fallback),
+        format=prepared.result.format,
+        input_format=fmt,
+        redactions=prepared.redactions,
+    )
+    return RedirectResponse(_stream_url(info.id, options), status_code=303)
+
+
+def _too_large(request: Request, limit: int) -> Response:
+    context = {
+        "status": 413,
+        "heading": "That stream is too large",
+        "message": f"This server accepts streams of up to {limit:,} bytes. "
+        "Trim the stream, or start the server with a larger --max-bytes.",
+    }
+    return render(_templates(request), request, "error.html", context, 413)
+
+
+@router.post("/examples/{key}")
+def open_example(request: Request, key: str) -> Response:
+    """Store a built-in example like a paste and open its timeline with its options."""
+    example = EXAMPLES.get(key)
+    if example is None:
+        context = {
+            "status": 404,
+            "heading": "No such example",
+            "message": "There is no built-in example by that name.",
+        }
+        return render(_templates(request), request, "error.html", context, 404)
+    prepared = prepare(example.data(), "auto")
+    info = _service(request).storage.add(
+        prepared.raw, title=f"Example: {example.title}", format=prepared.result.format
+    )
+    return RedirectResponse(_stream_url(info.id, example.options), status_code=303)
+
+
+def _view(request: Request, stream_id: str) -> tuple[TraceView, Links, int]:
+    options = parse_options(request.query_params)
+    step = parse_int(request.query_params.get("step"), "step", 0)
+    view = _service(request).view(stream_id, options)
+    return view, Links(stream_id, options), view.clamp(step)
+
+
+def _stage(view: TraceView, links: Links, step: int) -> dict[str, Any]:
+    return {
+        "links": links,
+        "nav": views.nav(view, links, step),
+        "detail": detail(view, step),
+        "state": state(view, step),
+        "step": step,
+    }
+
+
+@router.get("/s/{stream_id}")
+def stream_page(request: Request, stream_id: str) -> Response:
+    """The timeline page at a step; an htmx request gets only the stage (nav, detail, state)."""
+    view, links, step = _view(request, stream_id)
+    context = _stage(view, links, step)
+    templates = _templates(request)
+    if wants_partial(request):
+        return render(templates, request, "_stage.html", context)
+    size = _settings(request).timeline_window
+    context.update(
+        info=view.reading.info,
+        options=view.options,
+        summary=views.summary(view),
+        window=views.window_around(view, links, step, size),
+        policies=POLICIES,
+        paths=PATHS,
+        compare_url=links.compare(),
+    )
+    return render(templates, request, "stream.html", context)
+
+
+@router.get("/s/{stream_id}/timeline")
+def timeline(request: Request, stream_id: str) -> Response:
+    """The timeline window around a step (htmx); a browser is sent to the page at that step."""
+    view, links, step = _view(request, stream_id)
+    if not wants_partial(request):
+        return RedirectResponse(links.step(step), status_code=303)
+    size = _settings(request).timeline_window
+    context = {"window": views.window_around(view, links, step, size), "links": links}
+    return render(_templates(request), request, "_timeline.html", context)
+
+
+@router.get("/s/{stream_id}/rows")
+def rows(request: Request, stream_id: str) -> Response:
+    """More timeline rows before or after those shown (htmx, when the user scrolls)."""
+    view, links, step = _view(request, stream_id)
+    query = request.query_params
+    start = parse_int(query.get("start"), "start", 0)
+    size = _settings(request).timeline_window
+    end = parse_int(query.get("end"), "end", start + size)
+    direction = query.get("direction") or "after"
+    if direction not in ("before", "after"):
+        raise BadQuery("direction must be before or after")
+    if not wants_partial(request):
+        return RedirectResponse(links.step(view.clamp(start)), status_code=303)
+    end = min(end, start + size)
+    window = views.window(view, links, start, end, step, size)
+    context = {"window": window, "links": links, "direction": direction}
+    return render(_templates(request), request, "_rows.html", context)
+
+
+@router.get("/s/{stream_id}/compare")
+def compare(request: Request, stream_id: str) -> Response:
+    """Two policies side by side; an htmx request gets only the next rows."""
+    query = request.query_params
+    options = parse_options(query)
+    left = parse_policy(query.get("left"), "exact-key", "left")
+    right = parse_policy(query.get("right"), "adr-0019", "right")
+    only = query.get("only") or ""
+    if only not in ("", "differing"):
+        raise BadQuery("only must be 'differing' or absent")
+    start = parse_int(query.get("start"), "start", 0)
+    service = _service(request)
+    comparison = service.comparison(stream_id, options, left, right)
+    size = _settings(request).timeline_window
+    page = compare_page(comparison, stream_id, options, only=bool(only), start=start, size=size)
+    templates = _templates(request)
+    context: dict[str, Any] = {"page": page}
+    if wants_partial(request):
+        return render(templates, request, "_compare_rows.html", context)
+    reading = service.reading(stream_id)
+    links = Links(stream_id, Options(right, options.path, options.server_tools, options.choice))
+    context.update(info=reading.info, links=links, policies=POLICIES, paths=PATHS)
+    return render(templates, request, "compare.html", context)
+
+
+@router.get("/rules")
+def rules_page(request: Request) -> Response:
+    """The five rules from the rules table, each with its example, and the fold model."""
+    return render(_templates(request), request, "rules.html", {})

@@ -1,0 +1,267 @@
+"""View models for the two panels of the selected step: its detail and the state of the blocks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from webapp.jsoncheck import classify
+from webapp.jsvalue import is_number, truthy
+from webapp.rules import RULES
+from webapp.trace import Anomaly, BlockState, Event, Fragment
+from webapp.web.service import TraceView
+from webapp.web.text import Clipped, Excerpt, clip, clip_head, excerpt, literal, pretty_json
+from webapp.web.views import block_label, is_phantom
+
+_MEANINGS = {rule.name: rule.meaning for rule in RULES}
+CHUNK_LIMIT = 20_000
+VALUE_LIMIT = 4_000
+EVENT_LIMIT = 400
+ALL_BLOCKS_UP_TO = 40
+RECENT_BLOCKS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRow:
+    """One key of a fragment, as read, and whether it counts (JavaScript truthiness)."""
+
+    name: str
+    value: Clipped
+    counts: bool
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class FragmentDetail:
+    """One fragment of the selected step and why it went where it went."""
+
+    position: int
+    rule: str
+    meaning: str
+    reason: str
+    block: str
+    phantom: bool
+    keys: tuple[KeyRow, ...]
+    appended: Clipped
+    late: bool
+    oddities: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """One event the step fired."""
+
+    type: str
+    content_index: int | None
+    fields: tuple[tuple[str, Clipped], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Detail:
+    """The detail panel: the record, its fragments, the events, the anomalies."""
+
+    step: int
+    last: int
+    line: int | None
+    kind: str
+    note: str | None
+    error: str | None
+    assembled: bool
+    finish_reason: str | None
+    chunk: Clipped | None
+    source: Clipped | None
+    """The record's text as it appeared in the input (shown when there is no parsed chunk)."""
+    remarks: tuple[str, ...]
+    fragments: tuple[FragmentDetail, ...]
+    events: tuple[EventRow, ...]
+    anomalies: tuple[Anomaly, ...]
+
+
+def detail(view: TraceView, step: int) -> Detail:
+    """Everything about one step."""
+    trace = view.trace
+    current = trace.steps[step]
+    records = view.reading.result.records
+    record = records[step] if step < len(records) else None
+    chunk = source = None
+    remarks: list[str] = []
+    if record is not None:
+        if record.kind == "chunk":
+            chunk = clip_head(pretty_json(record.value), CHUNK_LIMIT)
+        elif record.text:
+            source = clip_head(record.text, CHUNK_LIMIT)
+        if record.wrapped:
+            remarks.append(f"The input held a bare {record.wrapped}; it was wrapped into a chunk.")
+        if record.event:
+            remarks.append(f"SSE event: {record.event}")
+    return Detail(
+        step=step,
+        last=view.last,
+        line=current.line,
+        kind=current.kind,
+        note=current.note,
+        error=current.error,
+        assembled=current.assembled,
+        finish_reason=current.finish_reason,
+        chunk=chunk,
+        source=source,
+        remarks=tuple(remarks),
+        fragments=tuple(_fragment(view, fragment) for fragment in current.fragments),
+        events=tuple(_event(event) for event in current.events),
+        anomalies=tuple(view.anomalies_by_step.get(step, ())),
+    )
+
+
+def _fragment(view: TraceView, fragment: Fragment) -> FragmentDetail:
+    keys = (
+        _key("index", fragment.index, is_number(fragment.index), "an integer counts, 0 included"),
+        _key("id", fragment.id, truthy(fragment.id), "a non-empty string counts"),
+        _key("function.name", fragment.name, truthy(fragment.name), "a non-empty string counts"),
+        _key("function.arguments", fragment.arguments, True, "appended to the block"),
+    )
+    return FragmentDetail(
+        position=fragment.position,
+        rule=fragment.rule,
+        meaning=_MEANINGS.get(fragment.rule, ""),
+        reason=fragment.reason,
+        block=block_label(view.trace, fragment.block),
+        phantom=is_phantom(view.trace, fragment.block),
+        keys=keys,
+        appended=clip(fragment.appended, VALUE_LIMIT),
+        late=fragment.late,
+        oddities=fragment.oddities,
+    )
+
+
+def _key(name: str, value: Any, counts: bool, rule: str) -> KeyRow:
+    if value is None:
+        return KeyRow(name, Clipped("absent"), False, "absent or null: does not count")
+    shown = clip(literal(value), VALUE_LIMIT)
+    if name == "function.arguments":
+        return KeyRow(name, shown, True, rule)
+    return KeyRow(name, shown, counts, f"counts ({rule})" if counts else f"ignored ({rule})")
+
+
+def _event(event: Event) -> EventRow:
+    fields: list[tuple[str, Clipped]] = []
+    for label, value in (
+        ("delta", event.delta),
+        ("reason", event.reason),
+        ("message", event.message),
+        ("content", event.content),
+    ):
+        if value is not None:
+            fields.append((label, clip(literal(value), EVENT_LIMIT)))
+    return EventRow(event.type, event.contentIndex, tuple(fields))
+
+
+@dataclass(frozen=True, slots=True)
+class BlockCard:
+    """One block as of the selected step."""
+
+    kind: str
+    title: str
+    number: int | None
+    content_index: int | None
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+    indexes: tuple[str, ...]
+    text: Excerpt
+    parse: str | None
+    parsed: Clipped | None
+    parse_error: str | None
+    starts: int
+    status: str | None
+    touched: bool
+    opened_here: bool
+    nameless: bool
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """The state panel: the blocks shown, and how many were left out."""
+
+    step: int
+    cards: tuple[BlockCard, ...]
+    hidden: int
+    total: int
+    server_path: bool
+
+
+def state(view: TraceView, step: int) -> State:
+    """Every block as of `step` (or, with very many, the ones this step touched and the latest)."""
+    trace = view.trace
+    touched = {f.block for f in trace.steps[step].fragments if f.block is not None}
+    opened = view.blocks_open_at(step)
+    if opened <= ALL_BLOCKS_UP_TO:
+        numbers = list(range(opened))
+    else:
+        recent = range(max(0, opened - RECENT_BLOCKS), opened)
+        numbers = sorted({*recent, *(n for n in touched if n < opened)})
+    cards: list[BlockCard] = []
+    for block in view.others:
+        others_state = block.state_at(step)
+        if others_state is not None:
+            cards.append(_card(view, others_state, step, touched))
+    for number in numbers:
+        block_state = trace.blocks[number].state_at(step)
+        if block_state is not None:
+            cards.append(_card(view, block_state, step, touched))
+    return State(
+        step=step,
+        cards=tuple(cards),
+        hidden=opened - len(numbers),
+        total=opened,
+        server_path=trace.path == "server-tools",
+    )
+
+
+def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> BlockCard:
+    server = view.trace.path == "server-tools"
+    tool = block.kind == "toolCall"
+    parse = parsed = parse_error = None
+    if tool:
+        result = classify(block.text)
+        parse = result.state
+        if result.state in ("complete", "partial") and result.value is not None:
+            parsed = clip_head(pretty_json(result.value), VALUE_LIMIT)
+        if result.state == "invalid":
+            parse_error = result.error
+    title = f"{'candidate' if server else 'block'} #{block.number}" if tool else block.kind
+    return BlockCard(
+        kind=block.kind,
+        title=title,
+        number=block.number,
+        content_index=block.content_index,
+        id=literal(block.id) if truthy(block.id) else "",
+        name=block.name if isinstance(block.name, str) else literal(block.name),
+        aliases=tuple(literal(alias) for alias in block.aliases),
+        indexes=tuple(literal(index) for index in block.indexes),
+        text=excerpt(block.text, block.appended),
+        parse=parse,
+        parsed=parsed,
+        parse_error=parse_error,
+        starts=block.starts,
+        status=_status(block, server) if tool else None,
+        touched=(block.number in touched)
+        if tool and block.number is not None
+        else bool(block.appended),
+        opened_here=block.opened_step == step,
+        nameless=tool and not truthy(block.name),
+    )
+
+
+def _touched(block: BlockState, tool: bool, touched: set[int]) -> bool:
+    if tool and block.number is not None:
+        return block.number in touched
+    return bool(block.appended)
+
+
+def _status(block: BlockState, server: bool) -> str | None:
+    if not server:
+        return None
+    if block.fold is None:
+        return "pending"
+    kind = "a server-tool call" if block.fold.as_ == "server" else "a client tool call"
+    return f"folded at step {block.fold.step} into {kind}"

@@ -1,0 +1,167 @@
+"""Query strings in and out: the options and step a URL names, validated, and canonical URLs.
+
+Every page URL carries its view in the query (`step`, `policy`, `path`, and `server_tools` and
+`choice` when set), so a reload, Back or a shared link lands on the same view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import get_args
+from urllib.parse import urlencode
+
+from starlette.datastructures import QueryParams
+
+from webapp.assembler import Options
+from webapp.rules import POLICIES, Policy
+from webapp.trace import Path
+
+PATHS: tuple[Path, ...] = get_args(Path)
+MAX_CHOICE = 1000
+MAX_SERVER_TOOLS = 50
+
+
+class BadQuery(ValueError):
+    """A query value is not one this app understands; the message says which and why."""
+
+
+def _one(params: QueryParams | Mapping[str, str], name: str) -> str | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    return value.strip()
+
+
+def parse_policy(value: str | None, default: Policy = "adr-0019", name: str = "policy") -> Policy:
+    """A policy name, or the default when absent or empty."""
+    if not value:
+        return default
+    for policy in POLICIES:
+        if value == policy:
+            return policy
+    raise BadQuery(f"{name} must be one of {', '.join(POLICIES)} (got {value[:40]!r})")
+
+
+def parse_path(value: str | None) -> Path:
+    """An assembly path, "client" when absent or empty."""
+    if not value:
+        return "client"
+    for path in PATHS:
+        if value == path:
+            return path
+    raise BadQuery(f"path must be one of {', '.join(PATHS)} (got {value[:40]!r})")
+
+
+def parse_server_tools(values: list[str]) -> tuple[str, ...]:
+    """Server tool names from comma- or newline-separated values, duplicates removed."""
+    names: list[str] = []
+    for value in values:
+        for part in value.replace("\n", ",").split(","):
+            name = part.strip()
+            if name and name not in names:
+                names.append(name)
+    if len(names) > MAX_SERVER_TOOLS:
+        raise BadQuery(f"at most {MAX_SERVER_TOOLS} server tools")
+    if any(len(name) > 200 for name in names):
+        raise BadQuery("a server tool name is longer than 200 characters")
+    return tuple(names)
+
+
+def parse_int(value: str | None, name: str, default: int, maximum: int | None = None) -> int:
+    """A non-negative integer, or the default when absent or empty."""
+    if not value:
+        return default
+    if not value.isascii() or not value.isdigit() or len(value) > 12:
+        raise BadQuery(f"{name} must be a whole number, 0 or more (got {value[:40]!r})")
+    number = int(value)
+    if maximum is not None and number > maximum:
+        raise BadQuery(f"{name} must be at most {maximum} (got {number})")
+    return number
+
+
+def parse_options(params: QueryParams | Mapping[str, str]) -> Options:
+    """The assembly options a query names (policy, path, server_tools, choice)."""
+    if isinstance(params, QueryParams):
+        tools = params.getlist("server_tools")
+    else:
+        tools = [params["server_tools"]] if "server_tools" in params else []
+    return Options(
+        policy=parse_policy(_one(params, "policy")),
+        path=parse_path(_one(params, "path")),
+        server_tools=parse_server_tools(tools),
+        choice=parse_int(_one(params, "choice"), "choice", 0, MAX_CHOICE),
+    )
+
+
+def options_query(options: Options) -> dict[str, str]:
+    """The query items that name `options`: policy and path always, the rest when set."""
+    items: dict[str, str] = {"policy": options.policy, "path": options.path}
+    if options.server_tools:
+        items["server_tools"] = ",".join(options.server_tools)
+    if options.choice:
+        items["choice"] = str(options.choice)
+    return items
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """URLs of one stream under one set of options."""
+
+    stream_id: str
+    options: Options
+
+    @property
+    def base(self) -> str:
+        """The timeline page without a query."""
+        return f"/s/{self.stream_id}"
+
+    def _with(self, path: str, first: Mapping[str, str | int], **extra: str | int) -> str:
+        items: dict[str, str | int] = dict(first)
+        items.update(options_query(self.options))
+        items.update(extra)
+        return f"{path}?{urlencode(items)}"
+
+    def step(self, step: int) -> str:
+        """The timeline page at `step`."""
+        return self._with(self.base, {"step": step})
+
+    def rows(self, start: int, end: int, step: int, direction: str) -> str:
+        """Timeline rows `start` to `end` (exclusive) to put `direction` of those shown."""
+        first: dict[str, str | int] = {"start": start, "end": end, "step": step}
+        first["direction"] = direction
+        return self._with(f"{self.base}/rows", first)
+
+    def timeline(self, step: int) -> str:
+        """The timeline window around `step`."""
+        return self._with(f"{self.base}/timeline", {"step": step})
+
+    def policy(self, policy: Policy, step: int) -> str:
+        """The same step under another policy."""
+        other = Links(self.stream_id, replace(self.options, policy=policy))
+        return other.step(step)
+
+    def path(self, path: Path, step: int) -> str:
+        """The same step on another path."""
+        other = Links(self.stream_id, replace(self.options, path=path))
+        return other.step(step)
+
+    def compare(self, **extra: str | int) -> str:
+        """The compare page for this stream, path, server tools and choice."""
+        items: dict[str, str | int] = {"path": self.options.path}
+        if self.options.server_tools:
+            items["server_tools"] = ",".join(self.options.server_tools)
+        if self.options.choice:
+            items["choice"] = self.options.choice
+        items.update(extra)
+        return f"{self.base}/compare?{urlencode(items)}"
+
+    @property
+    def raw(self) -> str:
+        """The stored bytes."""
+        return f"/api/streams/{self.stream_id}/raw"
+
+    @property
+    def trace(self) -> str:
+        """The schema-1 trace as JSON."""
+        return f"/api/streams/{self.stream_id}/trace?{urlencode(options_query(self.options))}"

@@ -1,0 +1,69 @@
+"""The Jinja environment: autoescape everywhere, every printed string made encodable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.templating import Jinja2Templates
+
+import webapp
+from webapp.rules import RULES
+from webapp.web.text import printable
+
+ROOT = Path(webapp.__file__).resolve().parent.parent
+TEMPLATES = ROOT / "templates"
+STATIC = ROOT / "static"
+HTMX = "htmx-4.0.1.min.js"
+
+
+def _finalize(value: Any) -> Any:
+    """Runs on every `{{ ... }}`: None prints as nothing, lone surrogates as U+FFFD."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return printable(value)
+    return value
+
+
+def _number(value: int) -> str:
+    return f"{value:,}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def make_templates() -> Jinja2Templates:
+    """Templates from the package's own `templates/` folder, autoescaped, strict."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = _number
+    env.filters["plural"] = _plural
+    env.globals["RULES"] = RULES
+    env.globals["HTMX"] = HTMX
+    return Jinja2Templates(env=env)
+
+
+def render(
+    templates: Jinja2Templates,
+    request: Request,
+    name: str,
+    context: Mapping[str, Any],
+    status: int = 200,
+) -> Response:
+    """A template response (tests can read `response.template` and `response.context`)."""
+    response: Response = templates.TemplateResponse(
+        request, name, dict(context), status_code=status
+    )
+    return response

@@ -1,0 +1,81 @@
+"""Text helpers for views: clipping long strings, pretty JSON, making any string printable."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+def printable(text: str) -> str:
+    """The text with lone surrogates (valid in JSON, not in UTF-8) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON, non-ASCII kept as is."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+
+
+def literal(value: Any) -> str:
+    """A short JSON rendering of a key's value (`absent` for None is the caller's business)."""
+    return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+@dataclass(frozen=True, slots=True)
+class Clipped:
+    """A possibly long text cut to its head and tail, with how much was left out between."""
+
+    head: str
+    hidden: int = 0
+    tail: str = ""
+
+
+def clip(text: str, limit: int) -> Clipped:
+    """The text whole when it fits; else its first and last `limit // 2` characters."""
+    if len(text) <= limit:
+        return Clipped(text)
+    half = max(1, limit // 2)
+    return Clipped(text[:half], len(text) - 2 * half, text[-half:])
+
+
+def clip_head(text: str, limit: int) -> Clipped:
+    """The text whole when it fits; else its first `limit` characters."""
+    if len(text) <= limit:
+        return Clipped(text)
+    return Clipped(text[:limit], len(text) - limit)
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """Accumulated text with what the current step appended highlighted, clipped to fit.
+
+    Shown as: `… hidden_before more characters`, `before`, then `appended` (itself clipped in
+    the middle when long).
+    """
+
+    hidden_before: int
+    before: str
+    appended: Clipped
+    has_appended: bool
+    total: int
+
+
+def excerpt(
+    text: str, appended: str, before_limit: int = 1200, appended_limit: int = 1200
+) -> Excerpt:
+    """Split `text` into what was there before and `appended` (its suffix), and clip both."""
+    cut = len(text) - len(appended) if appended and text.endswith(appended) else len(text)
+    before = text[:cut]
+    hidden = max(0, len(before) - before_limit)
+    return Excerpt(
+        hidden_before=hidden,
+        before=before[hidden:],
+        appended=clip(text[cut:], appended_limit),
+        has_appended=cut < len(text),
+        total=len(text),
+    )

@@ -1,0 +1,297 @@
+"""View models for the timeline page: the summary, the rule legend, stepping, timeline rows.
+
+Templates only loop and print; every decision about what to show is made here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from webapp.jsvalue import truthy
+from webapp.rules import RULES
+from webapp.storage import StreamInfo
+from webapp.trace import Step, Trace
+from webapp.web.query import Links
+from webapp.web.service import TraceView
+from webapp.web.text import clip_head, literal
+
+
+def block_label(trace: Trace, number: int | None) -> str:
+    """`#2 get_weather`, `#1 (no name)` for a block's final name; `dropped` for None."""
+    if number is None:
+        return "dropped"
+    if not 0 <= number < len(trace.blocks):
+        return f"#{number}"
+    name = trace.blocks[number].name
+    return f"#{number} {name}" if truthy(name) else f"#{number} (no name)"
+
+
+def is_phantom(trace: Trace, number: int | None) -> bool:
+    """A tool-call block whose name is still empty at the end."""
+    if number is None or not 0 <= number < len(trace.blocks):
+        return False
+    block = trace.blocks[number]
+    if block.fold is not None and block.fold.as_ == "server":
+        return False
+    return not truthy(block.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One labelled value of the summary."""
+
+    label: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The numbers and facts at the top of the timeline page."""
+
+    title: str
+    facts: tuple[Fact, ...]
+    rules: tuple[tuple[str, int], ...]
+    anomalies: tuple[tuple[str, int], ...]
+    notes: tuple[str, ...]
+    redactions: tuple[str, ...]
+    model: str | None
+    tools: tuple[str, ...]
+    others: tuple[str, ...]
+    meta: tuple[Fact, ...]
+
+
+def summary(view: TraceView) -> Summary:
+    """What a person sees first: counts, rules fired, anomalies, and where the input came from."""
+    trace, result, info = view.trace, view.reading.result, view.reading.info
+    chunks = sum(1 for record in result.records if record.kind == "chunk")
+    calls = sum(1 for block in trace.blocks if truthy(block.name))
+    facts = [
+        Fact("chunks", f"{chunks:,}"),
+        Fact("steps", f"{len(trace.steps):,}"),
+        Fact("fragments", f"{trace.fragment_count:,}"),
+        Fact("blocks" if trace.path == "client" else "candidates", f"{len(trace.blocks):,}"),
+        Fact("named calls", f"{calls:,}"),
+        Fact("stop", trace.stop_reason or "none"),
+        Fact("input", _input_label(info, result.format)),
+        Fact("size", f"{info.size:,} bytes"),
+    ]
+    counts = Counter(anomaly.code for anomaly in trace.anomalies)
+    return Summary(
+        title=info.title or "Untitled stream",
+        facts=tuple(facts),
+        rules=tuple((rule.name, trace.rule_counts.get(rule.name, 0)) for rule in RULES),
+        anomalies=tuple(sorted(counts.items())),
+        notes=result.notes,
+        redactions=info.redactions,
+        model=result.model,
+        tools=tuple(_tool_name(tool) for tool in result.tools),
+        others=tuple(
+            f"{entry.label} ({entry.detail})" if entry.detail else entry.label
+            for entry in result.others
+        ),
+        meta=tuple(Fact(str(key), _short(value)) for key, value in result.meta.items()),
+    )
+
+
+def _input_label(info: StreamInfo, detected: str) -> str:
+    if info.input_format in ("", "auto"):
+        return f"{detected} (detected)"
+    return f"{detected} (chosen)"
+
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    function = tool.get("function")
+    if isinstance(function, dict) and isinstance(function.get("name"), str):
+        return str(function["name"])
+    if isinstance(tool.get("name"), str):
+        return str(tool["name"])
+    return clip_head(literal(tool), 80).head
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else literal(value)
+    clipped = clip_head(text, 200)
+    return clipped.head + ("…" if clipped.hidden else "")
+
+
+@dataclass(frozen=True, slots=True)
+class RuleLink:
+    """A rule in the legend: its colour class, meaning, count, and where it fires next."""
+
+    name: str
+    meaning: str
+    count: int
+    in_policy: bool
+    prev_url: str | None
+    next_url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Nav:
+    """Stepping links for the selected step."""
+
+    step: int
+    last: int
+    first_url: str
+    prev_url: str | None
+    next_url: str | None
+    last_url: str
+    prev_anomaly_url: str | None
+    next_anomaly_url: str | None
+    anomaly_count: int
+    rules: tuple[RuleLink, ...]
+    timeline_url: str
+
+
+def nav(view: TraceView, links: Links, step: int) -> Nav:
+    """First, previous, next, last, the nearest anomalies and the next fragment of each rule."""
+
+    def url(target: int | None) -> str | None:
+        return None if target is None else links.step(target)
+
+    rules = tuple(
+        RuleLink(
+            name=rule.name,
+            meaning=rule.meaning,
+            count=view.trace.rule_counts.get(rule.name, 0),
+            in_policy=view.options.policy in rule.policies,
+            prev_url=url(view.prev_rule(step, rule.name)),
+            next_url=url(view.next_rule(step, rule.name)),
+        )
+        for rule in RULES
+    )
+    return Nav(
+        step=step,
+        last=view.last,
+        first_url=links.step(0),
+        prev_url=url(step - 1 if step > 0 else None),
+        next_url=url(step + 1 if step < view.last else None),
+        last_url=links.step(view.last),
+        prev_anomaly_url=url(view.prev_anomaly(step)),
+        next_anomaly_url=url(view.next_anomaly(step)),
+        anomaly_count=len(view.trace.anomalies),
+        rules=rules,
+        timeline_url=links.timeline(step),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Badge:
+    """One fragment in a timeline row: its rule and the block it landed on."""
+
+    rule: str
+    label: str
+    phantom: bool
+    late: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One step in the timeline."""
+
+    step: int
+    line: int | None
+    kind: str
+    url: str
+    selected: bool
+    assembled: bool
+    badges: tuple[Badge, ...]
+    marks: tuple[str, ...]
+    anomalies: tuple[str, ...]
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A slice of the timeline, with the URLs that load the rows before and after it."""
+
+    start: int
+    end: int
+    total: int
+    rows: tuple[Row, ...]
+    before_url: str | None
+    after_url: str | None
+    before_page: str | None
+    after_page: str | None
+
+
+def window(view: TraceView, links: Links, start: int, end: int, selected: int, size: int) -> Window:
+    """Rows `start` to `end` (exclusive) and the links to extend them by `size` either way."""
+    total = len(view.trace.steps)
+    start = max(0, min(start, total))
+    end = max(start, min(end, total))
+    rows = tuple(_row(view, links, view.trace.steps[n], selected) for n in range(start, end))
+    before = max(0, start - size)
+    return Window(
+        start=start,
+        end=end,
+        total=total,
+        rows=rows,
+        before_url=links.rows(before, start, selected, "before") if start > 0 else None,
+        after_url=links.rows(end, min(total, end + size), selected, "after")
+        if end < total
+        else None,
+        before_page=links.step(start - 1) if start > 0 else None,
+        after_page=links.step(end) if end < total else None,
+    )
+
+
+def window_around(view: TraceView, links: Links, step: int, size: int) -> Window:
+    """The window that holds `step`, a third of the way down."""
+    start = max(0, step - size // 3)
+    end = min(len(view.trace.steps), start + size)
+    start = max(0, min(start, end - size))
+    return window(view, links, start, end, step, size)
+
+
+def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
+    trace = view.trace
+    badges = tuple(
+        Badge(
+            rule=fragment.rule,
+            label=block_label(trace, fragment.block),
+            phantom=is_phantom(trace, fragment.block),
+            late=fragment.late,
+        )
+        for fragment in step.fragments
+    )
+    return Row(
+        step=step.step,
+        line=step.line,
+        kind=step.kind,
+        url=links.step(step.step),
+        selected=step.step == selected,
+        assembled=step.assembled,
+        badges=badges,
+        marks=_marks(trace, step),
+        anomalies=tuple(a.code for a in view.anomalies_by_step.get(step.step, ())),
+        error=clip_head(step.error, 120).head if step.error else None,
+    )
+
+
+def _marks(trace: Trace, step: Step) -> tuple[str, ...]:
+    marks: list[str] = []
+    types = [event.type for event in step.events]
+    if "thinking_delta" in types:
+        marks.append("thinking")
+    if "text_delta" in types:
+        marks.append("text")
+    for event in step.events:
+        if event.type == "toolcall_start":
+            marks.append(f"start {_content_label(trace, event.contentIndex)}")
+        elif event.type in ("done", "error"):
+            marks.append(f"{event.type}: {event.reason or '?'}")
+    if step.finish_reason:
+        marks.append(f"finish: {step.finish_reason}")
+    if not step.assembled:
+        marks.append("not assembled")
+    return tuple(marks)
+
+
+def _content_label(trace: Trace, content_index: int | None) -> str:
+    if content_index is None or not 0 <= content_index < len(trace.content):
+        return "?"
+    number = trace.content[content_index].number
+    return f"#{number}" if number is not None else f"[{content_index}]"
