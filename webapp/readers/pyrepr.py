@@ -71,11 +71,17 @@ def _dict(node: ast.Dict) -> dict[str, Any]:
     return result
 
 
+def _dotted_name(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 def convert(node: ast.AST) -> Any:
     """The JSON value a repr's expression node stands for; ReprError for anything else."""
     if isinstance(node, ast.Constant):
         return _constant(node)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
+    if isinstance(node, ast.Call) and _dotted_name(node.func):
         return _call(node)
     if isinstance(node, ast.List | ast.Tuple):
         return [convert(item) for item in node.elts]
