@@ -1,0 +1,209 @@
+"""The JSON API: store, trace, raw bytes, and its error answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import Store
+from fastapi.testclient import TestClient
+from webstreams import CONTINUATION, chunk
+
+from webapp.assembler import Options, assemble
+from webapp.readers import decode, read
+
+
+def test_post_json_answers_201_with_id_and_url(client: TestClient) -> None:
+    response = client.post("/api/streams", json={"text": CONTINUATION, "title": "weather"})
+    assert response.status_code == 201
+    body = response.json()
+    assert body["url"] == f"/s/{body['id']}"
+    assert body["format"] == "sse"
+    assert len(body["id"]) >= 22  # 128+ random bits in URL-safe base64
+    info = client.get(f"/api/streams/{body['id']}").json()
+    assert info["title"] == "weather"
+    assert info["size"] == len(CONTINUATION.encode())
+
+
+def test_post_multipart_file(client: TestClient) -> None:
+    files = {"file": ("stream.sse", CONTINUATION.encode(), "text/event-stream")}
+    response = client.post("/api/streams", files=files)
+    assert response.status_code == 201
+    stream_id = response.json()["id"]
+    assert client.get(f"/api/streams/{stream_id}").json()["title"] == "stream.sse"
+
+
+def test_ids_are_unique_and_unguessable(store: Store) -> None:
+    ids = {store(CONTINUATION) for _ in range(20)}
+    assert len(ids) == 20
+    assert all(len(stream_id) >= 22 for stream_id in ids)
+
+
+@pytest.mark.parametrize(
+    ("policy", "path", "server_tools"),
+    [
+        ("adr-0019", "client", ""),
+        ("exact-key", "client", ""),
+        ("adr-0019", "server-tools", "get_weather"),
+        ("exact-key", "server-tools", "web_*,other"),
+    ],
+)
+def test_trace_equals_the_core_trace(
+    client: TestClient, store: Store, policy: str, path: str, server_tools: str
+) -> None:
+    stream_id = store(CONTINUATION)
+    query = {"policy": policy, "path": path, "server_tools": server_tools}
+    response = client.get(f"/api/streams/{stream_id}/trace", params=query)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    tools = tuple(name for name in server_tools.split(",") if name)
+    options = Options(policy, path, tools)  # type: ignore[arg-type]
+    expected = assemble(read(CONTINUATION).records, options).to_json()
+    assert body.pop("input")["format"] == "sse"
+    assert body == json.loads(json.dumps(expected))
+
+
+def test_trace_of_a_choice(client: TestClient, store: Store) -> None:
+    text = CONTINUATION.replace('"index":0,"delta"', '"index":1,"delta"')
+    stream_id = store(text)
+    body = client.get(f"/api/streams/{stream_id}/trace", params={"choice": 1}).json()
+    assert body["choice"] == 1
+    assert body["summary"]["blocks"] == 1
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        CONTINUATION.replace("\n", "\r\n").encode(),
+        b"\xef\xbb\xbf" + CONTINUATION.encode(),
+        CONTINUATION.encode().replace(b"get_weather", b"get_\xe9t\xe9\xff"),
+        "\n".join(["data: " + json.dumps({"c": "\u00e9\u4e2d\U0001f600"}), ""]).encode()
+        + CONTINUATION.encode(),
+    ],
+    ids=["crlf", "bom", "latin-1 bytes", "non-ascii"],
+)
+def test_raw_round_trips_byte_for_byte(client: TestClient, raw: bytes) -> None:
+    files = {"file": ("s.txt", raw, "application/octet-stream")}
+    response = client.post("/api/streams", files=files)
+    assert response.status_code == 201, response.text
+    stream_id = response.json()["id"]
+    got = client.get(f"/api/streams/{stream_id}/raw")
+    assert got.status_code == 200
+    assert got.content == raw
+    assert got.headers["content-type"] == "text/plain; charset=utf-8"
+    assert got.headers["x-content-type-options"] == "nosniff"
+
+
+def test_raw_of_a_json_text_is_its_utf8(client: TestClient) -> None:
+    text = CONTINUATION.replace("Paris", "Zürich ☀")
+    stream_id = client.post("/api/streams", json={"text": text}).json()["id"]
+    assert client.get(f"/api/streams/{stream_id}/raw").content == text.encode("utf-8")
+
+
+def test_too_large_is_413_json(client: TestClient) -> None:
+    big = chunk({"content": "x" * 60_000})
+    response = client.post("/api/streams", json={"text": big})
+    assert response.status_code == 413
+    assert "limit of 50,000 bytes" in response.json()["detail"]
+    files = {"file": ("big.sse", big.encode(), "text/plain")}
+    assert client.post("/api/streams", files=files).status_code == 413
+
+
+def test_too_large_declared_length_is_refused_before_reading(client: TestClient) -> None:
+    response = client.post(
+        "/api/streams",
+        content=b"{}",
+        headers={"content-type": "application/json", "content-length": str(10**9)},
+    )
+    assert response.status_code == 413
+
+
+def test_unreadable_input_is_422(client: TestClient) -> None:
+    response = client.post("/api/streams", json={"text": "hello, this is not a stream"})
+    assert response.status_code == 422
+    assert response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        (b"not json", {"content-type": "application/json"}),
+        (b'{"title": "no text"}', {"content-type": "application/json"}),
+        (b'{"text": 5}', {"content-type": "application/json"}),
+        (b'{"text": "data: {}", "title": 7}', {"content-type": "application/json"}),
+        (b'{"text": "data: {}", "format": "xml"}', {"content-type": "application/json"}),
+        (b"text=hello", {"content-type": "text/plain"}),
+    ],
+)
+def test_malformed_requests_are_400(
+    client: TestClient, body: bytes, headers: dict[str, str]
+) -> None:
+    response = client.post("/api/streams", content=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["detail"]
+
+
+def test_unknown_id_is_404_json(client: TestClient) -> None:
+    for url in ("/api/streams/nope", "/api/streams/nope/trace", "/api/streams/nope/raw"):
+        response = client.get(url)
+        assert response.status_code == 404
+        assert "No stream has this id" in response.json()["detail"]
+    assert client.get("/api/streams/..%2F..%2Fetc%2Fpasswd/raw").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"policy": "nope"},
+        {"path": "server"},
+        {"choice": "-1"},
+        {"choice": "x"},
+        {"choice": "99999999999999999999"},
+        {"server_tools": "a" * 300},
+    ],
+)
+def test_bad_query_values_are_400(client: TestClient, store: Store, query: dict[str, str]) -> None:
+    stream_id = store(CONTINUATION)
+    response = client.get(f"/api/streams/{stream_id}/trace", params=query)
+    assert response.status_code == 400
+    assert response.json()["detail"]
+
+
+def test_lone_surrogates_do_not_break_the_api(client: TestClient) -> None:
+    text = CONTINUATION.replace("get_weather", "get_\\ud800x")
+    response = client.post("/api/streams", json={"text": text})
+    assert response.status_code == 201
+    stream_id = response.json()["id"]
+    trace = client.get(f"/api/streams/{stream_id}/trace")
+    assert trace.status_code == 200
+    assert trace.json()["blocks"][0]["name"] == "get_\ud800x"
+
+
+def test_openapi_documents_the_api(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    paths = spec["paths"]
+    assert set(paths) == {
+        "/api/streams",
+        "/api/streams/{stream_id}",
+        "/api/streams/{stream_id}/trace",
+        "/api/streams/{stream_id}/raw",
+    }
+    create = paths["/api/streams"]["post"]
+    assert create["summary"] == "Store a stream"
+    assert set(create["requestBody"]["content"]) == {"application/json", "multipart/form-data"}
+    assert "201" in create["responses"] and "413" in create["responses"]
+    assert client.get("/docs").status_code == 200
+
+
+def test_input_of_the_trace_names_the_format(client: TestClient, store: Store) -> None:
+    stream_id = store(CONTINUATION)
+    data = client.get(f"/api/streams/{stream_id}/trace").json()
+    assert data["input"] == {
+        "format": "sse",
+        "notes": list(read(decode(CONTINUATION.encode())).notes),
+        "model": None,
+        "tools": [],
+        "others": [],
+        "meta": {},
+    }
