@@ -39,6 +39,15 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text, parse_constant=_reject_constant)
 
 
+def dumps(value: Any, *, indent: bool = False) -> bytes:
+    """Serialize to UTF-8 JSON; lone surrogates (which `JSON.parse` accepts) become escapes."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
+    except TypeError:
+        # orjson refuses lone surrogates; ASCII-only JSON writes them as \\uXXXX escapes.
+        return json.dumps(value, indent=2 if indent else None).encode("ascii")
+
+
 class Completion:
     """Told each appended piece, says whether the whole text is now one complete JSON value."""
 
