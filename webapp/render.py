@@ -19,7 +19,7 @@ from webapp.jsvalue import js_string
 from webapp.palette import rule_style
 from webapp.records import ReadResult
 from webapp.rules import RULE_NAMES
-from webapp.trace import Anomaly, Block, Event, Fragment, Step, Trace
+from webapp.trace import Anomaly, Event, Fragment, Step, Trace
 
 DELTA_CLIP = 16
 ARGUMENTS_CLIP = 60
@@ -204,24 +204,24 @@ def block_lines(trace: Trace, paint: Painter, title: str = "blocks") -> Iterator
             yield f"  {block.kind} #{block.content_index}: {quote(block.text, ARGUMENTS_CLIP)}"
     if not trace.blocks:
         return
+    ids = [show(block.id) for block in trace.blocks]
+    names = [show(block.name) for block in trace.blocks]
+    id_width = max(len("id"), *map(len, ids))
+    name_width = max(len("name"), *map(len, names))
     yield paint(
-        f"  {'block':>5} {'#':>4} {'id':<20} {'name':<20} {'starts':>6} {'folded':<10} arguments",
+        f"  {'block':>5} {'#':>4} {'id':<{id_width}} {'name':<{name_width}} {'starts':>6} "
+        f"{'folded':<10} arguments",
         "bold",
     )
-    for block in trace.blocks:
-        yield "  " + block_row(block, paint)
-
-
-def block_row(block: Block, paint: Painter) -> str:
-    """One final block as one line."""
-    index = "-" if block.content_index is None else str(block.content_index)
-    name = show(block.name)
-    name_cell = paint(f"{name:<20}", "bold red") if name == "-" else f"{name:<20}"
-    folded = "-" if block.fold is None else f"{block.fold.as_}@{block.fold.step}"
-    return (
-        f"{block.number!s:>5} {index:>4} {show(block.id):<20} {name_cell} "
-        f"{len(block.start_steps):>6} {folded:<10} {clip(block.text)}"
-    )
+    for block, id_text, name in zip(trace.blocks, ids, names, strict=True):
+        index = "-" if block.content_index is None else str(block.content_index)
+        name_cell = f"{name:<{name_width}}"
+        folded = "-" if block.fold is None else f"{block.fold.as_}@{block.fold.step}"
+        yield (
+            f"  {block.number!s:>5} {index:>4} {id_text:<{id_width}} "
+            f"{paint(name_cell, 'bold red') if name == '-' else name_cell} "
+            f"{len(block.start_steps):>6} {folded:<10} {clip(block.text)}"
+        )
 
 
 def anomaly_lines(trace: Trace, paint: Painter) -> Iterator[str]:

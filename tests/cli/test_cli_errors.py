@@ -79,3 +79,18 @@ def test_any_bytes_give_exit_0_or_a_clean_exit_2(data: bytes, output: str) -> No
     assert result.exit_code in (0, 2)
     if result.exit_code == 2:
         assert result.stderr.startswith("Error: stdin: ")
+
+
+def test_option_conflicts_are_reported_before_reading_the_input(invoke: Invoke) -> None:
+    result = invoke("trace", "-", "--path", "client", "--server-tools", "web_*", input=b"")
+    assert_usage_error(result, "--server-tools needs --path server-tools")
+    assert "empty" not in result.stderr
+
+
+def test_the_garbage_collector_is_back_on_after_a_command(invoke: Invoke, write: Write) -> None:
+    import gc
+
+    assert invoke("check", write(sse(CLEAN))).exit_code == 0
+    assert gc.isenabled()
+    assert invoke("check", "-", input=b"nonsense").exit_code == 2
+    assert gc.isenabled()

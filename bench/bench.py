@@ -1,0 +1,263 @@
+"""How `streamviz trace --format json` scales, against the floor of parsing every chunk's JSON.
+
+Inputs (raw SSE, written to a temporary folder), each at full size and at 1/10:
+- one-call-bare:  one call, a header chunk then 1 MB of arguments in 100,000 fragments that
+  carry no index, no id and no name (rule `continuation` under adr-0019);
+- one-call-index: the same with `"index": 0` on every fragment (rule `exact-index`);
+- parallel:       1,000 calls opened up front, then 100 fragments each, interleaved round robin
+  (100,000 fragments; the 1/10 input has 100 calls).
+
+For each input, best of --repeat runs:
+- floor:      `json.loads` of every chunk's JSON text, pre-split, with the standard library;
+- in-process: bytes -> `decode` -> `read` -> `assemble` -> trace document -> `orjson` bytes;
+- cli:        the `streamviz trace --format json` command itself, output to /dev/null.
+Peak memory (tracemalloc, a separate run): the floor splits the text and keeps every parsed
+chunk; the pipeline runs from the file's bytes to the output bytes.
+
+Run: `.venv/bin/python bench/bench.py` (or `make bench`); `--profile NAME` prints where the
+in-process time goes for one full-size input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import gc
+import io
+import json
+import pstats
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from webapp.assembler import Options, assemble
+from webapp.cli import gc_paused
+from webapp.cli import main as cli_main
+from webapp.readers import decode, read
+from webapp.report import dumps, trace_document
+
+ARGUMENT_BYTES = 1_000_000
+FRAGMENTS = 100_000
+CALLS = 1_000
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    chunk = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1767225600,
+        "model": "bench-model",
+        "choices": [choice],
+    }
+    return json.dumps(chunk, separators=(",", ":"))
+
+
+def _header(index: int, name: str) -> str:
+    call = {
+        "index": index,
+        "id": f"call_{index}",
+        "type": "function",
+        "function": {"name": name, "arguments": ""},
+    }
+    return _chunk({"role": "assistant", "tool_calls": [call]})
+
+
+def _arguments(total: int) -> str:
+    """A JSON object of about `total` characters."""
+    filler = "abcdefghij" * (total // 10)
+    return '{"data":"' + filler[: max(0, total - 11)] + '"}'
+
+
+def one_call(fragments: int, indexed: bool) -> list[str]:
+    """One call's header, then its arguments in `fragments` pieces of equal size."""
+    text = _arguments(ARGUMENT_BYTES * fragments // FRAGMENTS)
+    size = -(-len(text) // fragments)
+    payloads = [_header(0, "write_file")]
+    for start in range(0, len(text), size):
+        call: dict[str, Any] = {"function": {"arguments": text[start : start + size]}}
+        if indexed:
+            call["index"] = 0
+        payloads.append(_chunk({"tool_calls": [call]}))
+    payloads.append(_chunk({}, "tool_calls"))
+    return payloads
+
+
+def parallel(calls: int, per_call: int = FRAGMENTS // CALLS) -> list[str]:
+    """`calls` headers, then `per_call` fragments of each call, round robin."""
+    text = _arguments(per_call * 8)
+    size = -(-len(text) // per_call)
+    pieces = [text[start : start + size] for start in range(0, len(text), size)]
+    payloads = [_header(index, f"tool_{index}") for index in range(calls)]
+    for piece in pieces:
+        for index in range(calls):
+            call = {"index": index, "function": {"arguments": piece}}
+            payloads.append(_chunk({"tool_calls": [call]}))
+    payloads.append(_chunk({}, "tool_calls"))
+    return payloads
+
+
+def sse(payloads: list[str]) -> bytes:
+    """The payloads as a raw SSE body."""
+    return "".join(f"data: {payload}\n\n" for payload in [*payloads, "[DONE]"]).encode()
+
+
+INPUTS: dict[str, Callable[[int], list[str]]] = {
+    "one-call-bare": lambda scale: one_call(FRAGMENTS // scale, indexed=False),
+    "one-call-index": lambda scale: one_call(FRAGMENTS // scale, indexed=True),
+    "parallel": lambda scale: parallel(CALLS // scale),
+}
+
+
+def floor(payloads: list[str]) -> None:
+    """Parse every chunk's JSON text with the standard library."""
+    loads = json.loads
+    for payload in payloads:
+        loads(payload)
+
+
+def floor_kept(text: str) -> list[Any]:
+    """The floor for memory: split the text and keep every parsed chunk."""
+    lines = [line[6:] for line in text.split("\n") if line.startswith("data: {")]
+    return [json.loads(line) for line in lines]
+
+
+def in_process(path: Path) -> bytes:
+    """The pipeline `streamviz trace --format json` runs, to bytes in memory."""
+    source = read(decode(path.read_bytes()), "auto")
+    trace = assemble(source.records, Options())
+    return dumps(trace_document(trace, source))
+
+
+def in_process_paused(path: Path) -> bytes:
+    """The same with the cyclic garbage collector paused, as the CLI runs it."""
+    with gc_paused():
+        return in_process(path)
+
+
+def through_cli(path: Path, output: str = "json") -> None:
+    """The click command itself, stdout sent to /dev/null."""
+    with open("/dev/null", "wb") as sink, _stdout(sink):
+        cli_main.main(["trace", str(path), "--format", output], standalone_mode=False)
+
+
+@contextlib.contextmanager
+def _stdout(sink: io.BufferedWriter) -> Iterator[None]:
+    saved = sys.stdout
+    sys.stdout = io.TextIOWrapper(sink, encoding="utf-8", write_through=True)
+    try:
+        yield
+    finally:
+        sys.stdout.detach()
+        sys.stdout = saved
+
+
+def best(run: Callable[[], object], repeat: int) -> float:
+    """The best wall time of `repeat` runs, in seconds."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def peak(run: Callable[[], object]) -> int:
+    """Peak traced memory of one run, in bytes."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def measure(name: str, scale: int, folder: Path, repeat: int) -> dict[str, Any]:
+    """Time and memory of floor, in-process and CLI on one input."""
+    payloads = INPUTS[name](scale)
+    path = folder / f"{name}-{scale}.sse"
+    path.write_bytes(sse(payloads))
+    text = path.read_text()
+    return {
+        "name": name,
+        "scale": scale,
+        "bytes": path.stat().st_size,
+        "chunks": len(payloads),
+        "floor": best(lambda: floor(payloads), repeat),
+        "inproc": best(lambda: in_process(path), repeat),
+        "paused": best(lambda: in_process_paused(path), repeat),
+        "cli": best(lambda: through_cli(path), repeat),
+        "text": best(lambda: through_cli(path, "text"), repeat),
+        "floor_mem": peak(lambda: floor_kept(text)),
+        "trace_mem": peak(lambda: in_process(path)),
+    }
+
+
+_TIMES = (("inproc", "in-proc"), ("paused", "gc-paused"), ("cli", "cli json"), ("text", "cli text"))
+
+
+def table(rows: list[dict[str, Any]]) -> Iterator[str]:
+    """The results, one line per input and size: seconds (ratio to the floor), then scaling."""
+    head = "".join(f" {label:>16}" for _, label in _TIMES)
+    yield f"{'input':<15} {'size':>4} {'MB':>5} {'chunks':>7} {'floor s':>7}{head} {'peak MB':>14}"
+    for row in rows:
+        size = "1/10" if row["scale"] == 10 else "full"
+        times = "".join(
+            f" {row[key]:>7.3f} (x{row[key] / row['floor']:>5.1f})" for key, _ in _TIMES
+        )
+        memory = f"{row['trace_mem'] / 1e6:>5.0f} (x{row['trace_mem'] / row['floor_mem']:>4.1f})"
+        yield (
+            f"{row['name']:<15} {size:>4} {row['bytes'] / 1e6:>5.1f} {row['chunks']:>7} "
+            f"{row['floor']:>7.3f}{times} {memory:>14}"
+        )
+    yield ""
+    keys = ("floor", *(key for key, _ in _TIMES))
+    labels = "".join(f" {label:>9}" for label in ("floor", *(label for _, label in _TIMES)))
+    yield f"{'scaling: time(full) / time(1/10)':<32}{labels}"
+    by_key = {(row["name"], row["scale"]): row for row in rows}
+    for name in INPUTS:
+        big, small = by_key.get((name, 1)), by_key.get((name, 10))
+        if big is not None and small is not None:
+            ratios = "".join(f" {big[key] / small[key]:>9.2f}" for key in keys)
+            yield f"{name:<32}{ratios}"
+
+
+def profile(name: str, folder: Path, limit: int) -> None:
+    """Where the in-process time goes on the full-size input `name`."""
+    path = folder / f"{name}-profile.sse"
+    path.write_bytes(sse(INPUTS[name](1)))
+    profiler = cProfile.Profile()
+    profiler.runcall(in_process, path)
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("cumulative").print_stats(limit)
+    stats.sort_stats("tottime").print_stats(limit)
+
+
+def main() -> None:
+    """Generate the inputs, measure, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measure (best is kept)")
+    parser.add_argument("--only", choices=tuple(INPUTS), action="append", help="inputs to run")
+    parser.add_argument("--profile", choices=tuple(INPUTS), help="profile one input instead")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="streamviz-bench-") as folder:
+        if args.profile:
+            profile(args.profile, Path(folder), 30)
+            return
+        rows = []
+        for name in args.only or INPUTS:
+            for scale in (10, 1):
+                rows.append(measure(name, scale, Path(folder), args.repeat))
+                print(f"measured {name} at 1/{scale}", file=sys.stderr)
+        print("\n".join(table(rows)))
+
+
+if __name__ == "__main__":
+    main()
