@@ -44,7 +44,7 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
     except TypeError:
-        # orjson refuses lone surrogates; ASCII-only JSON writes them as \\uXXXX escapes.
+        # orjson refuses lone surrogates; ASCII-only JSON writes them as \uXXXX escapes.
         return json.dumps(value, indent=2 if indent else None).encode("ascii")
 
 
