@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streamkit import check_schema
 
 from webapp.assembler import Options, assemble
 from webapp.readers import read
 from webapp.rules import POLICIES
+
+from .streamkit import check_schema
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 REGENERATE = os.environ.get("STREAMVIZ_REGENERATE") == "1"

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from streamkit import ANOMALY_CODES, F, check_schema, tool_stream
 
 from webapp.assembler import Options, assemble
 from webapp.trace import Trace
+
+from .streamkit import ANOMALY_CODES, F, check_schema, tool_stream
 
 END: Any = "end"
 """In an expected fold or anomaly step: the end step."""

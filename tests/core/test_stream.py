@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from streamkit import ANOMALY_CODES, F, check_schema, chunk, records, tool_stream
 
 from webapp.assembler import Options, assemble
 from webapp.compare import compare
@@ -13,6 +12,8 @@ from webapp.jsoncheck import Completion, classify
 from webapp.jsvalue import js_string
 from webapp.records import Record
 from webapp.trace import Fold, Trace
+
+from .streamkit import ANOMALY_CODES, F, check_schema, chunk, records, tool_stream
 
 
 def events(trace: Trace, step: int) -> list[tuple[Any, ...]]:
