@@ -1,24 +1,19 @@
-"""The JSON documents the CLI prints: the schema-1 trace plus what was read, checks, comparisons."""
+"""The JSON documents the CLI prints: the schema-1 trace plus what was read, checks, comparisons.
+
+They are written with `webapp.jsoncheck.dumps` (orjson, with a fallback for the lone
+surrogates and integers beyond 64 bits that a JavaScript parser accepts).
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import orjson
-
 from webapp.compare import Comparison, Outcome
+from webapp.jsoncheck import dumps
 from webapp.records import ReadResult
 from webapp.trace import SCHEMA, Step, Trace
 
-
-def dumps(document: Any) -> bytes:
-    """JSON bytes with orjson; values orjson refuses (integers beyond 64 bits, lone
-    surrogates, which a JavaScript parser accepts) fall back to the standard library."""
-    try:
-        return orjson.dumps(document)
-    except orjson.JSONEncodeError:
-        return json.dumps(document, ensure_ascii=True, allow_nan=False).encode("ascii")
+__all__ = ["check_document", "compare_document", "dumps", "input_json", "trace_document"]
 
 
 def input_json(source: ReadResult) -> dict[str, Any]:

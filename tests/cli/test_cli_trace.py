@@ -183,3 +183,18 @@ def test_control_characters_from_the_stream_are_escaped(invoke: Invoke, write: W
     assert result.exit_code == 0
     assert "\x1b" not in result.stdout and "\x9b" not in result.stdout
     assert "call_\\x1b[2J" in result.stdout
+
+
+def test_json_survives_what_orjson_refuses(invoke: Invoke, write: Write) -> None:
+    from cli_streams import chunk
+
+    huge = 2**70
+    text = sse([chunk({"index": huge, "id": "c", "function": {"name": "f", "arguments": "x"}})])
+    text = text.replace('"arguments": "x"', '"arguments": "\\ud800"')
+    result = invoke("trace", write(text), "--format", "json")
+    assert result.exit_code == 0, result.output
+    fragment = json.loads(result.stdout)["steps"][0]["fragments"][0]
+    assert fragment["index"] == huge
+    assert fragment["arguments"] == "\ud800"
+    plain = invoke("trace", write(text))
+    assert plain.exit_code == 0 and "\\ud800" in plain.stdout
