@@ -583,6 +583,15 @@ SERVER: list[Row] = [
         [("dropped-fragment", 0, None)],
         server_tools=WEB,
     ),
+    *both(
+        "server-tools: an index naming a folded candidate, an id naming a pending one: exact-id",
+        [[F(0, "a", "f", "{}")], [F(1, "b", "g", "{")], [F(0, "b", args="}")]],
+        [["new"], ["new"], ["exact-id"]],
+        [("a", "f", "{}", "client", 0), ("b", "g", "{}", "client", 2)],
+        [("late-fragment", 2, 1)],
+        landed=[[0], [1], [1]],
+        server_tools=WEB,
+    ),
     *adr(
         "server-tools: a continuation skips a later candidate that folded already",
         [[F(0, "a", "f", '{"x":')], [F(1, "b", "g", "{}")], [F(args="1}")]],

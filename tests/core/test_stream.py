@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import Assembler, Options, assemble
 from webapp.compare import compare
 from webapp.jsoncheck import Completion, classify
 from webapp.jsvalue import js_string
@@ -504,6 +504,14 @@ def test_invalid_arguments_are_reported_for_a_server_tool_call_too() -> None:
     ]
 
 
+def test_a_phantom_is_reported_even_when_a_bare_star_pattern_makes_it_a_server_tool() -> None:
+    """`*` names every tool a server tool; a candidate with no name at all is still a phantom."""
+    stream = tool_stream([[F(0, "a", "f", '{"x":')], [F(args="1}")]])
+    trace = assemble(stream, Options("exact-key", "server-tools", ("*",)))
+    assert [(b.name, b.text) for b in trace.blocks] == [("f", '{"x":'), ("", "1}")]
+    assert ("phantom-call", 1) in [(a.code, a.block) for a in trace.anomalies]
+
+
 def test_a_server_path_continuation_names_the_pending_candidate_it_chose() -> None:
     """Block #1 opened later but has folded: the reason must not call #0 "the most recently
     opened" without saying that folded candidates were passed over."""
@@ -512,3 +520,16 @@ def test_a_server_path_continuation_names_the_pending_candidate_it_chose() -> No
     (fragment,) = trace.steps[2].fragments
     assert fragment.rule == "continuation" and fragment.block == 0
     assert "fold" in fragment.reason or "pending" in fragment.reason
+
+
+def test_feeding_records_one_at_a_time_gives_the_steps_of_assemble() -> None:
+    stream = tool_stream([[F(0, "a", "f", "{")], [F(args="}")]])
+    assembler = Assembler(Options())
+    steps = [assembler.feed(record) for record in stream]
+    steps.append(assembler.finish())
+    trace = assemble(stream)
+    assert tuple(steps) == trace.steps == assembler.trace.steps
+    with pytest.raises(RuntimeError):
+        assembler.feed(stream[0])
+    with pytest.raises(RuntimeError):
+        assembler.finish()
