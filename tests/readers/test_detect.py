@@ -128,3 +128,8 @@ def test_readers_and_redaction_import_no_web_code() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_indented_data_lines_get_a_hint() -> None:
+    with pytest.raises(ReaderError, match=r'spaces before "data:"'):
+        read('    data: {"choices": []}\n\n    data: [DONE]\n')

@@ -19,6 +19,7 @@ JSON Lines still skip an HTTP dump's head). Nothing here does I/O or imports web
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -98,9 +99,14 @@ def _detect(text: str) -> ReadResult:
     raise ReaderError(_unrecognised(text, _first_error(result)))
 
 
+_INDENTED_DATA = re.compile(r"(?m)^[ \t]+data:")
+
+
 def _unrecognised(text: str, json_error: str) -> str:
     start = first_nonblank(text)
     where = f"; the input starts with {snippet(start[1])} on line {start[0]}" if start else ""
+    if _INDENTED_DATA.search(text):
+        where += '; some lines have spaces before "data:", which upstream does not read as data'
     return (
         "not a stream streamviz can read: tried HAR (not a HAR object), "
         'HTTP dump (no status line), SSE (no line starts with "data:"), '

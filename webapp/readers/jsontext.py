@@ -208,7 +208,7 @@ def _last_nonblank(lines: list[str], first_line: int) -> int:
 
 def read_any_json(text: str, first_line: int = 1) -> ReadResult:
     """JSON Lines when there are several lines and each parses alone, else `read_json`."""
-    if _several_lines(text):
+    if _first_line_parses_and_more_follow(text):
         result = read_jsonl(text, first_line, strict=True)
         if result is not None:
             return result
@@ -218,9 +218,12 @@ def read_any_json(text: str, first_line: int = 1) -> ReadResult:
 _SOMETHING = re.compile(r"[^ \t\r\n]")
 
 
-def _several_lines(text: str) -> bool:
+def _first_line_parses_and_more_follow(text: str) -> bool:
     first = _SOMETHING.search(text)
     if first is None:
         return False
     brk = LINE_BREAK.search(text, first.end())
-    return brk is not None and _SOMETHING.search(text, brk.end()) is not None
+    if brk is None or _SOMETHING.search(text, brk.end()) is None:
+        return False
+    line = text[first.start() : brk.start()]
+    return strip_js(line) == _DONE or parse_json(line)[1] is None

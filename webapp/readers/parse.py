@@ -66,7 +66,7 @@ def scan_json(text: str, pos: int) -> tuple[Any, int]:
 
 def split_lines(text: str) -> list[str]:
     """Split on CRLF, CR or LF; a final line break does not start another (empty) line."""
-    lines = LINE_BREAK.split(text)
+    lines = text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     return lines

@@ -10,18 +10,15 @@ other fields are ignored. At the end of the input a pending event is flushed. Da
 
 from __future__ import annotations
 
-import re
-
 from webapp.readers.parse import TRUNCATED, cut_off, parse_json, split_lines
 from webapp.records import ReadResult, Record
 
-_DATA_LINE = re.compile(r"(?:^|[\r\n])data:")
 _KNOWN_FIELDS = frozenset({"event", "data", "id", "retry"})
 
 
 def has_data_line(text: str) -> bool:
     """Whether some line starts with `data:`, the mark of a server-sent event stream."""
-    return _DATA_LINE.search(text) is not None
+    return text.startswith("data:") or "\ndata:" in text or "\rdata:" in text
 
 
 class _Tally:
