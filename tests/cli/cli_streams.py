@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
+
+from click.testing import Result
+
+Invoke = Callable[..., Result]
+"""The `invoke` fixture: run `streamviz ARGS...` in-process (conftest.py)."""
+Write = Callable[..., str]
+"""The `write` fixture: put text in a file under tmp_path, return its path."""
 
 MODEL = "demo-model"
 

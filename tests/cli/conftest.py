@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_streams import Invoke, Write
 from click.testing import CliRunner, Result
 
 from webapp.cli import main
-
-Invoke = Callable[..., Result]
-Write = Callable[..., str]
 
 
 @pytest.fixture

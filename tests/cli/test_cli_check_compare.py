@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from cli_streams import CLEAN, CONTINUATION, call, chunk, sse
-from conftest import Invoke, Write
+from cli_streams import CLEAN, CONTINUATION, Invoke, Write, call, chunk, sse
 
 from webapp.assembler import Options
 from webapp.compare import compare

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_streams import CLEAN, sse
+from cli_streams import CLEAN, Invoke, Write, sse
 from click.testing import CliRunner, Result
-from conftest import Invoke, Write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

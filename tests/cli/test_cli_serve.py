@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import uvicorn
-from conftest import Invoke
+from cli_streams import Invoke
 from fastapi import FastAPI
 
 from webapp.settings import Settings

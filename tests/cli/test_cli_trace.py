@@ -6,8 +6,7 @@ import json
 import re
 
 import pytest
-from cli_streams import CLEAN, CONTINUATION, SERVER, WRITERS, har, sse, two_choices
-from conftest import Invoke, Write
+from cli_streams import CLEAN, CONTINUATION, SERVER, WRITERS, Invoke, Write, har, sse, two_choices
 
 from webapp.assembler import Options, assemble
 from webapp.palette import RULE_COLOURS
