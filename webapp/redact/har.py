@@ -130,7 +130,8 @@ def _decide(path: _Path, get: Callable[[str], str | None]) -> list[_Edit]:
 
 
 def _find(text: str) -> tuple[list[tuple[int, int, str]], list[str], set[str]]:
-    spans: list[tuple[int, int, str]] = []
+    """The spans to replace (start, end, new JSON text), what they remove, the secret values."""
+    spans: dict[int, tuple[int, int, str]] = {}
     removed: list[str] = []
     secrets: set[str] = set()
     for path, strings in _objects(text):
@@ -141,12 +142,10 @@ def _find(text: str) -> tuple[list[tuple[int, int, str]], list[str], set[str]]:
 
         for key, new, said, found in _decide(path, get):
             start, end = strings[key]
-            if not any(s == start for s, _, _ in spans[-4:]):
-                spans.append((start, end, json.dumps(new, ensure_ascii=False)))
+            spans[start] = (start, end, json.dumps(new, ensure_ascii=False))  # one per member
             removed.append(said)
             secrets.update(found)
-    spans.sort()
-    return spans, removed, secrets
+    return sorted(spans.values()), removed, secrets
 
 
 def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
