@@ -22,6 +22,7 @@ from webapp.render import (
 from webapp.trace import Step
 
 _CELL_WIDTH = 20
+END_CLIP = 40
 
 
 def compare_lines(
@@ -73,7 +74,7 @@ def _end_events(step: Step, other: Step) -> str:
     """The `*_end` events of a step that the other side does not fire alike."""
     theirs = {(e.type, e.contentIndex, e.content) for e in other.events}
     ends = [
-        f"{event_text(event)} {quote(event.content or '')}"
+        f"{event_text(event)} {quote(event.content or '', END_CLIP)}"
         for event in step.events
         if event.type.endswith("_end")
         and (event.type, event.contentIndex, event.content) not in theirs

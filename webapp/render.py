@@ -220,7 +220,8 @@ def block_lines(trace: Trace, paint: Painter, title: str = "blocks") -> Iterator
         yield (
             f"  {block.number!s:>5} {index:>4} {id_text:<{id_width}} "
             f"{paint(name_cell, 'bold red') if name == '-' else name_cell} "
-            f"{len(block.start_steps):>6} {folded:<10} {clip(block.text)}"
+            f"{len(block.start_steps):>6} {folded:<10} "
+            + (clip(block.text) if block.text else paint('""', "dim"))
         )
 
 
