@@ -33,6 +33,8 @@
 
   // The timeline shows a window of rows; mark the stage's step and bring it into view,
   // loading the window around it when the step is outside the rows on the page.
+  var requested = null;  // the step whose timeline window was last asked for
+
   function syncTimeline(center) {
     var stage = document.getElementById("stage");
     var timeline = document.getElementById("timeline");
@@ -41,7 +43,8 @@
     var row = document.getElementById("row-" + step);
     if (!row) {
       var url = stage.getAttribute("data-timeline-url");
-      if (url && window.htmx) {
+      if (url && window.htmx && requested !== step) {
+        requested = step;
         window.htmx.ajax("GET", url, { target: "#timeline", swap: "outerHTML" });
       }
       return;
@@ -68,10 +71,12 @@
     }
   }
 
+  // htmx 4 fires this on the element that made the request (a row, a step link, a
+  // "more rows" sentinel), or on the document when that element was swapped away.
   document.addEventListener("htmx:after:swap", function (event) {
-    var target = event.target;
-    if (target && target.id === "timeline") { syncTimeline(true); return; }
-    if (target && (target.id === "stage" || target === document.body)) syncTimeline(false);
+    var source = event.target;
+    if (source && source.classList && source.classList.contains("more")) return;
+    syncTimeline(!!(source && source.id === "timeline"));
   });
 
   document.addEventListener("htmx:after:history:restore", function () { syncTimeline(true); });

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
 
 from webapp.app import create_app
 from webapp.settings import Settings
@@ -42,3 +48,95 @@ def store(client: TestClient) -> Store:
         return str(response.json()["id"])
 
     return put
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless, driven by Playwright; a clear failure when it is missing."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"the browser tests need Debian's chromium at {CHROMIUM}: run `make chromium` "
+            "(apt-get install chromium)"
+        )
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real uvicorn serving the app on a free port of 127.0.0.1, in a thread."""
+    folder = tmp_path_factory.mktemp("live")
+    app = create_app(Settings(db_path=folder / "live.sqlite3", timeline_window=40))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    # The socket already listens, so this waits (in the kernel's backlog) until uvicorn serves.
+    assert httpx.get(f"{base}/", timeout=30).status_code == 200
+    yield base
+    server.should_exit = True
+    thread.join(timeout=30)
+    sock.close()
+
+
+@dataclass
+class Watched:
+    """A page plus what it reported: console errors, uncaught errors, dialogs."""
+
+    page: Page
+    base: str
+    errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def store(self, text: str, title: str = "browser test") -> str:
+        """Store a stream through the API; its id."""
+        response = httpx.post(f"{self.base}/api/streams", json={"text": text, "title": title})
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
+    def assert_clean(self) -> None:
+        """Nothing went to the console as an error, nothing threw, no dialog opened."""
+        assert self.errors == []
+        assert self.dialogs == []
+
+
+@pytest.fixture
+def watched(browser: Browser, live_server: str) -> Iterator[Watched]:
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    seen = Watched(page, live_server)
+
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type in ("error", "warning"):
+            seen.errors.append(f"console {message.type}: {message.text}")
+
+    def on_dialog(dialog: Dialog) -> None:
+        seen.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: seen.errors.append(f"page error: {error}"))
+    page.on("dialog", on_dialog)
+    yield seen
+    context.close()

@@ -210,14 +210,7 @@ async def create_stream(request: Request) -> Response:
         return json_response({"detail": str(error)}, 400)
     except ReaderError as error:
         return json_response({"detail": str(error)}, 422)
-    info = await run_in_threadpool(
-        _service(request).storage.add,
-        prepared.raw,
-        title=title,
-        format=prepared.result.format,
-        input_format=fmt,
-        redactions=prepared.redactions,
-    )
+    info = await run_in_threadpool(_service(request).store, prepared, title=title, input_format=fmt)
     created = {
         "id": info.id,
         "url": f"/s/{info.id}",

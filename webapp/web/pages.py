@@ -7,17 +7,19 @@ JavaScript; htmx only makes stepping and scrolling cheaper.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 from starlette.templating import Jinja2Templates
 
 from webapp.assembler import Options
 from webapp.examples import EXAMPLES
-from webapp.readers import FORMATS
+from webapp.readers import FORMATS, decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
 from webapp.settings import Settings
@@ -28,6 +30,7 @@ from webapp.web.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
     BadInput,
+    Prepared,
     TooLarge,
     clean_title,
     encode_text,
@@ -104,71 +107,88 @@ def _stream_url(stream_id: str, options: Options) -> str:
     return f"/s/{stream_id}?{urlencode({'step': 0, **options_query(options)})}"
 
 
+class _Refused(Exception):
+    """The form comes back to the user with this message and the text they sent."""
+
+    def __init__(self, message: str, status: int, shown: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.shown = shown
+
+
+@dataclass(frozen=True, slots=True)
+class _Accepted:
+    prepared: Prepared
+    title: str
+    input_format: str
+    options: Options
+
+
+_FIELDS = ("policy", "path", "server_tools", "choice", "format")
+
+
+async def _accept(form: FormData, limit: int) -> _Accepted:
+    """Validate the form and read the stream it carries; raises _Refused or TooLarge."""
+    text = form_text(form, "text")
+    fields = {name: form_text(form, name) for name in _FIELDS}
+    fmt = fields["format"] or "auto"
+    try:
+        options = parse_options(fields)
+    except BadQuery as error:
+        raise _Refused(str(error), 400, text) from error
+    if fmt not in INPUT_FORMATS:
+        raise _Refused(f"format must be one of {', '.join(INPUT_FORMATS)}", 400, text)
+    upload = await form_file(form, "file", limit)
+    raw, fallback = upload if upload is not None else (encode_text(text), "Pasted stream")
+    if len(raw) > limit:
+        raise TooLarge(limit)
+    if not raw.strip():
+        raise _Refused("Paste a stream or choose a file first.", 422, text)
+    try:
+        prepared = await run_in_threadpool(prepare, raw, fmt)
+    except ReaderError as error:
+        shown = text
+        if upload is not None:  # put the file's text in the box, unless it is huge
+            decoded = decode(raw)
+            shown = decoded if len(decoded) <= REDISPLAY_LIMIT else ""
+        raise _Refused(str(error), 422, shown) from error
+    title = clean_title(form_text(form, "title"), fallback)
+    return _Accepted(prepared, title, fmt, options)
+
+
 @router.post("/streams")
 async def submit(request: Request) -> Response:
     """Store a pasted or uploaded stream and redirect to its timeline (303)."""
-    settings = _settings(request)
-    templates = _templates(request)
-    limit = settings.max_bytes
+    limit = _settings(request).max_bytes
     try:
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
     except TooLarge:
         return _too_large(request, limit)
     except BadInput as error:
         context = _form_context(request, error=str(error))
-        return render(templates, request, "home.html", context, 400)
+        return render(_templates(request), request, "home.html", context, 400)
     try:
-        text = form_text(form, "text")
-        title = form_text(form, "title")
-        fields = {
-            name: form_text(form, name)
-            for name in ("policy", "path", "server_tools", "choice", "format")
-        }
-        fmt = fields["format"] or "auto"
-
-        def again(message: str, status: int, shown: str = text) -> Response:
-            context = _form_context(request, text=shown, title=title, fields=fields, error=message)
-            return render(templates, request, "home.html", context, status)
-
-        try:
-            options = parse_options(fields)
-        except BadQuery as error:
-            return again(str(error), 400)
-        if fmt not in INPUT_FORMATS:
-            return again(f"format must be one of {', '.join(INPUT_FORMATS)}", 400)
-        try:
-            upload = await form_file(form, "file", limit)
-        except TooLarge:
-            return _too_large(request, limit)
-        if upload is not None:
-            raw, filename = upload
-            fallback = filename
-        else:
-            raw, fallback = encode_text(text), "Pasted stream"
-        if len(raw) > limit:
-            return _too_large(request, limit)
-        if not raw.strip():
-            return again("Paste a stream or choose a file first.", 422)
-        try:
-            prepared = await run_in_threadpool(prepare, raw, fmt)
-        except ReaderError as error:
-            shown = text
-            if upload is not None:
-                from webapp.readers import decode
-
-                decoded = decode(raw)
-                shown = decoded if len(decoded) <= REDISPLAY_LIMIT else ""
-            return again(str(error), 422, shown)
+        accepted = await _accept(form, limit)
+    except TooLarge:
+        return _too_large(request, limit)
+    except _Refused as refused:
+        context = _form_context(
+            request,
+            text=refused.shown,
+            title=form_text(form, "title"),
+            fields={name: form_text(form, name) for name in _FIELDS},
+            error=str(refused),
+        )
+        return render(_templates(request), request, "home.html", context, refused.status)
     finally:
         await form.close()
-    info = _service(request).storage.add(
-        prepared.raw,
-        title=clean_title(title, fallback),
-        format=prepared.result.format,
-        input_format=fmt,
-        redactions=prepared.redactions,
+    info = await run_in_threadpool(
+        _service(request).store,
+        accepted.prepared,
+        title=accepted.title,
+        input_format=accepted.input_format,
     )
-    return RedirectResponse(_stream_url(info.id, options), status_code=303)
+    return RedirectResponse(_stream_url(info.id, accepted.options), status_code=303)
 
 
 def _too_large(request: Request, limit: int) -> Response:
@@ -193,9 +213,7 @@ def open_example(request: Request, key: str) -> Response:
         }
         return render(_templates(request), request, "error.html", context, 404)
     prepared = prepare(example.data(), "auto")
-    info = _service(request).storage.add(
-        prepared.raw, title=f"Example: {example.title}", format=prepared.result.format
-    )
+    info = _service(request).store(prepared, title=f"Example: {example.title}")
     return RedirectResponse(_stream_url(info.id, example.options), status_code=303)
 
 

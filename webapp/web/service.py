@@ -21,6 +21,7 @@ from webapp.settings import Settings
 from webapp.storage import Storage, StreamInfo
 from webapp.trace import Anomaly, Block, Trace
 from webapp.web.cache import Memo
+from webapp.web.ingest import Prepared
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,18 @@ class Service:
         if raw is None:
             raise NotFound(stream_id)
         return raw
+
+    def store(self, prepared: Prepared, *, title: str, input_format: str = "auto") -> StreamInfo:
+        """Store a prepared stream; its reading is cached so that opening it reads nothing."""
+        info = self.storage.add(
+            prepared.raw,
+            title=title,
+            format=prepared.result.format,
+            input_format=input_format,
+            redactions=prepared.redactions,
+        )
+        self._readings.get(info.id, lambda: Reading(info, prepared.result))
+        return info
 
     def reading(self, stream_id: str) -> Reading:
         """The stream read again from its stored bytes (cached)."""
