@@ -45,8 +45,7 @@ def decode(data: bytes) -> str:
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while reading: records are acyclic, and a 100,000-record stream
-    reads about three times faster without the collector's passes."""
+    """Pause the cyclic GC while reading: records hold no cycles; big streams parse ~3x faster."""
     enabled = gc.isenabled()
     gc.disable()
     try:
