@@ -120,13 +120,14 @@ def _stream_options(*, with_policy: bool) -> Callable[[F], F]:
 def main() -> None:
     """See how a chat-completions stream's delta.tool_calls fragments assemble into calls.
 
-    FILE is a recorded stream (raw SSE, a JSON array, JSON lines, a HAR file, or a Python
-    repr of chunks); '-' reads standard input. Exit codes: 0 fine, 1 anomalies (check only),
+    FILE is a recorded stream (raw SSE, a curl -i dump, a JSON array, JSON Lines, a HAR file,
+    or printed openai-python chunks), detected unless --input-format names it; '-' reads
+    standard input. Exit codes: 0 fine, 1 anomalies (check only),
     2 unusable input or arguments.
     """
 
 
-@main.command()
+@main.command(short_help="Every step: rule, block and events per fragment; then the blocks.")
 @_stream_options(with_policy=True)
 def trace(
     file: str,
@@ -152,7 +153,7 @@ def trace(
             write_text(lambda paint: trace_lines(result, source, paint))
 
 
-@main.command()
+@main.command(short_help="List the anomalies; exit 1 when there are any (for CI).")
 @_stream_options(with_policy=True)
 def check(
     file: str,
@@ -180,7 +181,7 @@ def check(
         sys.exit(1)
 
 
-@main.command()
+@main.command(short_help="Where policies exact-key and adr-0019 disagree on a stream.")
 @_stream_options(with_policy=False)
 def compare(
     file: str,
@@ -205,7 +206,7 @@ def compare(
             write_text(lambda paint: compare_lines(result, source, paint))
 
 
-@main.command()
+@main.command(short_help="Run the web app.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port."
