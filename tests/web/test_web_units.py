@@ -1,0 +1,168 @@
+"""Small pieces of the web layer: the store, the LRU, clipping, query parsing, the palette."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from starlette.datastructures import QueryParams
+
+from webapp.assembler import Options
+from webapp.palette import RULE_COLOURS
+from webapp.rules import RULE_NAMES
+from webapp.storage import Storage
+from webapp.web.cache import Memo
+from webapp.web.query import BadQuery, Links, parse_options
+from webapp.web.templating import STATIC, TEMPLATES
+from webapp.web.text import clip, excerpt, printable
+
+
+def test_storage_keeps_bytes_and_metadata_across_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "folder" / "s.sqlite3"
+    store = Storage(path)
+    raw = b"\x00\xff\r\n\xef\xbb\xbfdata: {}"
+    info = store.add(raw, title="t", format="sse", input_format="auto", redactions=("a",))
+    store.close()
+    again = Storage(path)
+    assert again.raw(info.id) == raw
+    assert again.info(info.id) == info
+    assert again.info("missing") is None and again.raw("missing") is None
+    mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+    again.close()
+
+
+def test_storage_is_safe_across_threads(tmp_path: Path) -> None:
+    store = Storage(tmp_path / "s.sqlite3")
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        for k in range(25):
+            info = store.add(f"{n}-{k}".encode(), title="", format="sse")
+            assert store.raw(info.id) == f"{n}-{k}".encode()
+            with lock:
+                ids.append(info.id)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(ids)) == 200 == store.count()
+
+
+def test_memo_computes_once_and_evicts_the_least_recent() -> None:
+    memo: Memo[str, int] = Memo(2)
+    made: list[str] = []
+
+    def make(key: str) -> int:
+        made.append(key)
+        return len(made)
+
+    assert memo.get("a", lambda: make("a")) == 1
+    assert memo.get("a", lambda: make("a")) == 1
+    memo.get("b", lambda: make("b"))
+    memo.get("a", lambda: make("a"))  # a is now the most recent
+    memo.get("c", lambda: make("c"))  # evicts b
+    memo.get("b", lambda: make("b"))
+    assert made == ["a", "b", "c", "b"]
+    assert len(memo) == 2
+
+
+def test_memo_makes_a_missing_value_once_under_concurrent_misses() -> None:
+    memo: Memo[str, int] = Memo(4)
+    gate = threading.Barrier(6)
+    made: list[int] = []
+
+    def make() -> int:
+        made.append(1)
+        return 7
+
+    def worker() -> None:
+        gate.wait()
+        assert memo.get("k", make) == 7
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert made == [1]
+
+
+def test_memo_forgets_a_failed_computation() -> None:
+    memo: Memo[str, int] = Memo(2)
+
+    def boom() -> int:
+        raise RuntimeError("no")
+
+    with pytest.raises(RuntimeError):
+        memo.get("k", boom)
+    assert memo.get("k", lambda: 3) == 3
+
+
+def test_clip_and_excerpt() -> None:
+    assert clip("short", 10).head == "short"
+    long = clip("a" * 50 + "b" * 50, 20)
+    assert (long.head, long.hidden, long.tail) == ("a" * 10, 80, "b" * 10)
+    text = "x" * 5000 + "NEW"
+    part = excerpt(text, "NEW", before_limit=100)
+    assert part.hidden_before == 4900
+    assert part.before == "x" * 100
+    assert part.appended.head == "NEW" and part.has_appended
+    assert not excerpt("abc", "").has_appended
+    huge = excerpt("{" + "y" * 10_000, "y" * 9_000, appended_limit=100)
+    assert huge.appended.hidden == 8_900
+
+
+def test_printable_replaces_lone_surrogates_only() -> None:
+    assert printable("a\ud800b😀") == "a\ufffdb😀"
+    assert printable("plain") == "plain"
+
+
+def test_query_parsing_and_canonical_links() -> None:
+    options = parse_options(
+        QueryParams("policy=exact-key&path=server-tools&server_tools=a,b&server_tools=c&choice=2")
+    )
+    assert options == Options("exact-key", "server-tools", ("a", "b", "c"), 2)
+    links = Links("abc", options)
+    assert links.step(4) == (
+        "/s/abc?step=4&policy=exact-key&path=server-tools&server_tools=a%2Cb%2Cc&choice=2"
+    )
+    assert parse_options(QueryParams("")) == Options()
+    for bad in ("policy=x", "path=y", "choice=1.5", "choice=%EF%BC%91"):
+        with pytest.raises(BadQuery):
+            parse_options(QueryParams(bad))
+
+
+def test_every_rule_has_its_palette_colour_in_the_stylesheet() -> None:
+    css = (STATIC / "app.css").read_text()
+    for name in RULE_NAMES:
+        declared = re.search(rf"--rule-{re.escape(name)}:\s*(#[0-9a-fA-F]{{6}})", css)
+        assert declared, name
+        assert declared.group(1).lower() == RULE_COLOURS[name].hex.lower()
+        assert f".rule-{name} {{ --rule: var(--rule-{name}); }}" in css
+
+
+def test_templates_never_mark_data_safe() -> None:
+    for template in TEMPLATES.glob("*.html"):
+        text = template.read_text()
+        assert "|safe" not in text.replace(" ", ""), template.name
+        assert "autoescape false" not in text, template.name
+
+
+def test_the_store_and_examples_import_no_web_code() -> None:
+    code = (
+        "import sys, webapp.storage, webapp.settings, webapp.examples; "
+        "print(sorted(m for m in ('fastapi', 'starlette', 'jinja2') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
