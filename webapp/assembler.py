@@ -31,8 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.jsoncheck import Completion, loads
-from webapp.jsvalue import Keys, is_number, js_string, map_key, read_keys, truthy
+from webapp.jsoncheck import Completion, dumps, loads
+from webapp.jsvalue import Keys, is_number, js_string, json_piece, map_key, read_keys, truthy
 from webapp.records import Record
 from webapp.rules import Candidate, Match, Policy, resolve, rules_for
 from webapp.trace import Anomaly, Block, BlockKind, Event, Fold, Fragment, Path, Step, Trace
@@ -59,8 +59,8 @@ class Options:
 
     def is_server_tool(self, name: Any) -> bool:
         """Whether a folded candidate with this name is a server-tool call."""
-        if not isinstance(name, str):
-            return False
+        if not isinstance(name, str) or not name:
+            return False  # a nameless candidate is nobody's server tool, whatever the pattern
         return any(
             name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern
             for pattern in self.server_tools
@@ -81,6 +81,8 @@ class Assembler:
         self._by_id: dict[object, Block] = {}
         self._open: list[Block] = []
         self._completions: dict[int, Completion] = {}
+        self._freeform: dict[int, bool] = {}
+        """Blocks taking `custom.input` (freeform tools), by number: whether their JSON opened."""
         self._text: Block | None = None
         self._thinking: Block | None = None
         self._anomalies: list[Anomaly] = []
@@ -112,6 +114,11 @@ class Assembler:
     def takes_fragments(self, block: Candidate) -> bool:
         """False for a folded candidate."""
         return block.folded_step is None
+
+    @property
+    def server_path(self) -> bool:
+        """Whether blocks are server-tools candidates that fold."""
+        return self._server
 
     # Feeding.
 
@@ -184,8 +191,10 @@ class Assembler:
         payload = error if error is not None else chunk
         if isinstance(payload, dict) and isinstance(payload.get("message"), str):
             message = payload["message"]
+        elif isinstance(payload, str):
+            message = payload
         else:
-            message = js_string(payload) if not isinstance(payload, dict) else str(payload)
+            message = dumps(payload).decode("utf-8")
         self._provider_error = message
         self._stopped_by = "the provider's error"
         self._anomaly(
@@ -341,11 +350,13 @@ class Assembler:
         if keys.id is not None:
             block.ids.append((number, keys.id))
             self._alias(number, block, keys.id)
-        if keys.name is not None:
-            block.names.append((number, keys.name))
+        if keys.raw_name is not None and keys.raw_name != "":
+            block.names.append((number, keys.raw_name))  # upstream opens with `name ?? ""`
         if keys.index is not None:
             self._by_index[map_key(keys.index)] = block
             block.indexes.append((number, keys.index))
+        if keys.custom_only:
+            self._freeform[block.number or 0] = False
         if self._server:
             self._completions[block.number or 0] = Completion()
         else:
@@ -355,6 +366,8 @@ class Assembler:
         return block
 
     def _register(self, number: int, block: Block, keys: Keys, match: Match) -> None:
+        if keys.custom_only and (block.number or 0) not in self._freeform:
+            self._freeform[block.number or 0] = False  # upstream switches it to custom input
         if match.rule != "continuation" and keys.index is not None and not block.indexes:
             self._by_index[map_key(keys.index)] = block
             block.indexes.append((number, keys.index))
@@ -384,15 +397,30 @@ class Assembler:
         block.aliases.append((number, call_id))
 
     def _land(self, number: int, block: Block, keys: Keys, events: list[Event]) -> None:
-        if keys.arguments:
-            block.append(number, keys.arguments)
-        if not self._server:
-            events.append(Event("toolcall_delta", block.content_index, delta=keys.arguments))
-            return
-        completion = self._completions[block.number or 0]
-        completion.feed(keys.arguments)
-        if completion.complete and truthy(block.name):
+        piece = keys.arguments
+        if (block.number or 0) in self._freeform:
+            piece = self._freeform_piece(block, keys.custom_input, closing=False)
+        self._append(number, block, piece, events)
+        server_ready = self._server and self._completions[block.number or 0].complete
+        if server_ready and truthy(block.name):
             self._fold(number, block, events)
+
+    def _append(self, number: int, block: Block, piece: str, events: list[Event]) -> None:
+        if piece:
+            block.append(number, piece)
+        if self._server:
+            self._completions[block.number or 0].feed(piece)
+        else:
+            events.append(Event("toolcall_delta", block.content_index, delta=piece))
+
+    def _freeform_piece(self, block: Block, text: str, *, closing: bool) -> str:
+        """Upstream's grammar-tool input as JSON text: `{"input":"` once, escaped text, `"}`."""
+        number = block.number or 0
+        if not text and not closing:
+            return ""
+        opening = "" if self._freeform[number] else '{"input":"'
+        self._freeform[number] = True
+        return opening + json_piece(text) + ('"}' if closing else "")
 
     def _fold(self, number: int, block: Block, events: list[Event]) -> None:
         server = self.options.is_server_tool(block.name)
@@ -419,8 +447,12 @@ class Assembler:
         else:
             for block in self._blocks:
                 if block.fold is None and self._server:
+                    self._close_freeform(number, block, events)
                     self._fold(number, block, events)
-            events.extend(self._end_event(block) for block in self._content)
+            for block in self._content:
+                if not self._server:
+                    self._close_freeform(number, block, events)
+                events.append(self._end_event(block))
             events.append(self._stop_event(number))
             note = None
         if self._unassembled and self._stopped_by == "[DONE]":
@@ -446,6 +478,11 @@ class Assembler:
         )
         return step
 
+    def _close_freeform(self, number: int, block: Block, events: list[Event]) -> None:
+        if block.kind == "toolCall" and (block.number or 0) in self._freeform:
+            closing = self._freeform_piece(block, "", closing=True)
+            self._append(number, block, closing, events)
+
     def _end_event(self, block: Block) -> Event:
         kind = "toolcall" if block.kind == "toolCall" else block.kind
         return Event(f"{kind}_end", block.content_index, content=block.text)
@@ -466,9 +503,8 @@ class Assembler:
 
     def _final_anomalies(self, number: int) -> None:
         for block in self._blocks:
-            if block.fold is not None and block.fold.as_ == "server":
-                continue
-            if not truthy(block.name):
+            server_call = block.fold is not None and block.fold.as_ == "server"
+            if not server_call and not truthy(block.name):
                 self._anomaly(
                     "phantom-call", block.opened_step, block.number,
                     f"block #{block.number} ends with no name: a phantom call"

@@ -186,6 +186,8 @@ def classify(text: str) -> Parsed:
 
 def _cut_short(text: str, error: json.JSONDecodeError) -> bool:
     """Whether the parse failed only because the text stopped: more text could complete it."""
+    if error.msg.startswith("Extra data"):
+        return False  # a complete value followed by more: no suffix mends that
     if error.msg.startswith("Unterminated string"):
         return True
     if error.msg.startswith("Invalid \\uXXXX escape"):

@@ -7,7 +7,9 @@ The provider being modelled is JavaScript, so a fragment's `index`, `id`, `name`
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import re
 from typing import Any, NamedTuple
 
 # Objects and arrays are distinct Map keys in JavaScript even when equal; each gets its own.
@@ -36,6 +38,14 @@ def is_number(value: Any) -> bool:
     return kind is int or kind is float or (isinstance(value, int | float) and kind is not bool)
 
 
+def as_double(value: int | float) -> float:
+    """The JavaScript number a JSON number parses to (beyond the largest double: Infinity)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def map_key(value: Any) -> object:
     """A Python dict key that compares the way a JavaScript `Map` key does (SameValueZero)."""
     if isinstance(value, str):
@@ -43,7 +53,7 @@ def map_key(value: Any) -> object:
     if isinstance(value, bool):
         return ("boolean", value)
     if isinstance(value, int) and abs(value) > _SAFE_INTEGER:
-        return ("number", float(value))  # JavaScript parsed it to the nearest double
+        return ("number", as_double(value))  # JavaScript parsed it to the nearest double
     if isinstance(value, int | float):
         return ("number", value)  # 1 and 1.0 are the same number, as in JavaScript
     return ("object", next(_object_keys))
@@ -53,6 +63,8 @@ def number_text(value: float) -> str:
     """`String(n)` for a finite JavaScript number (ECMAScript Number::toString)."""
     if value == 0:
         return "0"
+    if math.isinf(value) or math.isnan(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     sign = "-" if value < 0 else ""
     digits, exponent = _shortest_digits(abs(value))
     k, n = len(digits), exponent + len(digits)  # value = 0.digits * 10**n
@@ -86,7 +98,7 @@ def js_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value) if abs(value) <= _SAFE_INTEGER else number_text(float(value))
+        return str(value) if abs(value) <= _SAFE_INTEGER else number_text(as_double(value))
     if isinstance(value, float):
         return number_text(value)
     if isinstance(value, list):
@@ -105,13 +117,18 @@ class Keys(NamedTuple):
     id: Any
     """The id as read when truthy, else None."""
     name: Any
-    """`function.name` when truthy, else None."""
+    """`function.name ?? custom.name` when truthy, else None."""
     arguments: str
-    """The text appended to the block: `String(function.arguments)` when truthy, else ""."""
+    """`String(function.arguments)` when truthy, else ""."""
     raw_index: Any
     raw_id: Any
     raw_name: Any
+    """`function.name ?? custom.name`, possibly falsy: a new block opens with it (or "")."""
     raw_arguments: Any
+    custom_only: bool
+    """A freeform (`custom`) tool call with no `function`: its block takes `custom.input`."""
+    custom_input: str
+    """`custom.input` when it is a non-empty string, else ""."""
     oddities: tuple[str, ...]
     """Values of an unexpected type, in words (upstream would still use them as shown)."""
 
@@ -123,30 +140,18 @@ class Keys(NamedTuple):
 
 def read_keys(fragment: dict[str, Any]) -> Keys:
     """Read a fragment's keys with JavaScript truthiness, as `ensureToolCallBlock` does."""
-    function = fragment.get("function")
-    if not isinstance(function, dict):
-        function = {}
+    raw_function = fragment.get("function")
+    function = raw_function if isinstance(raw_function, dict) else {}
+    raw_custom = fragment.get("custom")
+    custom = raw_custom if isinstance(raw_custom, dict) else {}
     raw_index = fragment.get("index")
     raw_id = fragment.get("id")
     raw_name = function.get("name")
+    if raw_name is None:
+        raw_name = custom.get("name")
     raw_arguments = function.get("arguments")
-    oddities: list[str] = []
+    raw_input = custom.get("input")
     index = raw_index if is_number(raw_index) else None
-    if index is not None and not float(index).is_integer():
-        oddities.append(f"index {raw_index!r} is not an integer (upstream still uses it)")
-    elif raw_index is not None and index is None:
-        oddities.append(f"index {_show(raw_index)} is not a number, so it does not count")
-    if raw_id is not None and not isinstance(raw_id, str):
-        oddities.append(f"id {_show(raw_id)} is not a string")
-    if raw_name is not None and not isinstance(raw_name, str):
-        oddities.append(f"function.name {_show(raw_name)} is not a string")
-    if raw_arguments is not None and not isinstance(raw_arguments, str):
-        oddities.append(
-            f"function.arguments {_show(raw_arguments)} is not a string: "
-            f"upstream appends String() of it, {js_string(raw_arguments)!r}"
-        )
-    if fragment.get("function") is not None and not isinstance(fragment["function"], dict):
-        oddities.append("function is not an object")
     return Keys(
         index=index,
         id=raw_id if truthy(raw_id) else None,
@@ -156,8 +161,55 @@ def read_keys(fragment: dict[str, Any]) -> Keys:
         raw_id=raw_id,
         raw_name=raw_name,
         raw_arguments=raw_arguments,
-        oddities=tuple(oddities),
+        custom_only=truthy(raw_custom) and not truthy(raw_function),
+        custom_input=raw_input if isinstance(raw_input, str) else "",
+        oddities=_oddities(fragment, index),
     )
+
+
+def _oddities(fragment: dict[str, Any], index: Any) -> tuple[str, ...]:
+    """What is of an unexpected type in a fragment, in words."""
+    function = fragment.get("function")
+    raw_index = fragment.get("index")
+    raw_id = fragment.get("id")
+    raw_name = function.get("name") if isinstance(function, dict) else None
+    raw_arguments = function.get("arguments") if isinstance(function, dict) else None
+    oddities: list[str] = []
+    if index is not None and not as_double(index).is_integer():
+        oddities.append(f"index {_show(raw_index)} is not an integer (upstream still uses it)")
+    elif raw_index is not None and index is None:
+        oddities.append(f"index {_show(raw_index)} is not a number, so it does not count")
+    if raw_id is not None and not isinstance(raw_id, str):
+        oddities.append(f"id {_show(raw_id)} is not a string")
+    if raw_name is not None and not isinstance(raw_name, str):
+        oddities.append(f"function.name {_show(raw_name)} is not a string")
+    if isinstance(raw_arguments, list):
+        oddities.append(
+            f"function.arguments {_show(raw_arguments)} is an array: upstream's streaming parser "
+            "may throw on it and end the stream with an error; streamviz appends "
+            f"String() of it, {js_string(raw_arguments)!r}"
+        )
+    elif raw_arguments is not None and not isinstance(raw_arguments, str):
+        oddities.append(
+            f"function.arguments {_show(raw_arguments)} is not a string: "
+            f"upstream appends String() of it, {js_string(raw_arguments)!r}"
+        )
+    if function is not None and not isinstance(function, dict):
+        oddities.append("function is not an object")
+    custom = fragment.get("custom")
+    custom_input = custom.get("input") if isinstance(custom, dict) else None
+    if custom_input is not None and not isinstance(custom_input, str):
+        oddities.append(f"custom.input {_show(custom_input)} is not a string: ignored")
+    return tuple(oddities)
+
+
+def json_piece(text: str) -> str:
+    """`JSON.stringify(text).slice(1, -1)`: the text escaped for the inside of a JSON string."""
+    escaped = json.dumps(text, ensure_ascii=False)[1:-1]
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", escaped)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _show(value: Any) -> str:

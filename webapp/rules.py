@@ -43,6 +43,10 @@ class Lookup(Protocol):
     def takes_fragments(self, block: Candidate) -> bool:
         """False for a folded candidate on the server-tools path."""
 
+    @property
+    def server_path(self) -> bool:
+        """Whether blocks are server-tools candidates that fold."""
+
 
 class Match(NamedTuple):
     """A rule's verdict: the block the fragment lands on (None: dropped, or a new one)."""
@@ -91,21 +95,23 @@ def _continuation(keys: Keys, lookup: Lookup) -> Match | None:
     block = lookup.latest_open()
     if block is None:
         return None
+    which = " candidate not yet folded" if lookup.server_path else ""
     return Match(
         "continuation",
         block,
         f"{_index_miss(keys, lookup)}, no id, no name: continuation onto block "
-        f"#{block.number}, the most recently opened",
+        f"#{block.number}, the most recently opened{which}",
     )
 
 
 def _drop(keys: Keys, lookup: Lookup) -> Match | None:
     if not keys.bare:
         return None
+    which = "candidate still pending" if lookup.server_path else "open block"
     return Match(
         "drop",
         None,
-        f"{_index_miss(keys, lookup)}, no id, no name, and no open block to continue: dropped",
+        f"{_index_miss(keys, lookup)}, no id, no name, and no {which} to continue: dropped",
     )
 
 
@@ -128,14 +134,14 @@ def _index_miss(keys: Keys, lookup: Lookup) -> str:
     holder = lookup.holder_of_index(keys.index)
     if holder is None:
         return f"no block under index {_text(keys.index)}"
-    return f"index {_text(keys.index)} names only block #{holder.number}, which has folded"
+    return f"index {_text(keys.index)} names only block #{holder.number} (folded)"
 
 
 def _id_miss(keys: Keys, lookup: Lookup) -> str:
     holder = lookup.holder_of_id(keys.id)
     if holder is None:
         return f"no block under id {_text(keys.id)}"
-    return f"id {_text(keys.id)} names only block #{holder.number}, which has folded"
+    return f"id {_text(keys.id)} names only block #{holder.number} (folded)"
 
 
 def _text(value: Any) -> str:

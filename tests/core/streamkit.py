@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from webapp.jsoncheck import dumps
 from webapp.records import Record
 from webapp.rules import POLICIES, RULE_NAMES
 
@@ -143,4 +142,4 @@ def check_schema(doc: Any) -> None:
             _is_int(anomaly["block"]) and 0 <= anomaly["block"] < len(blocks)
         )
         assert isinstance(anomaly["message"], str) and anomaly["message"]
-    orjson.dumps(doc)  # what the CLI and the API send
+    dumps(doc)  # the one JSON writer the CLI and the API use
