@@ -40,7 +40,8 @@ class ReadResult:
     """Everything a reader found: the records in order plus what a person should know."""
 
     format: str
-    """The reader that produced the records: "sse", "http", "json", "jsonl", "har", "repr"."""
+    """The reader that produced the records: "sse", "json", "jsonl", "har" or "repr" (an HTTP
+    dump reports its body's format and sets `meta["container"] = "http"`)."""
     records: tuple[Record, ...]
     notes: tuple[str, ...] = ()
     """Things worth saying that are not errors: a truncated last line, a skipped header block."""
