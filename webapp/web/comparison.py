@@ -10,7 +10,7 @@ from webapp.compare import Comparison, Row
 from webapp.rules import Policy
 from webapp.trace import Step, Trace
 from webapp.web.query import Links, options_query
-from webapp.web.text import Clipped, clip
+from webapp.web.text import Clipped, clip, tally
 from webapp.web.views import Badge, block_label, is_phantom
 
 BLOCK_TEXT_LIMIT = 300
@@ -22,6 +22,7 @@ class Side:
 
     badges: tuple[Badge, ...]
     events: tuple[str, ...]
+    anomalies: tuple[str, ...]
     url: str
 
 
@@ -115,7 +116,10 @@ def compare_page(
     end = min(len(listing), start + size)
     left_links = Links(stream_id, _with_policy(options, left))
     right_links = Links(stream_id, _with_policy(options, right))
-    rows = tuple(_row(comparison, row, left_links, right_links) for row in listing[start:end])
+    window = listing[start:end]
+    steps = {row.step for row in window}
+    flags = (_flags(comparison.left, steps), _flags(comparison.right, steps))
+    rows = tuple(_row(comparison, row, left_links, right_links, flags) for row in window)
 
     def url(at: int, **changes: bool) -> str:
         return compare_url(
@@ -127,8 +131,8 @@ def compare_page(
         right=right,
         path=comparison.left.path,
         summary=comparison.summary,
-        left_outcome=comparison.left_outcome.describe(),
-        right_outcome=comparison.right_outcome.describe(),
+        left_outcome=_without_policy(comparison.left_outcome.describe(), left),
+        right_outcome=_without_policy(comparison.right_outcome.describe(), right),
         left_blocks=_final_blocks(comparison.left),
         right_blocks=_final_blocks(comparison.right),
         rows=rows,
@@ -147,24 +151,42 @@ def compare_page(
     )
 
 
+def _without_policy(text: str, policy: str) -> str:
+    prefix = f"{policy}: "
+    return text[len(prefix) :] if text.startswith(prefix) else text
+
+
 def _with_policy(options: Options, policy: Policy) -> Options:
     return Options(policy, options.path, options.server_tools, options.choice)
 
 
-def _row(comparison: Comparison, row: Row, left: Links, right: Links) -> CompareRow:
+Flags = dict[int, list[str]]
+
+
+def _flags(trace: Trace, steps: set[int]) -> Flags:
+    flags: Flags = {}
+    for anomaly in trace.anomalies:
+        if anomaly.step in steps:
+            flags.setdefault(anomaly.step, []).append(anomaly.code)
+    return flags
+
+
+def _row(
+    comparison: Comparison, row: Row, left: Links, right: Links, flags: tuple[Flags, Flags]
+) -> CompareRow:
     return CompareRow(
         step=row.step,
         line=row.left.line,
         kind=row.left.kind,
-        left=_side(comparison.left, row.left, left),
-        right=_side(comparison.right, row.right, right),
+        left=_side(comparison.left, row.left, left, flags[0].get(row.step, [])),
+        right=_side(comparison.right, row.right, right, flags[1].get(row.step, [])),
         rule_differs=row.rule_differs,
         blocks_differ=row.blocks_differ,
         differs=row.differs,
     )
 
 
-def _side(trace: Trace, step: Step, links: Links) -> Side:
+def _side(trace: Trace, step: Step, links: Links, anomalies: list[str]) -> Side:
     badges = tuple(
         Badge(
             rule=fragment.rule,
@@ -174,12 +196,12 @@ def _side(trace: Trace, step: Step, links: Links) -> Side:
         )
         for fragment in step.fragments
     )
-    events = tuple(
+    events = tally(
         event.type
         for event in step.events
         if event.type in ("toolcall_start", "toolcall_end", "done", "error")
     )
-    return Side(badges, events, links.step(step.step))
+    return Side(badges, events, tally(anomalies), links.step(step.step))
 
 
 def _final_blocks(trace: Trace) -> tuple[FinalBlock, ...]:

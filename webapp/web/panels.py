@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,12 @@ def _fragment(view: TraceView, fragment: Fragment) -> FragmentDetail:
         _key("index", fragment.index, is_number(fragment.index), "an integer counts, 0 included"),
         _key("id", fragment.id, truthy(fragment.id), "a non-empty string counts"),
         _key("function.name", fragment.name, truthy(fragment.name), "a non-empty string counts"),
-        _key("function.arguments", fragment.arguments, True, "appended to the block"),
+        _key(
+            "function.arguments",
+            fragment.arguments,
+            True,
+            "appended to the block" if fragment.block is not None else "dropped with the fragment",
+        ),
     )
     return FragmentDetail(
         position=fragment.position,
@@ -135,7 +141,12 @@ def _fragment(view: TraceView, fragment: Fragment) -> FragmentDetail:
 
 def _key(name: str, value: Any, counts: bool, rule: str) -> KeyRow:
     if value is None:
-        return KeyRow(name, Clipped("absent"), False, "absent or null: does not count")
+        note = (
+            "absent or null: nothing appended"
+            if name == "function.arguments"
+            else ("absent or null: does not count")
+        )
+        return KeyRow(name, Clipped("absent"), False, note)
     shown = clip(literal(value), VALUE_LIMIT)
     if name == "function.arguments":
         return KeyRow(name, shown, True, rule)
@@ -236,8 +247,8 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
         content_index=block.content_index,
         id=literal(block.id) if truthy(block.id) else "",
         name=block.name if isinstance(block.name, str) else literal(block.name),
-        aliases=tuple(literal(alias) for alias in block.aliases),
-        indexes=tuple(literal(index) for index in block.indexes),
+        aliases=_unique(literal(alias) for alias in block.aliases),
+        indexes=_unique(literal(index) for index in block.indexes),
         text=excerpt(block.text, block.appended),
         parse=parse,
         parsed=parsed,
@@ -250,6 +261,10 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
         opened_here=block.opened_step == step,
         nameless=tool and not truthy(block.name),
     )
+
+
+def _unique(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(values))
 
 
 def _touched(block: BlockState, tool: bool, touched: set[int]) -> bool:

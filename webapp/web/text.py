@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,14 @@ def printable(text: str) -> str:
     except UnicodeEncodeError:
         return _SURROGATE.sub("\ufffd", text)
     return text
+
+
+def tally(items: Iterable[str]) -> tuple[str, ...]:
+    """Repeated items once each, in first-seen order, with a count ("x 3") when repeated."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return tuple(item if n == 1 else f"{item} \u00d7{n}" for item, n in counts.items())
 
 
 def pretty_json(value: Any) -> str:

@@ -15,7 +15,7 @@ from webapp.storage import StreamInfo
 from webapp.trace import Step, Trace
 from webapp.web.query import Links
 from webapp.web.service import TraceView
-from webapp.web.text import clip_head, literal
+from webapp.web.text import clip_head, literal, tally
 
 
 def block_label(trace: Trace, number: int | None) -> str:
@@ -266,7 +266,7 @@ def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
         assembled=step.assembled,
         badges=badges,
         marks=_marks(trace, step),
-        anomalies=tuple(a.code for a in view.anomalies_by_step.get(step.step, ())),
+        anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
         error=clip_head(step.error, 120).head if step.error else None,
     )
 

@@ -1,0 +1,95 @@
+"""Take the README screenshots from the real app: `.venv/bin/python scripts/screenshots.py`.
+
+Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens built-in examples
+in Debian's headless Chromium, and writes docs/screenshots/{timeline,compare,home}.png.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import httpx
+import uvicorn
+from playwright.sync_api import Page, expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from webapp.app import create_app  # noqa: E402
+from webapp.settings import Settings  # noqa: E402
+
+OUT = ROOT / "docs" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def serve(db: Path) -> tuple[str, uvicorn.Server, threading.Thread]:
+    """The app on a free port, in a thread; returns once it answers."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(db_path=db)), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    httpx.get(f"{base}/", timeout=30).raise_for_status()
+    return base, server, thread
+
+
+def open_example(base: str, key: str) -> str:
+    """Store a built-in example; the URL of its timeline."""
+    response = httpx.post(f"{base}/examples/{key}")
+    assert response.status_code == 303, response.text
+    return base + response.headers["location"]
+
+
+def shoot(page: Page, url: str, name: str) -> None:
+    page.goto(url)
+    page.wait_for_load_state("networkidle")
+    path = OUT / f"{name}.png"
+    page.screenshot(path=str(path))
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as folder:
+        base, server, thread = serve(Path(folder) / "shots.sqlite3")
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+                )
+                page = browser.new_page(viewport={"width": 1440, "height": 860})
+                timeline = open_example(base, "backfill")
+                page.goto(timeline)
+                for step in ("1", "2", "3", "4"):  # step there with the keyboard, as a user would
+                    page.keyboard.press("ArrowRight")
+                    expect(page.locator("#stage")).to_have_attribute("data-step", step)
+                page.wait_for_load_state("networkidle")
+                page.screenshot(path=str(OUT / "timeline.png"))
+                print("wrote docs/screenshots/timeline.png")
+                continuation = open_example(base, "continuation").split("?")[0]
+                page.set_viewport_size({"width": 1440, "height": 760})
+                shoot(page, f"{continuation}/compare", "compare")
+                page.set_viewport_size({"width": 1440, "height": 900})
+                shoot(page, f"{base}/", "home")
+                browser.close()
+        finally:
+            server.should_exit = True
+            thread.join(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
