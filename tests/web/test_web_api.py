@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
 
 import pytest
 from conftest import Store
@@ -207,3 +210,16 @@ def test_input_of_the_trace_names_the_format(client: TestClient, store: Store) -
         "others": [],
         "meta": {},
     }
+
+
+def test_docs_page_runs_its_one_inline_script_by_hash_only(client: TestClient) -> None:
+    response = client.get("/docs")
+    assert response.status_code == 200
+    csp = response.headers["content-security-policy"]
+    scripts = re.findall(r"<script>(.*?)</script>", response.text, flags=re.S)
+    assert scripts
+    for body in scripts:
+        digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in csp
+    script_src = next(part for part in csp.split(";") if part.strip().startswith("script-src"))
+    assert "unsafe-inline" not in script_src

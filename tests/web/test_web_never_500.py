@@ -1,0 +1,127 @@
+"""Whatever a user sends, the server answers it without a 500: random streams, odd fragments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from webapp.app import create_app
+from webapp.settings import Settings
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=6),
+    st.sampled_from(["", "call_1", "<img src=x onerror=alert(1)>", "\ud800"]),
+)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3), max_leaves=4)
+INDEX = st.one_of(st.just(0), st.just(1), VALUES)
+CALL_ID = st.one_of(st.sampled_from(["call_1", "call_2", ""]), VALUES)
+NAME = st.one_of(st.sampled_from(["get_weather", "web_search", "get_x"]), VALUES)
+ARGUMENTS = st.one_of(st.sampled_from(['{"a":', "1}", "}", ""]), st.text(max_size=5), VALUES)
+FRAGMENT = st.fixed_dictionaries(
+    {},
+    optional={
+        "index": INDEX,
+        "id": CALL_ID,
+        "type": st.just("function"),
+        "function": st.one_of(
+            st.fixed_dictionaries({}, optional={"name": NAME, "arguments": ARGUMENTS}),
+            VALUES,
+        ),
+    },
+)
+DELTA = st.fixed_dictionaries(
+    {},
+    optional={
+        "content": VALUES,
+        "reasoning_content": VALUES,
+        "tool_calls": st.one_of(st.lists(FRAGMENT, min_size=1, max_size=3), VALUES),
+    },
+)
+TOOL_CHUNK = st.builds(
+    lambda calls, finish: {
+        "choices": [{"index": 0, "delta": {"tool_calls": calls}, "finish_reason": finish}]
+    },
+    st.lists(FRAGMENT, min_size=1, max_size=3),
+    st.one_of(st.none(), st.sampled_from(["tool_calls", "stop", "length", "weird"])),
+)
+ODD_CHUNK = st.one_of(
+    st.fixed_dictionaries(
+        {"choices": st.lists(st.fixed_dictionaries({"index": INDEX, "delta": DELTA}), max_size=2)},
+        optional={"error": st.just({"message": "boom"})},
+    ),
+    VALUES,
+)
+CHUNK = st.one_of(TOOL_CHUNK, TOOL_CHUNK, TOOL_CHUNK, ODD_CHUNK)
+
+
+def as_sse(chunks: list[Any], garbage: list[str]) -> str:
+    lines = ["data: " + json.dumps(c) for c in chunks]
+    lines += [f"data: {g}" for g in garbage]
+    return "\n\n".join([*lines, "data: [DONE]"]) + "\n\n"
+
+
+def test_random_streams_never_get_a_500(tmp_path: Path) -> None:
+    app = create_app(Settings(db_path=tmp_path / "fuzz.sqlite3", timeline_window=20))
+    with TestClient(app, follow_redirects=False) as client:
+
+        @settings(
+            max_examples=80,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        )
+        @given(
+            chunks=st.lists(CHUNK, max_size=8),
+            garbage=st.lists(st.text(max_size=8), max_size=2),
+            policy=st.sampled_from(["adr-0019", "exact-key"]),
+            path=st.sampled_from(["client", "server-tools"]),
+            step=st.integers(0, 12),
+        )
+        def check(chunks: list[Any], garbage: list[str], policy: str, path: str, step: int) -> None:
+            text = as_sse(chunks, garbage)
+            created = client.post("/api/streams", json={"text": text})
+            assert created.status_code in (201, 422), created.text
+            if created.status_code != 201:
+                return
+            stream_id = created.json()["id"]
+            query = f"policy={policy}&path={path}&server_tools=get_*,x&step={step}"
+            for url in (
+                f"/s/{stream_id}?{query}",
+                f"/s/{stream_id}/compare?{query}",
+                f"/s/{stream_id}/timeline?{query}",
+                f"/api/streams/{stream_id}/trace?{query}",
+            ):
+                response = client.get(url, headers={"HX-Request": "true"})
+                assert response.status_code < 500, (url, response.text[:2000])
+            full = client.get(f"/s/{stream_id}?{query}")
+            assert full.status_code == 200, full.text[:2000]
+
+        check()
+
+
+def test_random_bytes_never_get_a_500(tmp_path: Path) -> None:
+    app = create_app(Settings(db_path=tmp_path / "bytes.sqlite3"))
+    with TestClient(app, follow_redirects=False) as client:
+
+        @given(st.binary(max_size=300))
+        @settings(
+            max_examples=60,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        )
+        def check(data: bytes) -> None:
+            files = {"file": ("x", data, "application/octet-stream")}
+            response = client.post("/streams", data={"text": ""}, files=files)
+            assert response.status_code in (303, 422), response.text[:2000]
+            if response.status_code == 303:
+                assert client.get(response.headers["location"]).status_code == 200
+
+        check()
