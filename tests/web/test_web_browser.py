@@ -180,3 +180,16 @@ def test_injected_markup_is_shown_as_text_and_runs_nothing(watched: Watched) -> 
     assert page.locator("img[src=x]").count() == 0
     assert page.evaluate("document.querySelectorAll('script:not([src])').length") == 0
     watched.assert_clean()
+
+
+def test_a_failing_swap_shows_the_full_error_page(watched: Watched) -> None:
+    page = watched.page
+    stream_id = watched.store(CONTINUATION)
+    page.goto(f"{watched.base}/s/{stream_id}?step=1")
+    page.evaluate(
+        "document.getElementById('next').setAttribute('hx-get', location.pathname + '?step=oops')"
+    )
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(".error-page h1")).to_contain_text("does not understand")
+    expect(page.locator("#stage")).to_have_count(0)
+    assert [e for e in watched.errors if "400" not in e] == []

@@ -422,3 +422,15 @@ def test_invalid_record_stands_out(client: TestClient, store: Store) -> None:
     assert "row kind-invalid" in html
     assert "invalid-chunk" in html
     assert "Invalid record" in html
+
+
+def test_an_htmx_request_that_fails_sends_the_browser_to_the_full_error_page(
+    client: TestClient, store: Store
+) -> None:
+    stream_id = store(CONTINUATION)
+    url = f"/s/{stream_id}?step=x"
+    response = client.get(url, headers=HX)
+    assert response.status_code == 400
+    assert response.headers["hx-redirect"] == url
+    assert response.headers["hx-reswap"] == "none"
+    assert "hx-redirect" not in client.get(url).headers

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
 from webapp.web.api import json_response
+from webapp.web.htmx import wants_partial
 from webapp.web.query import BadQuery
 from webapp.web.service import NotFound, Unreadable
 from webapp.web.templating import render
@@ -35,7 +36,14 @@ def error_response(request: Request, status: int, message: str) -> Response:
         "heading": _HEADINGS.get(status, "Something went wrong"),
         "message": message,
     }
-    return render(request.app.state.templates, request, "error.html", context, status)
+    response = render(request.app.state.templates, request, "error.html", context, status)
+    if wants_partial(request) and request.method == "GET":
+        # htmx 4 swaps error answers too; a whole error page inside a panel helps nobody,
+        # so send the browser to the URL itself, which answers with the full error page.
+        response.headers["HX-Reswap"] = "none"
+        query = request.url.query
+        response.headers["HX-Redirect"] = request.url.path + (f"?{query}" if query else "")
+    return response
 
 
 def install(app: FastAPI) -> None:
