@@ -434,3 +434,12 @@ def test_an_htmx_request_that_fails_sends_the_browser_to_the_full_error_page(
     assert response.headers["hx-redirect"] == url
     assert response.headers["hx-reswap"] == "none"
     assert "hx-redirect" not in client.get(url).headers
+
+
+def test_compare_on_the_server_tools_path(client: TestClient) -> None:
+    location = client.post("/examples/server-late").headers["location"]
+    stream_id = urlsplit(location).path.rsplit("/", 1)[1]
+    page = client.get(f"/s/{stream_id}/compare?path=server-tools&server_tools=openrouter:*").text
+    assert "exact-key and adr-0019 agree" not in page
+    assert "late-fragment" in page
+    assert "path=client" in page  # a link to the same comparison on the client path

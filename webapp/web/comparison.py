@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from webapp.assembler import Options
 from webapp.compare import Comparison, Row
 from webapp.rules import Policy
 from webapp.trace import Step, Trace
-from webapp.web.query import Links, options_query
+from webapp.web.query import PATHS, Links, options_query
 from webapp.web.text import Clipped, clip, tally
 from webapp.web.views import Badge, block_label, is_phantom
 
@@ -77,6 +77,8 @@ class ComparePage:
     all_url: str
     differing_url: str
     swap_url: str
+    paths: tuple[tuple[str, str, bool], ...]
+    """(path, URL of this comparison on that path, whether it is the current one)."""
 
 
 def compare_url(
@@ -148,6 +150,14 @@ def compare_page(
         all_url=url(0, only=False),
         differing_url=url(0, only=True),
         swap_url=compare_url(stream_id, options, right, left, only=only),
+        paths=tuple(
+            (
+                path,
+                compare_url(stream_id, replace(options, path=path), left, right, only=only),
+                path == options.path,
+            )
+            for path in PATHS
+        ),
     )
 
 
