@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from webapp.gcpause import paused_gc
 from webapp.jsoncheck import Completion, dumps, loads
 from webapp.jsvalue import Keys, is_number, js_string, json_piece, map_key, read_keys, truthy
 from webapp.records import Record
@@ -313,8 +314,7 @@ class Assembler:
         else:
             block = _block(match)
             self._register(number, block, keys, match)
-        if block is not None:
-            self._land(number, block, keys, events)
+        appended = "" if block is None else self._land(number, block, keys, events)
         if late:
             self._anomaly(
                 "late-fragment", number, None if block is None else block.number,
@@ -330,7 +330,7 @@ class Assembler:
             match.rule,
             None if block is None else block.number,
             match.reason,
-            keys.arguments if block is not None else "",
+            appended,
             late,
             oddities,
         )
@@ -396,7 +396,8 @@ class Assembler:
         self._by_id[map_key(call_id)] = block
         block.aliases.append((number, call_id))
 
-    def _land(self, number: int, block: Block, keys: Keys, events: list[Event]) -> None:
+    def _land(self, number: int, block: Block, keys: Keys, events: list[Event]) -> str:
+        """Append the fragment's text to the block; returns the text appended."""
         piece = keys.arguments
         if (block.number or 0) in self._freeform:
             piece = self._freeform_piece(block, keys.custom_input, closing=False)
@@ -404,6 +405,7 @@ class Assembler:
         server_ready = self._server and self._completions[block.number or 0].complete
         if server_ready and truthy(block.name):
             self._fold(number, block, events)
+        return piece
 
     def _append(self, number: int, block: Block, piece: str, events: list[Event]) -> None:
         if piece:
@@ -531,9 +533,10 @@ class Assembler:
 def assemble(records: Iterable[Record], options: Options | None = None) -> Trace:
     """Assemble a whole stream in one call."""
     assembler = Assembler(options)
-    for record in records:
-        assembler.feed(record)
-    assembler.finish()
+    with paused_gc():
+        for record in records:
+            assembler.feed(record)
+        assembler.finish()
     return assembler.trace
 
 

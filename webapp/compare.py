@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from webapp.assembler import Options, assemble
+from webapp.gcpause import paused_gc
 from webapp.jsvalue import truthy
 from webapp.records import Record
 from webapp.rules import Policy
-from webapp.trace import Block, Step, Trace
+from webapp.trace import Block, Step, Trace, value_as_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,29 +92,54 @@ def compare(
         for policy in (left, right)
     ]
     left_trace, right_trace = traces
-    rows = tuple(
-        _row(left_trace, right_trace, a, b)
-        for a, b in zip(left_trace.steps, right_trace.steps, strict=True)
-    )
+    left_walk, right_walk = _Landings(left_trace), _Landings(right_trace)
+    with paused_gc():
+        rows = tuple(
+            _row(a, b, left_walk.at(a), right_walk.at(b))
+            for a, b in zip(left_trace.steps, right_trace.steps, strict=True)
+        )
     return Comparison(left_trace, right_trace, rows, outcome(left_trace), outcome(right_trace))
 
 
-def _row(left: Trace, right: Trace, a: Step, b: Step) -> Row:
+def _row(a: Step, b: Step, left: list[object], right: list[object]) -> Row:
     rule_differs = [f.rule for f in a.fragments] != [f.rule for f in b.fragments]
-    blocks_differ = _landings(left, a) != _landings(right, b) or _ends(a) != _ends(b)
+    blocks_differ = left != right or _ends(a) != _ends(b)
     return Row(a.step, a, b, rule_differs, blocks_differ)
 
 
-def _landings(trace: Trace, step: Step) -> list[tuple[object, object, str] | None]:
-    """For each fragment, the block it landed on as of this step: id, name, arguments so far."""
-    out: list[tuple[object, object, str] | None] = []
-    for fragment in step.fragments:
-        if fragment.block is None:
-            out.append(None)
-            continue
-        state = trace.blocks[fragment.block].state_at(step.step)
-        out.append(None if state is None else (state.id, state.name, state.text))
-    return out
+class _Landings:
+    """Walks a trace step by step, keeping a digest of every block's text so far.
+
+    Comparing digests instead of texts keeps a comparison linear: a block's text is never
+    rebuilt per fragment.
+    """
+
+    def __init__(self, trace: Trace) -> None:
+        self._blocks = trace.blocks
+        self._digests: dict[int, Any] = {}
+        self._cursors: dict[int, int] = {}
+
+    def at(self, step: Step) -> list[object]:
+        """For each fragment, the block it landed on as of this step: id, name, text digest."""
+        out: list[object] = []
+        for fragment in step.fragments:
+            if fragment.block is None:
+                out.append(None)
+                continue
+            block = self._blocks[fragment.block]
+            out.append((value_as_of(block.ids, step.step), value_as_of(block.names, step.step),
+                        self._digest(block, step.step)))  # fmt: skip
+        return out
+
+    def _digest(self, block: Block, step: int) -> bytes:
+        number = block.number or 0
+        digest = self._digests.setdefault(number, hashlib.blake2b(digest_size=16))
+        cursor = self._cursors.get(number, 0)
+        while cursor < len(block.pieces) and block.piece_steps[cursor] <= step:
+            digest.update(block.pieces[cursor].encode("utf-8", "surrogatepass"))
+            cursor += 1
+        self._cursors[number] = cursor
+        return bytes(digest.digest())
 
 
 def _ends(step: Step) -> list[tuple[str, str | None]]:

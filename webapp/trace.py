@@ -210,8 +210,8 @@ class Block:
             content_index=self.content_index
             if self.content_step is not None and self.content_step <= step
             else None,
-            id=_as_of(self.ids, step, ""),
-            name=_as_of(self.names, step, ""),
+            id=value_as_of(self.ids, step),
+            name=value_as_of(self.names, step),
             text="".join(self.pieces[:count]),
             appended="".join(self.pieces[first_now:count]),
             starts=bisect_right(self.start_steps, step),
@@ -222,7 +222,8 @@ class Block:
         )
 
 
-def _as_of(history: list[tuple[int, Any]], step: int, default: Any) -> Any:
+def value_as_of(history: list[tuple[int, Any]], step: int, default: Any = "") -> Any:
+    """The latest value a (step, value) history held as of `step`, else `default`."""
     value = default
     for at, item in history:
         if at > step:
