@@ -6,10 +6,8 @@ message on stderr.
 
 from __future__ import annotations
 
-import gc
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
 
@@ -19,6 +17,7 @@ from rich.console import Console
 from webapp.assembler import Options, assemble
 from webapp.compare import compare as compare_policies
 from webapp.compareview import compare_lines
+from webapp.gcpause import paused_gc
 from webapp.readers import FORMATS, decode, read
 from webapp.records import ReaderError, ReadResult
 from webapp.render import Painter, check_lines, trace_lines
@@ -144,13 +143,8 @@ def trace(
     schema-1 trace with an "input" key describing what was read.
     """
     chosen = options(policy, path, server_tools, choice)
-    with gc_paused():
-        source = load(file, input_format)
-        result = assemble(source.records, chosen)
-        if output == "json":
-            write_json(trace_document(result, source))
-        else:
-            write_text(lambda paint: trace_lines(result, source, paint))
+    with paused_gc():
+        _trace(file, input_format, chosen, output)
 
 
 @main.command(short_help="List the anomalies; exit 1 when there are any (for CI).")
@@ -170,14 +164,9 @@ def check(
     could not be read.
     """
     chosen = options(policy, path, server_tools, choice)
-    with gc_paused():
-        source = load(file, input_format)
-        result = assemble(source.records, chosen)
-        if output == "json":
-            write_json(check_document(result, source))
-        else:
-            write_text(lambda paint: check_lines(result, source, paint))
-    if result.anomalies:
+    with paused_gc():
+        anomalies = _check(file, input_format, chosen, output)
+    if anomalies:
         sys.exit(1)
 
 
@@ -197,13 +186,41 @@ def compare(
     then the final blocks of each side.
     """
     chosen = options("adr-0019", path, server_tools, choice)
-    with gc_paused():
-        source = load(file, input_format)
-        result = compare_policies(source.records, chosen)
-        if output == "json":
-            write_json(compare_document(result, source))
-        else:
-            write_text(lambda paint: compare_lines(result, source, paint))
+    with paused_gc():
+        _compare(file, input_format, chosen, output)
+
+
+# The work of each command, in functions of their own so that the records and the trace are
+# freed when they return, while the collector is still paused: re-enabled with them alive, its
+# first pass would walk every object made during the pause (0.2 s at 100,000 steps).
+
+
+def _trace(file: str, input_format: str, chosen: Options, output: str) -> None:
+    source = load(file, input_format)
+    result = assemble(source.records, chosen)
+    if output == "json":
+        write_json(trace_document(result, source))
+    else:
+        write_text(lambda paint: trace_lines(result, source, paint))
+
+
+def _check(file: str, input_format: str, chosen: Options, output: str) -> int:
+    source = load(file, input_format)
+    result = assemble(source.records, chosen)
+    if output == "json":
+        write_json(check_document(result, source))
+    else:
+        write_text(lambda paint: check_lines(result, source, paint))
+    return len(result.anomalies)
+
+
+def _compare(file: str, input_format: str, chosen: Options, output: str) -> None:
+    source = load(file, input_format)
+    result = compare_policies(source.records, chosen)
+    if output == "json":
+        write_json(compare_document(result, source))
+    else:
+        write_text(lambda paint: compare_lines(result, source, paint))
 
 
 @main.command(short_help="Run the web app.")
@@ -237,19 +254,6 @@ def serve(host: str, port: int, db: Path, max_bytes: int) -> None:
     except OSError as error:
         raise InputError(f"cannot create the folder of --db {db}: {error.strerror}") from None
     uvicorn.run(create_app(Settings(db_path=db, max_bytes=max_bytes)), host=host, port=port)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: records, steps and blocks hold no cycles, and on a
-    100,000-step stream its passes over the growing trace cost as much as the work itself."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def load(file: str, input_format: str) -> ReadResult:
