@@ -9,8 +9,11 @@ Inputs (raw SSE, written to a temporary folder), each at full size and at 1/10:
 
 For each input, best of --repeat runs:
 - floor:      `json.loads` of every chunk's JSON text, pre-split, with the standard library;
-- in-process: bytes -> `decode` -> `read` -> `assemble` -> trace document -> `orjson` bytes;
-- cli:        the `streamviz trace --format json` command itself, output to /dev/null.
+- in-proc:    bytes -> `decode` -> `read` -> `assemble` -> trace document -> `orjson` bytes, the
+  functions as they are (`read` and `assemble` pause the cyclic GC themselves, the rest not);
+- gc-paused:  the same pipeline with the cyclic GC paused around all of it, as the CLI runs it;
+- cli json:   the `streamviz trace --format json` command itself, output to /dev/null;
+- cli text:   `streamviz trace` (the text table, plain), output to /dev/null.
 Peak memory (tracemalloc, a separate run): the floor splits the text and keeps every parsed
 chunk; the pipeline runs from the file's bytes to the output bytes.
 

@@ -1,13 +1,15 @@
 """The `streamviz` command line: trace, check and compare recorded streams; serve the web app.
 
 Exit codes: 0 fine; 1 `check` found anomalies; 2 unusable input or arguments, with the
-message on stderr.
+message on stderr; 141 the reader of stdout went away (`| head`), as for SIGPIPE.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
 
@@ -122,7 +124,7 @@ def main() -> None:
     FILE is a recorded stream (raw SSE, a curl -i dump, a JSON array, JSON Lines, a HAR file,
     or printed openai-python chunks), detected unless --input-format names it; '-' reads
     standard input. Exit codes: 0 fine, 1 anomalies (check only),
-    2 unusable input or arguments.
+    2 unusable input or arguments, 141 output cut short (| head).
     """
 
 
@@ -280,23 +282,35 @@ def options(
 
 def write_json(document: Any) -> None:
     """One JSON document and a newline on stdout."""
-    stream: BinaryIO = sys.stdout.buffer
-    stream.write(dumps(document))
-    stream.write(b"\n")
-    stream.flush()
+    _emit([dumps(document), b"\n"])
 
 
 def write_text(lines: Callable[[Painter], Iterable[str]], batch: int = 2048) -> None:
     """Lines on stdout, coloured when it is a terminal; what cannot be encoded is escaped."""
-    console = Console(file=sys.stdout)
-    paint = Painter(console)
-    stream: BinaryIO = sys.stdout.buffer
+    paint = Painter(Console(file=sys.stdout))
+    _emit(_encoded(lines(paint), batch))
+
+
+def _encoded(lines: Iterable[str], batch: int) -> Iterator[bytes]:
     pending: list[str] = []
-    for line in lines(paint):
+    for line in lines:
         pending.append(line)
         if len(pending) >= batch:
-            stream.write(("\n".join(pending) + "\n").encode("utf-8", "backslashreplace"))
+            yield ("\n".join(pending) + "\n").encode("utf-8", "backslashreplace")
             pending.clear()
     if pending:
-        stream.write(("\n".join(pending) + "\n").encode("utf-8", "backslashreplace"))
-    stream.flush()
+        yield ("\n".join(pending) + "\n").encode("utf-8", "backslashreplace")
+
+
+def _emit(chunks: Iterable[bytes]) -> None:
+    """Write to stdout; when the reader has gone (`| head`), stop quietly with status 141,
+    the shell's for SIGPIPE, so that a cut-short `check` is not taken for "anomalies"."""
+    stream: BinaryIO = sys.stdout.buffer
+    try:
+        for chunk in chunks:
+            stream.write(chunk)
+        stream.flush()
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)

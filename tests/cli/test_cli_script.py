@@ -58,3 +58,22 @@ def test_trace_does_not_import_the_web_stack() -> None:
         check=False,
     )
     assert done.stdout.decode().splitlines()[-1] == "[]", done.stderr
+
+
+def test_output_cut_short_exits_141_quietly() -> None:
+    from cli_streams import call, chunk
+
+    long = [chunk(call(0, "call_1", "f", "")), *[chunk(call(0, args="x")) for _ in range(5000)]]
+    with subprocess.Popen(
+        [str(SCRIPT), "trace", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(sse(long).encode())
+        process.stdin.close()
+        assert process.stdout.readline().startswith(b"input  sse")
+        process.stdout.close()
+        assert process.wait(timeout=60) == 141
+        assert process.stderr is not None and process.stderr.read() == b""
