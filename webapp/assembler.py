@@ -39,6 +39,7 @@ from webapp.rules import Candidate, Match, Policy, resolve, rules_for
 from webapp.trace import Anomaly, Block, BlockKind, Event, Fold, Fragment, Path, Step, Trace
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+_REASONING_KEYS = frozenset((*_REASONING_FIELDS, "reasoning_details"))
 _STOP_REASONS = {
     "stop": "stop",
     "end": "stop",
@@ -205,6 +206,10 @@ class Assembler:
         return Step(number, record.line, "chunk", events=tuple(events), note="provider error")
 
     def _select(self, number: int, choices: Any) -> tuple[dict[str, Any] | None, str | None]:
+        if type(choices) is list and len(choices) == 1 and type(choices[0]) is dict:
+            index = choices[0].get("index", 0)  # the usual case: one choice, the one followed
+            if type(index) is int and index == self.options.choice:
+                return choices[0], None
         if not isinstance(choices, list):
             return None, "no choices array: skipped, as upstream does"
         if not choices:
@@ -233,6 +238,8 @@ class Assembler:
         return chosen, None
 
     def _reasoning(self, number: int, delta: dict[str, Any], events: list[Event]) -> None:
+        if _REASONING_KEYS.isdisjoint(delta):
+            return
         for name in _REASONING_FIELDS:
             value = delta.get(name)
             if isinstance(value, str) and value:

@@ -152,6 +152,14 @@ def read_keys(fragment: dict[str, Any]) -> Keys:
     raw_arguments = function.get("arguments")
     raw_input = custom.get("input")
     index = raw_index if is_number(raw_index) else None
+    ordinary = (
+        (raw_index is None or type(raw_index) is int)
+        and (raw_id is None or type(raw_id) is str)
+        and (raw_name is None or type(raw_name) is str)
+        and (raw_arguments is None or type(raw_arguments) is str)
+        and (raw_function is None or raw_function is function)
+        and raw_input is None
+    )
     return Keys(
         index=index,
         id=raw_id if truthy(raw_id) else None,
@@ -163,7 +171,7 @@ def read_keys(fragment: dict[str, Any]) -> Keys:
         raw_arguments=raw_arguments,
         custom_only=truthy(raw_custom) and not truthy(raw_function),
         custom_input=raw_input if isinstance(raw_input, str) else "",
-        oddities=_oddities(fragment, index),
+        oddities=() if ordinary else _oddities(fragment, index),
     )
 
 
