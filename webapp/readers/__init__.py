@@ -51,7 +51,17 @@ def read(text: str, fmt: str = "auto") -> ReadResult:
         raise ReaderError("the input is empty")
     with paused_gc():
         result = _detect(text) if fmt == "auto" else _read_as(text, fmt)
-    return _with_replacement_note(result, text)
+    return _with_model(_with_replacement_note(result, text))
+
+
+def _with_model(result: ReadResult) -> ReadResult:
+    """Without a request to name the model (a HAR has one), take the first chunk's `model`."""
+    if result.model is not None:
+        return result
+    for record in result.records[:50]:
+        if isinstance(record.value, dict) and isinstance(record.value.get("model"), str):
+            return replace(result, model=record.value["model"])
+    return result
 
 
 def _found(result: ReadResult) -> bool:

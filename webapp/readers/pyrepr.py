@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from typing import Any
 
 from webapp.readers.parse import split_lines
@@ -115,7 +116,11 @@ def _parse(block: str) -> ast.expr:
     if len(block) > MAX_RECORD:
         raise ReprError(f"longer than {MAX_RECORD} characters")
     try:
-        return ast.parse(block.strip(), mode="eval").body
+        with warnings.catch_warnings():
+            # "invalid escape sequence" in a pasted string literal is the paste's business,
+            # not a warning for the terminal or the server log.
+            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+            return ast.parse(block.strip(), mode="eval").body
     except SyntaxError as error:
         raise ReprError(
             f"{error.msg} (line {error.lineno}, column {error.offset} of this record)"
