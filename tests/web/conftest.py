@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +13,11 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, sync_playwright
+from webstreams import Store, Watched
 
 from webapp.app import create_app
 from webapp.settings import Settings
-
-Store = Callable[..., str]
 
 
 @pytest.fixture
@@ -97,27 +95,6 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server.should_exit = True
     thread.join(timeout=30)
     sock.close()
-
-
-@dataclass
-class Watched:
-    """A page plus what it reported: console errors, uncaught errors, dialogs."""
-
-    page: Page
-    base: str
-    errors: list[str] = field(default_factory=list)
-    dialogs: list[str] = field(default_factory=list)
-
-    def store(self, text: str, title: str = "browser test") -> str:
-        """Store a stream through the API; its id."""
-        response = httpx.post(f"{self.base}/api/streams", json={"text": text, "title": title})
-        assert response.status_code == 201, response.text
-        return str(response.json()["id"])
-
-    def assert_clean(self) -> None:
-        """Nothing went to the console as an error, nothing threw, no dialog opened."""
-        assert self.errors == []
-        assert self.dialogs == []
 
 
 @pytest.fixture

@@ -8,9 +8,8 @@ import json
 import re
 
 import pytest
-from conftest import Store
 from fastapi.testclient import TestClient
-from webstreams import CONTINUATION, chunk
+from webstreams import CONTINUATION, Store, chunk
 
 from webapp.assembler import Options, assemble
 from webapp.readers import decode, read

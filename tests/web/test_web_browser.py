@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import Watched
 from playwright.sync_api import expect
-from webstreams import CONTINUATION, sse
+from webstreams import CONTINUATION, Watched, sse
 
 pytestmark = pytest.mark.browser
 

@@ -7,10 +7,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from conftest import Store
 from fastapi.testclient import TestClient
 from markupsafe import escape
-from webstreams import CONTINUATION, HX, chunk, sse
+from webstreams import CONTINUATION, HX, Store, chunk, sse
 
 from webapp.app import create_app
 from webapp.examples import EXAMPLES
