@@ -15,9 +15,17 @@ import webapp
 from webapp.rules import RULES
 from webapp.web.text import printable
 
-ROOT = Path(webapp.__file__).resolve().parent.parent
-TEMPLATES = ROOT / "templates"
-STATIC = ROOT / "static"
+PACKAGE = Path(webapp.__file__).resolve().parent
+
+
+def _beside_package(name: str) -> Path:
+    """A top-level folder of the checkout, or its copy inside an installed wheel."""
+    inside = PACKAGE / name
+    return inside if inside.is_dir() else PACKAGE.parent / name
+
+
+TEMPLATES = _beside_package("templates")
+STATIC = _beside_package("static")
 HTMX = "htmx-4.0.1.min.js"
 
 
