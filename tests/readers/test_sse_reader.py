@@ -177,3 +177,17 @@ def test_sse_explicitly_chosen_without_data_lines_is_an_error() -> None:
 
     with pytest.raises(ReaderError, match='no line starts with "data:"'):
         read('{"a": 1}\n', "sse")
+
+
+def test_two_events_run_together_get_a_hint_and_the_rest_is_read() -> None:
+    broken = 'data: {"choices":[{"index":0,"delta":{"content":"Par'
+    text = f"{broken}\ndata: {CHUNK}\n\ndata: {CHUNK}\n\n"
+    first, second = read_sse(text).records
+    assert first.kind == "invalid" and first.line == 1
+    assert "2 data: lines" in (first.error or "") and "blank line missing" in (first.error or "")
+    assert second.kind == "chunk" and second.line == 4
+
+
+def test_a_value_spread_over_data_lines_needs_no_hint() -> None:
+    (record,) = read_sse('data: {"choices":\ndata: []}\n\n').records
+    assert record.kind == "chunk" and record.value == {"choices": []}

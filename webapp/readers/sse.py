@@ -45,6 +45,11 @@ def _record(data: list[str], event: str | None, line: int, at_end: bool) -> Reco
         error += TRUNCATED
     elif payload.strip() == "[DONE]":
         error += '; upstream recognises only data exactly equal to "[DONE]"'
+    elif len(data) > 1 and sum(parse_json(part)[1] is None for part in data) >= 1:
+        error += (
+            f"; this event has {len(data)} data: lines, which SSE joins with a newline: "
+            "is a blank line missing between two events, or a line cut short?"
+        )
     return Record(kind="invalid", line=line, text=payload, error=error, event=event)
 
 
