@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webapp.gcpause import paused_gc
-from webapp.jsoncheck import Completion, dumps, loads
+from webapp.jsoncheck import Completion, dumps, parses
 from webapp.jsvalue import Keys, is_number, js_string, json_piece, map_key, read_keys, truthy
 from webapp.records import Record
 from webapp.rules import Candidate, Match, Policy, resolve, rules_for
@@ -520,7 +520,7 @@ class Assembler:
                     + (f" holding {_clip(block.text)}" if block.text else ""),
                 )  # fmt: skip
             text = block.text
-            if text and not _valid_json(text):
+            if text and not parses(text):
                 self._anomaly(
                     "invalid-arguments", number, block.number,
                     f"block #{block.number}'s final arguments are not valid JSON: {_clip(text)}",
@@ -583,14 +583,6 @@ def _is_reasoning_detail(detail: Any) -> bool:
             signature is None or isinstance(signature, str)
         )
     return False
-
-
-def _valid_json(text: str) -> bool:
-    try:
-        loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return True
 
 
 def _hashable(value: Any) -> object:

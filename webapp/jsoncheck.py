@@ -77,13 +77,13 @@ class Completion:
         if self._root == "scalar":
             self.complete = self._check_scalar()
         elif closed:
-            self.complete = _parses("".join(self._pieces))
+            self.complete = parses("".join(self._pieces))
             self._dead = not self.complete  # a closed, invalid root value cannot be mended
         return self.complete
 
     def _check_scalar(self) -> bool:
         text = "".join(self._pieces).strip(_WHITESPACE)
-        if _parses(text):
+        if parses(text):
             return True
         if _SCALAR_PREFIX.fullmatch(text) is None:
             self._dead = True
@@ -140,7 +140,8 @@ class Completion:
         return closed
 
 
-def _parses(text: str) -> bool:
+def parses(text: str) -> bool:
+    """Whether the text parses strictly as one JSON value."""
     try:
         loads(text)
     except (ValueError, RecursionError):

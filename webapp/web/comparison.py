@@ -11,7 +11,7 @@ from webapp.rules import Policy
 from webapp.trace import Step, Trace
 from webapp.web.query import PATHS, Links, options_query
 from webapp.web.text import Clipped, clip, tally
-from webapp.web.views import Badge, block_label, is_phantom
+from webapp.web.views import Badge, badges, block_label, is_phantom
 
 BLOCK_TEXT_LIMIT = 300
 
@@ -197,21 +197,13 @@ def _row(
 
 
 def _side(trace: Trace, step: Step, links: Links, anomalies: list[str]) -> Side:
-    badges = tuple(
-        Badge(
-            rule=fragment.rule,
-            label=block_label(trace, fragment.block),
-            phantom=is_phantom(trace, fragment.block),
-            late=fragment.late,
-        )
-        for fragment in step.fragments
-    )
+    step_badges = badges(trace, step)
     events = tally(
         event.type
         for event in step.events
         if event.type in ("toolcall_start", "toolcall_end", "done", "error")
     )
-    return Side(badges, events, tally(anomalies), links.step(step.step))
+    return Side(step_badges, events, tally(anomalies), links.step(step.step))
 
 
 def _final_blocks(trace: Trace) -> tuple[FinalBlock, ...]:

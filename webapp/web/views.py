@@ -246,9 +246,9 @@ def window_around(view: TraceView, links: Links, step: int, size: int) -> Window
     return window(view, links, start, end, step, size)
 
 
-def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
-    trace = view.trace
-    badges = tuple(
+def badges(trace: Trace, step: Step) -> tuple[Badge, ...]:
+    """One badge per fragment of the step: its rule and the block it landed on."""
+    return tuple(
         Badge(
             rule=fragment.rule,
             label=block_label(trace, fragment.block),
@@ -257,6 +257,11 @@ def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
         )
         for fragment in step.fragments
     )
+
+
+def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
+    trace = view.trace
+    step_badges = badges(trace, step)
     return Row(
         step=step.step,
         line=step.line,
@@ -264,7 +269,7 @@ def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
         url=links.step(step.step),
         selected=step.step == selected,
         assembled=step.assembled,
-        badges=badges,
+        badges=step_badges,
         marks=_marks(trace, step),
         anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
         error=clip_head(step.error, 120).head if step.error else None,
