@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from webapp.gcpause import paused_gc
 from webapp.rules import Policy, RuleName
 
 StepKind = Literal["chunk", "done", "invalid", "end"]
@@ -298,6 +299,10 @@ class Trace:
 
     def to_json(self) -> dict[str, Any]:
         """The whole trace as schema-1 JSON, what `streamviz trace --format json` prints."""
+        with paused_gc():
+            return self._json()
+
+    def _json(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "policy": self.policy,
