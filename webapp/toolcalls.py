@@ -1,0 +1,282 @@
+"""The tool-call blocks of a stream: the registry the rules consult, and how a fragment lands.
+
+On the client path every block is a content block from the moment it opens. On the
+server-tools path blocks are *candidates*: they take fragments until they fold (a name and
+arguments that parse as one complete JSON value), and only then become a server-tool call
+or a client block. A freeform (`custom`) tool call gets its input wrapped as upstream does:
+`{"input":"` once, the escaped text, `"}` when it ends.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from webapp.chunks import type_name
+from webapp.jsoncheck import Completion, parses
+from webapp.jsvalue import Keys, js_string, json_piece, map_key, read_keys, truthy
+from webapp.options import Options
+from webapp.rules import Candidate, Match, resolve, rules_for
+from webapp.trace import Block, Event, Fold, Fragment
+
+Report = Callable[[str, int, "int | None", str], None]
+"""Report an anomaly: code, step, block, message."""
+Push = Callable[[Block, int], None]
+"""Put a block into the content array at a step."""
+
+
+class ToolCalls:
+    """Tool-call blocks (or server-tools candidates) in opening order, and where keys point."""
+
+    def __init__(self, options: Options, push: Push, report: Report) -> None:
+        self.options = options
+        self._rules = rules_for(options.policy)
+        self._server = options.path == "server-tools"
+        self._push = push
+        self._report = report
+        self.blocks: list[Block] = []
+        self.rule_counts: Counter[str] = Counter()
+        self._by_index: dict[object, Block] = {}
+        self._by_id: dict[object, Block] = {}
+        self._open: list[Block] = []
+        self._completions: dict[int, Completion] = {}
+        self._freeform: dict[int, bool] = {}
+        """Blocks taking `custom.input` (freeform tools), by number: whether their JSON opened."""
+
+    # The registry, as the rules see it (webapp.rules.Lookup).
+
+    def holder_of_index(self, index: Any) -> Candidate | None:
+        """The block registered under this index, folded or not."""
+        return self._by_index.get(map_key(index))
+
+    def holder_of_id(self, call_id: Any) -> Candidate | None:
+        """The block registered under this id, folded or not."""
+        return self._by_id.get(map_key(call_id))
+
+    def latest_open(self) -> Candidate | None:
+        """The most recently opened block that still takes fragments."""
+        while self._open and self._open[-1].fold is not None:
+            self._open.pop()
+        return self._open[-1] if self._open else None
+
+    def takes_fragments(self, block: Candidate) -> bool:
+        """False for a folded candidate."""
+        return block.folded_step is None
+
+    @property
+    def server_path(self) -> bool:
+        """Whether blocks are server-tools candidates that fold."""
+        return self._server
+
+    # Fragments.
+
+    def fragments(
+        self, number: int, delta: dict[str, Any], events: list[Event]
+    ) -> tuple[Fragment, ...]:
+        """Resolve every entry of `delta.tool_calls`, in array order."""
+        calls = delta.get("tool_calls")
+        if not truthy(calls):
+            return ()
+        if not isinstance(calls, list):
+            self._report(
+                "malformed-delta", number, None,
+                f"delta.tool_calls is {type_name(calls)}, not an array: ignored "
+                "(upstream would fail or misread it)",
+            )  # fmt: skip
+            return ()
+        return tuple(
+            self._fragment(number, position, raw, events) for position, raw in enumerate(calls)
+        )
+
+    def _fragment(self, number: int, position: int, raw: Any, events: list[Event]) -> Fragment:
+        keys = read_keys(raw if isinstance(raw, dict) else {})
+        oddities = keys.oddities
+        if not isinstance(raw, dict):
+            oddities = (
+                f"the fragment is {type_name(raw)}, not an object: read as one with no keys"
+                + (" (upstream's client fails on it with a TypeError)" if raw is None else ""),
+            )
+        match = resolve(keys, self, self._rules)
+        self.rule_counts[match.rule] += 1
+        late = self._server and self._names_folded(keys)
+        if oddities:
+            self._report("malformed-fragment", number, None, "; ".join(oddities))
+        if match.rule == "drop":
+            if keys.arguments:
+                self._report(
+                    "dropped-fragment", number, None,
+                    f"fragment {position} carried arguments {_clip(keys.arguments)} and was "
+                    "dropped: no block was open to continue",
+                )  # fmt: skip
+            block = None
+        elif match.rule == "new":
+            block = self._open_block(number, keys, events)
+        else:
+            block = _block(match)
+            self._register(number, block, keys, match)
+        appended = "" if block is None else self._land(number, block, keys, events)
+        if late:
+            self._report(
+                "late-fragment", number, None if block is None else block.number,
+                f"fragment {position} names a candidate that has already folded; it was "
+                f"resolved as if nothing matched ({match.rule})",
+            )  # fmt: skip
+        return Fragment(
+            position,
+            keys.raw_index if isinstance(raw, dict) else None,
+            keys.raw_id if isinstance(raw, dict) else None,
+            keys.raw_name if isinstance(raw, dict) else None,
+            keys.raw_arguments if isinstance(raw, dict) else None,
+            match.rule,
+            None if block is None else block.number,
+            match.reason,
+            appended,
+            late,
+            oddities,
+        )
+
+    def _names_folded(self, keys: Keys) -> bool:
+        holders = []
+        if keys.index is not None:
+            holders.append(self._by_index.get(map_key(keys.index)))
+        if keys.id is not None:
+            holders.append(self._by_id.get(map_key(keys.id)))
+        return any(holder is not None and holder.fold is not None for holder in holders)
+
+    def _open_block(self, number: int, keys: Keys, events: list[Event]) -> Block:
+        block = Block("toolCall", len(self.blocks), number)
+        self.blocks.append(block)
+        self._open.append(block)
+        if keys.id is not None:
+            block.ids.append((number, keys.id))
+            self._alias(number, block, keys.id)
+        if keys.raw_name is not None and keys.raw_name != "":
+            block.names.append((number, keys.raw_name))  # upstream opens with `name ?? ""`
+        if keys.index is not None:
+            self._by_index[map_key(keys.index)] = block
+            block.indexes.append((number, keys.index))
+        if keys.custom_only:
+            self._freeform[block.number or 0] = False
+        if self._server:
+            self._completions[block.number or 0] = Completion()
+        else:
+            self._push(block, number)
+            block.start_steps.append(number)
+            events.append(Event("toolcall_start", block.content_index))
+        return block
+
+    def _register(self, number: int, block: Block, keys: Keys, match: Match) -> None:
+        if keys.custom_only and (block.number or 0) not in self._freeform:
+            self._freeform[block.number or 0] = False  # upstream switches it to custom input
+        if match.rule != "continuation" and keys.index is not None and not block.indexes:
+            self._by_index[map_key(keys.index)] = block
+            block.indexes.append((number, keys.index))
+        if keys.id is not None:
+            if match.rule == "exact-index" and truthy(block.id) and block.id != keys.id:
+                self._report(
+                    "id-conflict", number, block.number,
+                    f"index {js_string(keys.index)} names block #{block.number} (id "
+                    f"{js_string(block.id)}) but the fragment carries id {js_string(keys.id)}; "
+                    "that id now points at this block too",
+                )  # fmt: skip
+            self._alias(number, block, keys.id)
+            if not truthy(block.id):
+                block.ids.append((number, keys.id))
+        if keys.name is not None:
+            if not truthy(block.name):
+                block.names.append((number, keys.name))
+            elif keys.name != block.name:
+                self._report(
+                    "name-conflict", number, block.number,
+                    f"block #{block.number} is named {js_string(block.name)}; a fragment "
+                    f"names it {js_string(keys.name)}: the first name is kept",
+                )  # fmt: skip
+
+    def _alias(self, number: int, block: Block, call_id: Any) -> None:
+        self._by_id[map_key(call_id)] = block
+        block.aliases.append((number, call_id))
+
+    def _land(self, number: int, block: Block, keys: Keys, events: list[Event]) -> str:
+        """Append the fragment's text to the block; returns the text appended."""
+        piece = keys.arguments
+        if (block.number or 0) in self._freeform:
+            piece = self._freeform_piece(block, keys.custom_input, closing=False)
+        self._append(number, block, piece, events)
+        server_ready = self._server and self._completions[block.number or 0].complete
+        if server_ready and truthy(block.name):
+            self._fold(number, block, events)
+        return piece
+
+    def _append(self, number: int, block: Block, piece: str, events: list[Event]) -> None:
+        if piece:
+            block.append(number, piece)
+        if self._server:
+            self._completions[block.number or 0].feed(piece)
+        else:
+            events.append(Event("toolcall_delta", block.content_index, delta=piece))
+
+    def _freeform_piece(self, block: Block, text: str, *, closing: bool) -> str:
+        """Upstream's grammar-tool input as JSON text: `{"input":"` once, escaped text, `"}`."""
+        number = block.number or 0
+        if not text and not closing:
+            return ""
+        opening = "" if self._freeform[number] else '{"input":"'
+        self._freeform[number] = True
+        return opening + json_piece(text) + ('"}' if closing else "")
+
+    def _fold(self, number: int, block: Block, events: list[Event]) -> None:
+        server = self.options.is_server_tool(block.name)
+        block.fold = Fold(number, "server" if server else "client")
+        self._completions.pop(block.number or 0, None)
+        if server:
+            return
+        self._push(block, number)
+        block.start_steps.append(number)
+        events.append(Event("toolcall_start", block.content_index))
+        events.append(Event("toolcall_delta", block.content_index, delta=block.text))
+
+    # The end of the stream.
+
+    def fold_pending(self, number: int, events: list[Event]) -> None:
+        """Server-tools path: every candidate still pending folds, in opening order."""
+        if not self._server:
+            return
+        for block in self.blocks:
+            if block.fold is None:
+                self.close(number, block, events)
+                self._fold(number, block, events)
+
+    def close(self, number: int, block: Block, events: list[Event]) -> None:
+        """A freeform block's JSON closes (`"}`) before it ends or folds, as upstream's does."""
+        if block.kind == "toolCall" and (block.number or 0) in self._freeform:
+            closing = self._freeform_piece(block, "", closing=True)
+            del self._freeform[block.number or 0]  # closed once: closing again adds nothing
+            self._append(number, block, closing, events)
+
+    def final_anomalies(self, number: int) -> None:
+        """Phantom calls and invalid arguments, judged on the final blocks."""
+        for block in self.blocks:
+            server_call = block.fold is not None and block.fold.as_ == "server"
+            if not server_call and not truthy(block.name):
+                self._report(
+                    "phantom-call", block.opened_step, block.number,
+                    f"block #{block.number} ends with no name: a phantom call"
+                    + (f" holding {_clip(block.text)}" if block.text else ""),
+                )  # fmt: skip
+            text = block.text
+            if text and not parses(text):
+                self._report(
+                    "invalid-arguments", number, block.number,
+                    f"block #{block.number}'s final arguments are not valid JSON: {_clip(text)}",
+                )  # fmt: skip
+
+
+def _block(match: Match) -> Block:
+    assert isinstance(match.block, Block)
+    return match.block
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    shown = text if len(text) <= limit else text[: limit - 3] + "..."
+    return repr(shown)
