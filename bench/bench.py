@@ -40,8 +40,8 @@ from typing import Any
 
 from webapp.assembler import Options, assemble
 from webapp.cli import main as cli_main
+from webapp.cli.report import dumps, trace_document
 from webapp.readers import decode, read
-from webapp.report import dumps, trace_document
 
 ARGUMENT_BYTES = 1_000_000
 FRAGMENTS = 100_000

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from webapp.compare import Comparison, Row
-from webapp.records import ReadResult
-from webapp.render import (
+from webapp.cli.render import (
     Painter,
     block_lines,
     escape,
@@ -19,6 +17,8 @@ from webapp.render import (
     quote,
     summary_line,
 )
+from webapp.compare import Comparison, Row
+from webapp.records import ReadResult
 from webapp.trace import Step
 
 _CELL_WIDTH = 20
