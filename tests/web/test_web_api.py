@@ -8,10 +8,12 @@ import json
 import re
 
 import pytest
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from webstreams import CONTINUATION, Store, chunk
 
 from webapp.assembler import Options, assemble
+from webapp.cli import main
 from webapp.readers import decode, read
 
 
@@ -201,14 +203,26 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
 def test_input_of_the_trace_names_the_format(client: TestClient, store: Store) -> None:
     stream_id = store(CONTINUATION)
     data = client.get(f"/api/streams/{stream_id}/trace").json()
+    result = read(decode(CONTINUATION.encode()))
     assert data["input"] == {
         "format": "sse",
-        "notes": list(read(decode(CONTINUATION.encode())).notes),
+        "records": len(result.records),
+        "notes": list(result.notes),
         "model": None,
         "tools": [],
         "others": [],
         "meta": {},
     }
+
+
+def test_the_api_trace_is_the_cli_trace_document(client: TestClient, store: Store) -> None:
+    stream_id = store(CONTINUATION)
+    data = client.get(f"/api/streams/{stream_id}/trace?policy=exact-key").json()
+    runner = CliRunner()
+    printed = runner.invoke(main, ["trace", "-", "--policy", "exact-key", "--format", "json"],
+                            input=CONTINUATION)  # fmt: skip
+    assert printed.exit_code == 0
+    assert data == json.loads(printed.stdout)
 
 
 def test_docs_page_runs_its_one_inline_script_by_hash_only(client: TestClient) -> None:

@@ -9,31 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from webapp.compare import Comparison, Outcome
+from webapp.document import input_json, trace_document
 from webapp.jsoncheck import dumps
 from webapp.records import ReadResult
 from webapp.trace import SCHEMA, Step, Trace
 
 __all__ = ["check_document", "compare_document", "dumps", "input_json", "trace_document"]
-
-
-def input_json(source: ReadResult) -> dict[str, Any]:
-    """What the reader found: the detected format, its notes, the request's model and tools."""
-    return {
-        "format": source.format,
-        "records": len(source.records),
-        "notes": list(source.notes),
-        "model": source.model,
-        "tools": list(source.tools),
-        "others": [{"label": entry.label, "detail": entry.detail} for entry in source.others],
-        "meta": source.meta,
-    }
-
-
-def trace_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
-    """`streamviz trace --format json`: the schema-1 trace with an "input" key."""
-    document = trace.to_json()
-    document["input"] = input_json(source)
-    return document
 
 
 def check_document(trace: Trace, source: ReadResult) -> dict[str, Any]:

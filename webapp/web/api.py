@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -10,7 +9,9 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from webapp.records import ReaderError, ReadResult
+from webapp.document import trace_document
+from webapp.jsoncheck import dumps
+from webapp.records import ReaderError
 from webapp.web.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
@@ -128,7 +129,15 @@ _TRACE_EXAMPLE = {
     "content": [],
     "anomalies": [],
     "summary": {},
-    "input": {"format": "sse", "notes": [], "model": None, "tools": [], "others": [], "meta": {}},
+    "input": {
+        "format": "sse",
+        "records": 4,
+        "notes": [],
+        "model": None,
+        "tools": [],
+        "others": [],
+        "meta": {},
+    },
 }
 
 
@@ -138,25 +147,8 @@ def _service(request: Request) -> Service:
 
 
 def json_response(content: Any, status: int = 200) -> Response:
-    """JSON that keeps non-ASCII as is, escaping only what UTF-8 cannot carry (lone surrogates)."""
-    text = json.dumps(content, ensure_ascii=False)
-    try:
-        body = text.encode("utf-8")
-    except UnicodeEncodeError:
-        body = json.dumps(content).encode("ascii")
-    return Response(body, status_code=status, media_type="application/json")
-
-
-def input_json(result: ReadResult) -> dict[str, Any]:
-    """What the reader found besides the records, for the trace's `input` key."""
-    return {
-        "format": result.format,
-        "notes": list(result.notes),
-        "model": result.model,
-        "tools": list(result.tools),
-        "others": [{"label": e.label, "detail": e.detail} for e in result.others],
-        "meta": dict(result.meta),
-    }
+    """JSON as the CLI writes it: UTF-8, lone surrogates escaped."""
+    return Response(dumps(content), status_code=status, media_type="application/json")
 
 
 @router.post(
@@ -258,9 +250,7 @@ def stream_trace(request: Request, stream_id: str) -> Response:
     """Assemble the stored stream under the given options and return the trace."""
     options = parse_options(request.query_params)
     view = _service(request).view(stream_id, options)
-    out = view.trace.to_json()
-    out["input"] = input_json(view.reading.result)
-    return json_response(out)
+    return json_response(trace_document(view.trace, view.reading.result))
 
 
 @router.get(

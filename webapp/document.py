@@ -1,0 +1,28 @@
+"""The trace document that `streamviz trace --format json` prints and the API returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webapp.records import ReadResult
+from webapp.trace import Trace
+
+
+def input_json(source: ReadResult) -> dict[str, Any]:
+    """What the reader found: the detected format, its notes, the request's model and tools."""
+    return {
+        "format": source.format,
+        "records": len(source.records),
+        "notes": list(source.notes),
+        "model": source.model,
+        "tools": list(source.tools),
+        "others": [{"label": entry.label, "detail": entry.detail} for entry in source.others],
+        "meta": dict(source.meta),
+    }
+
+
+def trace_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
+    """The schema-1 trace with an "input" key describing what was read."""
+    document = trace.to_json()
+    document["input"] = input_json(source)
+    return document
