@@ -293,10 +293,6 @@ class Trace:
                 states.append(state)
         return tuple(states)
 
-    def anomalies_at(self, step: int) -> tuple[Anomaly, ...]:
-        """The anomalies reported at `step`."""
-        return tuple(anomaly for anomaly in self.anomalies if anomaly.step == step)
-
     def to_json(self) -> dict[str, Any]:
         """The whole trace as schema-1 JSON, what `streamviz trace --format json` prints."""
         with paused_gc():
