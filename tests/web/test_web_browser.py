@@ -83,6 +83,27 @@ def test_keyboard_steps_and_the_url_and_panels_follow(watched: Watched) -> None:
     watched.assert_clean()
 
 
+def test_nothing_done_during_a_swap_is_undone_after_it(watched: Watched) -> None:
+    """htmx 4's settle phase restores swapped elements' attributes after a timer, which undid
+    a `?` pressed in that window and left fresh links unwired (a key press then loaded a whole
+    page). The app turns settling off; this opens the keys list at the instant of the swap."""
+    page = watched.page
+    stream_id = watched.store(CONTINUATION)
+    page.goto(f"{watched.base}/s/{stream_id}?step=0")
+    page.evaluate(
+        """window.__sameDocument = true;
+        document.addEventListener("htmx:before:settle", () => {
+            document.getElementById("keys").open = true;
+        }, {once: true});"""
+    )
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#stage")).to_have_attribute("data-step", "1")
+    expect(page.locator("#keys dl")).to_be_visible()
+    assert page.evaluate("document.getElementById('keys').open") is True
+    assert page.evaluate("window.__sameDocument") is True
+    watched.assert_clean()
+
+
 def test_reload_and_back_keep_the_step(watched: Watched) -> None:
     page = watched.page
     stream_id = watched.store(CONTINUATION)
