@@ -38,9 +38,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
 from webapp.cli import main as cli_main
 from webapp.cli.report import dumps, trace_document
+from webapp.options import Options
 from webapp.readers import decode, read
 
 ARGUMENT_BYTES = 1_000_000

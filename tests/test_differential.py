@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 from upstream_ref import UpstreamRef, UpstreamResult, UpstreamUnavailable
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
+from webapp.options import Options
 from webapp.readers import read
 from webapp.records import Record
 from webapp.rules import Policy

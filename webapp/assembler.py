@@ -47,7 +47,7 @@ from webapp.records import Record
 from webapp.toolcalls import ToolCalls
 from webapp.trace import Anomaly, Block, BlockKind, Event, Fragment, Step, Trace
 
-__all__ = ["Assembler", "Options", "assemble"]
+__all__ = ["Assembler", "assemble"]
 
 
 class Assembler:

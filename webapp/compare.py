@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
 from webapp.gcpause import paused_gc
 from webapp.jsvalue import truthy
+from webapp.options import Options
 from webapp.records import Record
 from webapp.rules import Policy
 from webapp.trace import Block, Step, Trace, value_as_of

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webapp.rules import Policy
-from webapp.trace import Path
+from webapp.trace import AssemblyPath
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,7 +14,7 @@ class Options:
     """How to assemble: the policy, the path, the server tools, and the choice to follow."""
 
     policy: Policy = "adr-0019"
-    path: Path = "client"
+    path: AssemblyPath = "client"
     server_tools: tuple[str, ...] = ()
     """Exact tool names, or prefixes ending in `*` such as `openrouter:*`."""
     choice: int = 0

@@ -17,7 +17,7 @@ from webapp.gcpause import paused_gc
 from webapp.rules import Policy, RuleName
 
 StepKind = Literal["chunk", "done", "invalid", "end"]
-Path = Literal["client", "server-tools"]
+AssemblyPath = Literal["client", "server-tools"]
 BlockKind = Literal["toolCall", "text", "thinking"]
 SCHEMA = 1
 
@@ -263,7 +263,7 @@ class Trace:
     """Everything the assembler did to one stream under one policy and path."""
 
     policy: Policy
-    path: Path
+    path: AssemblyPath
     server_tools: tuple[str, ...]
     choice: int
     steps: tuple[Step, ...]

@@ -7,8 +7,8 @@ import re
 
 from cli_streams import CLEAN, CONTINUATION, Invoke, Write, call, chunk, sse
 
-from webapp.assembler import Options
 from webapp.compare import compare
+from webapp.options import Options
 from webapp.readers import read
 
 

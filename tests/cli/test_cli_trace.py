@@ -8,7 +8,8 @@ import re
 import pytest
 from cli_streams import CLEAN, CONTINUATION, SERVER, WRITERS, Invoke, Write, har, sse, two_choices
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
+from webapp.options import Options
 from webapp.palette import RULE_COLOURS
 from webapp.readers import read
 from webapp.rules import RULE_NAMES

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
+from webapp.options import Options
 from webapp.readers import read
 from webapp.rules import POLICIES
 

@@ -19,8 +19,9 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
 from webapp.jsoncheck import Completion, dumps, loads
+from webapp.options import Options
 from webapp.records import Record
 
 from .streamkit import ABSENT, F, check_schema, chunk, records

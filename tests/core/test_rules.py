@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
+from webapp.options import Options
 from webapp.trace import Trace
 
 from .streamkit import ANOMALY_CODES, F, check_schema, tool_stream

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from webstreams import CONTINUATION, Store, chunk
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
 from webapp.cli import main
+from webapp.options import Options
 from webapp.readers import decode, read
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from starlette.datastructures import QueryParams
 
-from webapp.assembler import Options
+from webapp.options import Options
 from webapp.palette import RULE_COLOURS
 from webapp.rules import RULE_NAMES
 from webapp.storage import Storage

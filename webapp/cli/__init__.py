@@ -16,16 +16,17 @@ from typing import Any, BinaryIO, TypeVar, cast
 import click
 from rich.console import Console
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
 from webapp.cli.compareview import compare_lines
 from webapp.cli.render import Painter, check_lines, trace_lines
 from webapp.cli.report import check_document, compare_document, dumps, trace_document
 from webapp.compare import compare as compare_policies
 from webapp.gcpause import paused_gc
+from webapp.options import Options
 from webapp.readers import FORMATS, decode, read
 from webapp.records import ReaderError, ReadResult
 from webapp.rules import POLICIES, Policy
-from webapp.trace import Path as AssemblyPath
+from webapp.trace import AssemblyPath
 
 F = TypeVar("F", bound=Callable[..., Any])
 _PATHS = ("client", "server-tools")

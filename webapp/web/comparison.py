@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from webapp.assembler import Options
 from webapp.compare import Comparison, Row
+from webapp.options import Options
 from webapp.rules import Policy
 from webapp.trace import Step, Trace
 from webapp.web.query import PATHS, Links, options_query

@@ -17,8 +17,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.templating import Jinja2Templates
 
-from webapp.assembler import Options
 from webapp.examples import EXAMPLES
+from webapp.options import Options
 from webapp.readers import FORMATS, decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES

@@ -13,11 +13,11 @@ from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
 
-from webapp.assembler import Options
+from webapp.options import Options
 from webapp.rules import POLICIES, Policy
-from webapp.trace import Path
+from webapp.trace import AssemblyPath
 
-PATHS: tuple[Path, ...] = get_args(Path)
+PATHS: tuple[AssemblyPath, ...] = get_args(AssemblyPath)
 MAX_CHOICE = 1000
 MAX_SERVER_TOOLS = 50
 
@@ -43,7 +43,7 @@ def parse_policy(value: str | None, default: Policy = "adr-0019", name: str = "p
     raise BadQuery(f"{name} must be one of {', '.join(POLICIES)} (got {value[:40]!r})")
 
 
-def parse_path(value: str | None) -> Path:
+def parse_path(value: str | None) -> AssemblyPath:
     """An assembly path, "client" when absent or empty."""
     if not value:
         return "client"
@@ -141,7 +141,7 @@ class Links:
         other = Links(self.stream_id, replace(self.options, policy=policy))
         return other.step(step)
 
-    def path(self, path: Path, step: int) -> str:
+    def path(self, path: AssemblyPath, step: int) -> str:
         """The same step on another path."""
         other = Links(self.stream_id, replace(self.options, path=path))
         return other.step(step)

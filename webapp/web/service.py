@@ -12,8 +12,9 @@ import logging
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from webapp.assembler import Options, assemble
+from webapp.assembler import assemble
 from webapp.compare import Comparison, compare
+from webapp.options import Options
 from webapp.readers import decode, read
 from webapp.records import ReaderError, ReadResult
 from webapp.rules import RULE_NAMES, Policy

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from webapp.assembler import Options
+from webapp.options import Options
 
-_FOLDER = Path(__file__).parent / "examples"
+_FOLDER = Path(__file__).parent
 
 
 @dataclass(frozen=True, slots=True)
