@@ -9,7 +9,6 @@ from typing import Any
 
 from webapp.assembler import assemble
 from webapp.gcpause import paused_gc
-from webapp.jsvalue import truthy
 from webapp.options import Options
 from webapp.records import Record
 from webapp.rules import Policy
@@ -150,13 +149,13 @@ def _ends(step: Step) -> list[tuple[str, str | None]]:
 def outcome(trace: Trace) -> Outcome:
     """Count blocks, phantoms, starts and real calls of a trace."""
     tool_blocks: list[Block] = [b for b in trace.blocks if b.fold is None or b.fold.as_ == "client"]
-    named = sum(1 for block in tool_blocks if truthy(block.name))
+    phantoms = sum(1 for block in tool_blocks if block.is_phantom)
     return Outcome(
         policy=trace.policy,
         blocks=len(trace.blocks),
-        phantoms=len(tool_blocks) - named,
+        phantoms=phantoms,
         starts=sum(len(block.start_steps) for block in trace.blocks),
-        calls=named,
+        calls=len(tool_blocks) - phantoms,
         dropped=trace.rule_counts.get("drop", 0),
     )
 

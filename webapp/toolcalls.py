@@ -257,8 +257,7 @@ class ToolCalls:
     def final_anomalies(self, number: int) -> None:
         """Phantom calls and invalid arguments, judged on the final blocks."""
         for block in self.blocks:
-            server_call = block.fold is not None and block.fold.as_ == "server"
-            if not server_call and not truthy(block.name):
+            if block.is_phantom:
                 self._report(
                     "phantom-call", block.opened_step, block.number,
                     f"block #{block.number} ends with no name: a phantom call"

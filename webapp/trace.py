@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from webapp.gcpause import paused_gc
+from webapp.jsvalue import truthy
 from webapp.rules import Policy, RuleName
 
 StepKind = Literal["chunk", "done", "invalid", "end"]
@@ -175,6 +176,17 @@ class Block:
     fold: Fold | None = None
 
     @property
+    def is_phantom(self) -> bool:
+        """A tool call whose name is still empty: what exact-key makes of a continuation.
+
+        A server-tool call is never a phantom (a candidate that folded as one had a name).
+        Read on a finished trace it answers "at the end", which is how anomalies use it.
+        """
+        if self.kind != "toolCall" or (self.fold is not None and self.fold.as_ == "server"):
+            return False
+        return not truthy(self.name)
+
+    @property
     def folded_step(self) -> int | None:
         """The step at which the candidate folded, or None."""
         return None if self.fold is None else self.fold.step
@@ -274,6 +286,13 @@ class Trace:
     anomalies: tuple[Anomaly, ...]
     rule_counts: Counter[str]
     stop_reason: str | None
+
+    def anomalies_by_step(self) -> dict[int, tuple[Anomaly, ...]]:
+        """The anomalies reported at each step, in report order (steps without any are absent)."""
+        by_step: dict[int, list[Anomaly]] = {}
+        for anomaly in self.anomalies:
+            by_step.setdefault(anomaly.step, []).append(anomaly)
+        return {step: tuple(found) for step, found in by_step.items()}
 
     @property
     def fragment_count(self) -> int:

@@ -9,7 +9,7 @@ a style name into escape codes, once per style.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import COLOR_SYSTEMS, Console
@@ -176,23 +176,15 @@ def trace_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iter
     yield legend_line(paint)
     yield ""
     yield paint(_STEP_HEAD, "bold")
-    codes = anomaly_codes(trace.anomalies)
+    by_step = trace.anomalies_by_step()
     for step in trace.steps:
-        yield step_line(step, paint, codes.get(step.step, ()))
+        yield step_line(step, paint, [a.code for a in by_step.get(step.step, ())])
     yield ""
     yield from block_lines(trace, paint)
     yield ""
     yield from anomaly_lines(trace, paint)
     yield ""
     yield summary_line(trace, paint)
-
-
-def anomaly_codes(anomalies: Iterable[Anomaly]) -> dict[int, list[str]]:
-    """The anomaly codes reported at each step."""
-    by_step: dict[int, list[str]] = {}
-    for anomaly in anomalies:
-        by_step.setdefault(anomaly.step, []).append(anomaly.code)
-    return by_step
 
 
 def block_lines(trace: Trace, paint: Painter, title: str = "blocks") -> Iterator[str]:

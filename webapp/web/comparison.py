@@ -174,11 +174,8 @@ Flags = dict[int, list[str]]
 
 
 def _flags(trace: Trace, steps: set[int]) -> Flags:
-    flags: Flags = {}
-    for anomaly in trace.anomalies:
-        if anomaly.step in steps:
-            flags.setdefault(anomaly.step, []).append(anomaly.code)
-    return flags
+    by_step = trace.anomalies_by_step()
+    return {step: [a.code for a in by_step[step]] for step in steps if step in by_step}
 
 
 def _row(

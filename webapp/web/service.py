@@ -52,7 +52,7 @@ class TraceView:
     trace: Trace
     rule_steps: dict[str, list[int]] = field(default_factory=dict)
     anomaly_steps: list[int] = field(default_factory=list)
-    anomalies_by_step: dict[int, list[Anomaly]] = field(default_factory=dict)
+    anomalies_by_step: dict[int, tuple[Anomaly, ...]] = field(default_factory=dict)
     open_steps: list[int] = field(default_factory=list)
     """The step each tool-call block opened at, in opening order (nondecreasing)."""
     others: list[Block] = field(default_factory=list)
@@ -63,8 +63,7 @@ class TraceView:
         for step in self.trace.steps:
             for rule in {fragment.rule for fragment in step.fragments}:
                 self.rule_steps.setdefault(rule, []).append(step.step)
-        for anomaly in self.trace.anomalies:
-            self.anomalies_by_step.setdefault(anomaly.step, []).append(anomaly)
+        self.anomalies_by_step = self.trace.anomalies_by_step()
         self.anomaly_steps = sorted(self.anomalies_by_step)
         self.open_steps = [block.opened_step for block in self.trace.blocks]
         self.others = [block for block in self.trace.content if block.kind != "toolCall"]

@@ -32,10 +32,7 @@ def is_phantom(trace: Trace, number: int | None) -> bool:
     """A tool-call block whose name is still empty at the end."""
     if number is None or not 0 <= number < len(trace.blocks):
         return False
-    block = trace.blocks[number]
-    if block.fold is not None and block.fold.as_ == "server":
-        return False
-    return not truthy(block.name)
+    return trace.blocks[number].is_phantom
 
 
 @dataclass(frozen=True, slots=True)
