@@ -19,11 +19,6 @@ import orjson
 _WHITESPACE = " \t\n\r"
 _OUTSIDE_STRING = re.compile(r'["{}\[\]]')
 _INSIDE_STRING = re.compile(r'["\\]')
-# What a top-level number or literal can still grow into.
-_SCALAR_PREFIX = re.compile(
-    r"-?(?:0|[1-9][0-9]*)?(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?"
-    r"|n(?:u(?:ll?)?)?"
-)
 
 
 def _reject_constant(name: str) -> Any:
@@ -85,7 +80,7 @@ class Completion:
         text = "".join(self._pieces).strip(_WHITESPACE)
         if parses(text):
             return True
-        if _SCALAR_PREFIX.fullmatch(text) is None:
+        if not cut_short(text):
             self._dead = True
         return False
 
@@ -166,17 +161,11 @@ def classify(text: str) -> Parsed:
     if not text.strip(_WHITESPACE):
         return Parsed("empty")
     try:
-        return Parsed("complete", orjson.loads(text))
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return Parsed("complete", json.loads(text, parse_constant=_reject_constant))
-    except json.JSONDecodeError as error:
-        if not _cut_short(text, error):
-            return Parsed("invalid", error=str(error))
-        message = str(error)
+        return Parsed("complete", loads(text))
     except (ValueError, RecursionError) as error:
-        return Parsed("invalid", error=str(error))
+        message = str(error)
+    if not cut_short(text):
+        return Parsed("invalid", error=message)
     try:
         data = text.encode("utf-8", "surrogatepass")
         value = jiter.from_json(data, partial_mode="trailing-strings")
@@ -185,25 +174,18 @@ def classify(text: str) -> Parsed:
     return Parsed("partial", value, message)
 
 
-def _cut_short(text: str, error: json.JSONDecodeError) -> bool:
-    """Whether the parse failed only because the text stopped: more text could complete it."""
-    if error.msg.startswith("Extra data"):
-        return False  # a complete value followed by more: no suffix mends that
-    if error.msg.startswith("Unterminated string"):
-        return True
-    if error.msg.startswith("Invalid \\uXXXX escape"):
-        return _NEARLY_ESCAPE.fullmatch(text, error.pos - 1) is not None
-    start = error.pos
-    while start > 0 and text[start - 1] in "0123456789+-.eE":
-        start -= 1
-    tail = text[start:]
-    if not tail:
-        return error.pos >= len(text)
-    return _VALUE_PREFIX.fullmatch(tail) is not None
+def cut_short(text: str) -> bool:
+    """Whether text that does not parse is the start of a valid JSON text: more could mend it.
 
-
-_NEARLY_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{0,3}")
-_VALUE_PREFIX = re.compile(
-    r"-|-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?"
-    r"|n(?:u(?:ll?)?)?"
-)
+    The one answer to "was this JSON cut short?" for the readers and the assembler. jiter's
+    strict parser says "EOF while parsing" exactly when the text ran out before an error, so
+    `[1 2]`, `{"a": NaN}` and `{} {` are not cut short while `1e`, `{"a":` and `"ab` are.
+    Text that is empty or only whitespace is not: nothing was started.
+    """
+    if not text.strip(_WHITESPACE):
+        return False
+    try:
+        jiter.from_json(text.encode("utf-8", "surrogatepass"), allow_inf_nan=False)
+    except ValueError as error:
+        return str(error).startswith("EOF while parsing")
+    return False  # it parses: complete, not cut short

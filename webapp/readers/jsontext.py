@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from webapp.jsoncheck import cut_short
 from webapp.readers.parse import (
     LINE_BREAK,
     TRUNCATED,
     JsonError,
     LineCounter,
-    cut_off,
     parse_json,
     scan_json,
     split_lines,
@@ -126,7 +126,7 @@ class _Scanner:
         value, error = parse_json(raw)
         if error is None:  # orjson copes with nesting the stdlib scanner refused
             return (value, line, raw), resume
-        if resume == len(text) and cut_off(raw, error):
+        if resume == len(text) and cut_short(raw):
             error += TRUNCATED
             self.notes.append(f"the input seems cut off inside the record on line {line}")
         return Record(kind="invalid", line=line, text=raw, error=error), resume
@@ -184,7 +184,7 @@ def read_jsonl(text: str, first_line: int = 1, strict: bool = False) -> ReadResu
         if error is not None:
             if strict:
                 return None
-            if number == last and cut_off(payload, error):
+            if number == last and cut_short(payload):
                 error += TRUNCATED
             records.append(Record(kind="invalid", line=number, text=payload, error=error))
             continue

@@ -6,7 +6,6 @@ import json
 import re
 from typing import Any
 
-import jiter
 import orjson
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -75,17 +74,6 @@ def split_lines(text: str) -> list[str]:
 def strip_js(text: str) -> str:
     """Strip the whitespace JSON allows around a value (not Python's wider idea of it)."""
     return text.strip(_JS_WHITESPACE)
-
-
-def cut_off(text: str, error: str) -> bool:
-    """Whether JSON that failed with `error` is the start of a valid value that stops too early."""
-    if error.startswith("Extra data"):
-        return False
-    try:
-        jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings")
-    except (ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 TRUNCATED = "; the input seems to end inside this record"

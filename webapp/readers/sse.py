@@ -10,7 +10,8 @@ other fields are ignored. At the end of the input a pending event is flushed. Da
 
 from __future__ import annotations
 
-from webapp.readers.parse import TRUNCATED, cut_off, parse_json, split_lines
+from webapp.jsoncheck import cut_short
+from webapp.readers.parse import TRUNCATED, parse_json, split_lines
 from webapp.records import ReadResult, Record
 
 _KNOWN_FIELDS = frozenset({"event", "data", "id", "retry"})
@@ -41,7 +42,7 @@ def _record(data: list[str], event: str | None, line: int, at_end: bool) -> Reco
     value, error = parse_json(payload)
     if error is None:
         return Record(kind="chunk", line=line, value=value, text=payload, event=event)
-    if at_end and cut_off(payload, error):
+    if at_end and cut_short(payload):
         error += TRUNCATED
     elif payload.strip() == "[DONE]":
         error += '; upstream recognises only data exactly equal to "[DONE]"'
