@@ -13,6 +13,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
 from webapp.web import api, errors, pages
 from webapp.web.security import CSP, SecurityHeaders
@@ -48,8 +49,12 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        service.close()
+        allow_pauses(False)  # one request's assembly must not stop the collector for all others
+        try:
+            yield
+        finally:
+            allow_pauses(True)
+            service.close()
 
     app = FastAPI(
         title="streamviz",

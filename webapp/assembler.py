@@ -75,109 +75,109 @@ class Assembler:
         """Assemble one record and return its step."""
         if self._trace is not None:
             raise RuntimeError("feed() after finish()")
-        number = len(self._steps)
+        step = len(self._steps)
         events: list[Event] = []
         if not self._started:
             self._started = True
             events.append(Event("start"))
-        step = self._step(number, record, events)
-        self._steps.append(step)
-        return step
+        made = self._step(step, record, events)
+        self._steps.append(made)
+        return made
 
-    def _step(self, number: int, record: Record, events: list[Event]) -> Step:
+    def _step(self, step: int, record: Record, events: list[Event]) -> Step:
         if self._stopped_by is not None:
-            self._unassembled.append(number)
+            self._unassembled.append(step)
             return Step(
-                number, record.line, record.kind, events=tuple(events), error=record.error,
+                step, record.line, record.kind, events=tuple(events), error=record.error,
                 note=f"after {self._stopped_by}: a client stops reading there, so this record "
                 "is not assembled",
                 assembled=False,
             )  # fmt: skip
         if record.kind == "invalid":
             self._anomaly(
-                "invalid-chunk", number, None,
+                "invalid-chunk", step, None,
                 f"line {record.line}: {record.error}. Upstream's client stops the stream here "
                 "with an error; streamviz reads on so that you can see past it.",
             )  # fmt: skip
-            return Step(number, record.line, "invalid", events=tuple(events), error=record.error)
+            return Step(step, record.line, "invalid", events=tuple(events), error=record.error)
         if record.kind == "done":
             self._stopped_by = "[DONE]"
-            return Step(number, record.line, "done", events=tuple(events), note="end of stream")
-        return self._chunk(number, record, events)
+            return Step(step, record.line, "done", events=tuple(events), note="end of stream")
+        return self._chunk(step, record, events)
 
-    def _chunk(self, number: int, record: Record, events: list[Event]) -> Step:
+    def _chunk(self, step: int, record: Record, events: list[Event]) -> Step:
         chunk = record.value
         line = record.line
         message = provider_error(record)
         if message is not None:
-            return self._error_record(number, record, message, events)
+            return self._error_record(step, record, message, events)
         if record.event is not None and record.event.startswith("thread."):
             skipped = f"an SSE event named {record.event!r}: upstream's SDK passes it on wrapped, "
             skipped += "so it is not read as a chunk"
-            return Step(number, line, "chunk", events=tuple(events), note=skipped)
+            return Step(step, line, "chunk", events=tuple(events), note=skipped)
         if not isinstance(chunk, dict):
             skipped = f"not a chunk object ({type_name(chunk)}): skipped, as upstream does"
-            return Step(number, line, "chunk", events=tuple(events), note=skipped)
-        choice, note = self._select(number, chunk.get("choices"))
+            return Step(step, line, "chunk", events=tuple(events), note=skipped)
+        choice, note = self._select(step, chunk.get("choices"))
         if choice is None:
-            return Step(number, line, "chunk", events=tuple(events), note=note)
+            return Step(step, line, "chunk", events=tuple(events), note=note)
         finish = choice.get("finish_reason")
         if truthy(finish):
             self._finish_reason = finish
         delta = choice.get("delta")
         fragments: tuple[Fragment, ...] = ()
         if isinstance(delta, dict):
-            self._reasoning(number, delta, events)
-            self._text_delta(number, delta, events)
-            fragments = self._calls.fragments(number, delta, events)
+            self._reasoning(step, delta, events)
+            self._text_delta(step, delta, events)
+            fragments = self._calls.fragments(step, delta, events)
         return Step(
-            number, line, "chunk", fragments, tuple(events), note=note,
+            step, line, "chunk", fragments, tuple(events), note=note,
             finish_reason=js_string(finish) if truthy(finish) else None,
         )  # fmt: skip
 
-    def _error_record(self, number: int, record: Record, message: str, events: list[Event]) -> Step:
+    def _error_record(self, step: int, record: Record, message: str, events: list[Event]) -> Step:
         self._provider_error = message
         self._stopped_by = "the provider's error"
         self._anomaly(
-            "provider-error", number, None,
+            "provider-error", step, None,
             f"the provider sent an error: {message}. The stream ends here, as in upstream.",
         )  # fmt: skip
-        return Step(number, record.line, "chunk", events=tuple(events), note="provider error")
+        return Step(step, record.line, "chunk", events=tuple(events), note="provider error")
 
-    def _select(self, number: int, choices: Any) -> tuple[dict[str, Any] | None, str | None]:
+    def _select(self, step: int, choices: Any) -> tuple[dict[str, Any] | None, str | None]:
         selection = select_choice(choices, self.options.choice)
         new = [index for index in selection.others if _hashable(index) not in self._other_choices]
         if new:
             self._other_choices.update(_hashable(index) for index in new)
             self._anomaly(
-                "other-choices", number, None,
+                "other-choices", step, None,
                 f"choices with index {', '.join(map(js_string, new))} are present and "
                 f"ignored (following choice {self.options.choice}). Upstream reads choices[0] "
                 "whatever its index, which mixes the choices of an n > 1 stream.",
             )  # fmt: skip
         return selection.choice, selection.note
 
-    def _reasoning(self, number: int, delta: dict[str, Any], events: list[Event]) -> None:
+    def _reasoning(self, step: int, delta: dict[str, Any], events: list[Event]) -> None:
         text = reasoning_text(delta)
         if text is not None:
-            block = self._ensure("thinking", number, events)
-            block.append(number, text)
+            block = self._ensure("thinking", step, events)
+            block.append(step, text)
             events.append(Event("thinking_delta", block.content_index, delta=text))
         if opens_thinking(delta):
-            self._ensure("thinking", number, events)
+            self._ensure("thinking", step, events)
 
-    def _text_delta(self, number: int, delta: dict[str, Any], events: list[Event]) -> None:
+    def _text_delta(self, step: int, delta: dict[str, Any], events: list[Event]) -> None:
         text = content_text(delta)
         if text is not None:
-            block = self._ensure("text", number, events)
-            block.append(number, text)
+            block = self._ensure("text", step, events)
+            block.append(step, text)
             events.append(Event("text_delta", block.content_index, delta=text))
 
-    def _ensure(self, kind: BlockKind, number: int, events: list[Event]) -> Block:
+    def _ensure(self, kind: BlockKind, step: int, events: list[Event]) -> Block:
         block = self._text if kind == "text" else self._thinking
         if block is None:
-            block = Block(kind, None, number)
-            self._push_content(block, number)
+            block = Block(kind, None, step)
+            self._push_content(block, step)
             events.append(Event(f"{kind}_start", block.content_index))
             if kind == "text":
                 self._text = block
@@ -185,9 +185,9 @@ class Assembler:
                 self._thinking = block
         return block
 
-    def _push_content(self, block: Block, number: int) -> None:
+    def _push_content(self, block: Block, step: int) -> None:
         block.content_index = len(self._content)
-        block.content_step = number
+        block.content_step = step
         self._content.append(block)
 
     # Finishing.
@@ -196,17 +196,17 @@ class Assembler:
         """End the stream: fold what is pending, end every block, fire `done` or `error`."""
         if self._trace is not None:
             raise RuntimeError("finish() called twice")
-        number = len(self._steps)
+        step = len(self._steps)
         events: list[Event] = [] if self._started else [Event("start")]
         if self._provider_error is not None:
             events.append(Event("error", reason="error", message=self._provider_error))
             note = "the provider's error ended the stream: no block ends, as upstream"
         else:
-            self._calls.fold_pending(number, events)
+            self._calls.fold_pending(step, events)
             for block in self._content:
-                self._calls.close(number, block, events)
+                self._calls.close(step, block, events)
                 events.append(self._end_event(block))
-            events.append(self._stop_event(number))
+            events.append(self._stop_event(step))
             note = None
         if self._unassembled and self._stopped_by == "[DONE]":
             self._anomaly(
@@ -214,9 +214,9 @@ class Assembler:
                 f"{len(self._unassembled)} record(s) after [DONE]: listed, not assembled, "
                 "since a client stops reading at [DONE]",
             )  # fmt: skip
-        self._calls.final_anomalies(number)
-        step = Step(number, None, "end", events=tuple(events), note=note)
-        self._steps.append(step)
+        self._calls.final_anomalies(step)
+        last = Step(step, None, "end", events=tuple(events), note=note)
+        self._steps.append(last)
         self._trace = Trace(
             policy=self.options.policy,
             path=self.options.path,
@@ -229,16 +229,16 @@ class Assembler:
             rule_counts=self._calls.rule_counts,
             stop_reason=self._stop_reason(),
         )
-        return step
+        return last
 
     def _end_event(self, block: Block) -> Event:
         kind = "toolcall" if block.kind == "toolCall" else block.kind
         return Event(f"{kind}_end", block.content_index, content=block.text)
 
-    def _stop_event(self, number: int) -> Event:
+    def _stop_event(self, step: int) -> Event:
         if self._finish_reason is None:
             self._anomaly(
-                "missing-finish-reason", number, None,
+                "missing-finish-reason", step, None,
                 "no chunk carried a finish_reason: upstream ends such a stream with an error",
             )  # fmt: skip
         reason, error = stop(self._finish_reason)

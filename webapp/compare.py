@@ -13,6 +13,7 @@ from webapp.options import Options
 from webapp.records import Record
 from webapp.rules import Policy
 from webapp.trace import Block, Step, Trace, value_as_of
+from webapp.words import count
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,14 +30,14 @@ class Outcome:
 
     def describe(self) -> str:
         """E.g. "exact-key: 3 blocks, 2 phantom calls, toolcall_start fired 3 times for 1 call"."""
-        parts = [_count(self.blocks, "block")]
+        parts = [count(self.blocks, "block")]
         if self.phantoms:
-            parts.append(_count(self.phantoms, "phantom call"))
+            parts.append(count(self.phantoms, "phantom call"))
         if self.starts != self.calls:
-            fired = _count(self.starts, "time")
-            parts.append(f"toolcall_start fired {fired} for {_count(self.calls, 'call')}")
+            fired = count(self.starts, "time")
+            parts.append(f"toolcall_start fired {fired} for {count(self.calls, 'call')}")
         if self.dropped:
-            parts.append(f"{_count(self.dropped, 'fragment')} dropped")
+            parts.append(f"{count(self.dropped, 'fragment')} dropped")
         return f"{self.policy}: {', '.join(parts)}"
 
 
@@ -116,8 +117,8 @@ class _Landings:
 
     def __init__(self, trace: Trace) -> None:
         self._blocks = trace.blocks
-        self._digests: dict[int, Any] = {}
-        self._cursors: dict[int, int] = {}
+        self._digests: dict[Block, Any] = {}
+        self._cursors: dict[Block, int] = {}
 
     def at(self, step: Step) -> list[object]:
         """For each fragment, the block it landed on as of this step: id, name, text digest."""
@@ -132,13 +133,12 @@ class _Landings:
         return out
 
     def _digest(self, block: Block, step: int) -> bytes:
-        number = block.number or 0
-        digest = self._digests.setdefault(number, hashlib.blake2b(digest_size=16))
-        cursor = self._cursors.get(number, 0)
+        digest = self._digests.setdefault(block, hashlib.blake2b(digest_size=16))
+        cursor = self._cursors.get(block, 0)
         while cursor < len(block.pieces) and block.piece_steps[cursor] <= step:
             digest.update(block.pieces[cursor].encode("utf-8", "surrogatepass"))
             cursor += 1
-        self._cursors[number] = cursor
+        self._cursors[block] = cursor
         return bytes(digest.digest())
 
 
@@ -158,7 +158,3 @@ def outcome(trace: Trace) -> Outcome:
         calls=len(tool_blocks) - phantoms,
         dropped=trace.rule_counts.get("drop", 0),
     )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

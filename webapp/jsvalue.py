@@ -27,8 +27,6 @@ def truthy(value: Any) -> bool:
         return True
     if isinstance(value, int | float):
         return value != 0 and not (isinstance(value, float) and math.isnan(value))
-    if isinstance(value, str):
-        return value != ""
     return True
 
 

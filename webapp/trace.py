@@ -58,13 +58,21 @@ class Fragment:
     """One entry of `delta.tool_calls` and how it was resolved."""
 
     position: int
+    """Its place in `delta.tool_calls` (0-based)."""
     index: Any
+    """`index` as read (any JSON value; None when absent): it counts only when a number."""
     id: Any
+    """`id` as read: it counts only when truthy (`""` and null are no id)."""
     name: Any
+    """`function.name` (or `custom.name`) as read: it counts only when truthy."""
     arguments: Any
+    """`function.arguments` (or `custom.input`) as read; absent or null lands as ""."""
     rule: RuleName
+    """The rule that resolved it (`webapp.rules.RULES`)."""
     block: int | None
+    """The block (or candidate) it landed on, by opening order; None when dropped."""
     reason: str
+    """Why that rule fired, in words."""
     appended: str
     """The text appended to the block ("" when dropped or when arguments were empty)."""
     late: bool = False

@@ -14,12 +14,12 @@ from webapp.cli.render import (
     fragment_width,
     input_lines,
     legend_line,
-    quote,
     summary_line,
 )
 from webapp.compare import Comparison, Row
 from webapp.records import ReadResult
 from webapp.trace import Step
+from webapp.words import quote
 
 _CELL_WIDTH = 20
 END_CLIP = 40

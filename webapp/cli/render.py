@@ -8,7 +8,6 @@ a style name into escape codes, once per style.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from webapp.palette import rule_style
 from webapp.records import ReadResult
 from webapp.rules import RULE_NAMES
 from webapp.trace import Anomaly, Event, Fragment, Step, Trace
+from webapp.words import count, quote
 
 DELTA_CLIP = 16
 ARGUMENTS_CLIP = 60
@@ -30,7 +30,6 @@ _STEP_HEAD = f"{'step':>5} {'line':>5} {'kind':<7} {'fragments':<{_FRAGMENTS_WID
 # drive the terminal it is printed on.
 _CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))}
 _CONTROLS.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
-_HIGH_CONTROLS = {code: f"\\x{code:02x}" for code in range(0x7F, 0xA0)}
 
 
 class Painter:
@@ -66,13 +65,7 @@ def escape(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
-def quote(text: str, limit: int = DELTA_CLIP) -> str:
-    """A JSON string literal of the first `limit` characters, `...` after it when clipped."""
-    shown = json.dumps(text[:limit], ensure_ascii=False).translate(_HIGH_CONTROLS)
-    return shown + "..." if len(text) > limit else shown
-
-
-def clip(text: str, limit: int = ARGUMENTS_CLIP) -> str:
+def shorten(text: str, limit: int = ARGUMENTS_CLIP) -> str:
     """Escaped text, cut to `limit` characters with `...` when longer."""
     shown = escape(text[:limit])
     return shown + "..." if len(text) > limit else shown
@@ -82,16 +75,16 @@ def show(value: Any) -> str:
     """A key as read from a fragment (id, name): its text, or "-" when absent or empty."""
     if value is None or value == "":
         return "-"
-    return clip(value if isinstance(value, str) else js_string(value), 40)
+    return shorten(value if isinstance(value, str) else js_string(value), 40)
 
 
 def event_text(event: Event) -> str:
     """An event in short form: `toolcall_delta#1 "{\\"ci"`, `done(toolUse)`."""
     head = event.type if event.contentIndex is None else f"{event.type}#{event.contentIndex}"
     if event.delta is not None:
-        return f"{head} {quote(event.delta)}"
+        return f"{head} {quote(event.delta, DELTA_CLIP)}"
     if event.type == "error":
-        return f"error({clip(event.message or event.reason or '', 60)})"
+        return f"error({shorten(event.message or event.reason or '', 60)})"
     if event.reason is not None:
         return f"{head}({event.reason})"
     return head
@@ -213,7 +206,7 @@ def block_lines(trace: Trace, paint: Painter, title: str = "blocks") -> Iterator
             f"  {block.number!s:>5} {index:>4} {id_text:<{id_width}} "
             f"{paint(name_cell, 'bold red') if name == '-' else name_cell} "
             f"{len(block.start_steps):>6} {folded:<10} "
-            + (clip(block.text) if block.text else paint('""', "dim"))
+            + (shorten(block.text) if block.text else paint('""', "dim"))
         )
 
 
@@ -254,11 +247,6 @@ def summary_line(trace: Trace, paint: Painter) -> str:
         f"{count(len(trace.blocks), 'block')}, stop {trace.stop_reason or 'none'}, "
         + paint(count(anomalies, "anomaly", "anomalies"), "bold red" if anomalies else "green")
     )
-
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """`1 block`, `2 blocks`."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def check_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iterator[str]:
