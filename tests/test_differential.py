@@ -30,8 +30,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
-from upstream_ref import UpstreamRef, UpstreamResult, UpstreamUnavailable
 
+from tests.streamkit import ABSENT, chunk, frag, sse
+from tests.upstream_ref import UpstreamRef, UpstreamResult, UpstreamUnavailable
 from webapp.assembler import assemble
 from webapp.options import Options
 from webapp.readers import read
@@ -40,10 +41,6 @@ from webapp.rules import Policy
 from webapp.trace import Trace
 
 pytestmark = pytest.mark.upstream
-
-MISSING: Any = object()
-"""A key left out of the object (as opposed to present with `null`)."""
-
 
 # Running both sides.
 
@@ -241,52 +238,7 @@ def check_both(ref: UpstreamRef, sse_text: str) -> tuple[UpstreamResult, Trace, 
     return theirs, exact, adr
 
 
-# Writing streams.
-
-
-def sse(*records: Any, done: bool = True) -> str:
-    """SSE text: each record as one `data:` event; `[DONE]` at the end unless `done=False`."""
-    parts = [f"data: {r if isinstance(r, str) else json.dumps(r)}\n\n" for r in records]
-    if done:
-        parts.append("data: [DONE]\n\n")
-    return "".join(parts)
-
-
-def frag(
-    index: Any = MISSING, id: Any = MISSING, name: Any = MISSING, args: Any = MISSING
-) -> dict[str, Any]:
-    """One `delta.tool_calls` entry; MISSING leaves a key out."""
-    out: dict[str, Any] = {}
-    if index is not MISSING:
-        out["index"] = index
-    if id is not MISSING:
-        out["id"] = id
-        out["type"] = "function"
-    function = {
-        key: value for key, value in (("name", name), ("arguments", args)) if value is not MISSING
-    }
-    if function:
-        out["function"] = function
-    return out
-
-
-def chunk(
-    *fragments: dict[str, Any],
-    content: Any = MISSING,
-    reasoning: Any = MISSING,
-    finish: Any = MISSING,
-) -> dict[str, Any]:
-    delta: dict[str, Any] = {}
-    if reasoning is not MISSING:
-        delta["reasoning_content"] = reasoning
-    if content is not MISSING:
-        delta["content"] = content
-    if fragments:
-        delta["tool_calls"] = list(fragments)
-    choice: dict[str, Any] = {"index": 0, "delta": delta}
-    if finish is not MISSING:
-        choice["finish_reason"] = finish
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [choice]}
+# Streams, written with tests.streamkit.
 
 
 STOP = chunk(finish="tool_calls")
@@ -420,10 +372,10 @@ NAMED: list[tuple[str, str, set[str]]] = [
     (
         "text, thinking and usage-only chunks",
         sse(
-            chunk(reasoning="Let me look", content="Checking"),
+            chunk(reasoning_content="Let me look", content="Checking"),
             chunk(HEADER, content=" the weather"),
             USAGE,
-            chunk(frag(0, args="{}"), reasoning="."),
+            chunk(frag(0, args="{}"), reasoning_content="."),
             STOP,
             USAGE,
         ),
@@ -560,9 +512,9 @@ def test_fallback_keeping_the_blocks(upstream_ref: UpstreamRef, rule: str) -> No
 
 # Generated streams.
 
-INDEXES = st.sampled_from([MISSING, None, 0, 0, 1, 1, 2, "0"])
-IDS = st.sampled_from([MISSING, MISSING, None, "", "call_a", "call_a", "call_b", "call_c"])
-NAMES = st.sampled_from([MISSING, MISSING, None, "", "get_weather", "get_weather", "search"])
+INDEXES = st.sampled_from([ABSENT, None, 0, 0, 1, 1, 2, "0"])
+IDS = st.sampled_from([ABSENT, ABSENT, None, "", "call_a", "call_a", "call_b", "call_c"])
+NAMES = st.sampled_from([ABSENT, ABSENT, None, "", "get_weather", "get_weather", "search"])
 PIECES = st.sampled_from(
     [
         *("{", "}", '{"city":', '"Paris"', '"Par', 'is"}', "{}", '{"a":1}', ",", ":", " "),
@@ -570,7 +522,7 @@ PIECES = st.sampled_from(
     ]
 )
 ARGUMENTS = st.one_of(
-    st.sampled_from([MISSING, None, ""]),
+    st.sampled_from([ABSENT, None, ""]),
     PIECES,
     st.lists(PIECES, min_size=2, max_size=4).map("".join),
 )
@@ -593,7 +545,7 @@ def fragments(draw: st.DrawFn, js_values: bool) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for key, value in (("index", pick(INDEXES, JS_INDEXES)), ("id", pick(IDS, JS_IDS))):
-        if value is not MISSING:
+        if value is not ABSENT:
             out[key] = value
     if draw(st.booleans()):
         out["type"] = "function"
@@ -601,9 +553,9 @@ def fragments(draw: st.DrawFn, js_values: bool) -> dict[str, Any]:
     if shape == "custom":
         # A freeform (grammar) tool call: `custom.name` / `custom.input` and no `function`.
         custom = {}
-        name, text = draw(st.sampled_from([MISSING, "apply_patch"])), draw(CUSTOM_INPUTS)
+        name, text = draw(st.sampled_from([ABSENT, "apply_patch"])), draw(CUSTOM_INPUTS)
         for key, value in (("name", name), ("input", text)):
-            if value is not MISSING:
+            if value is not ABSENT:
                 custom[key] = value
         out["custom"] = custom
         if draw(st.booleans()):
@@ -614,21 +566,21 @@ def fragments(draw: st.DrawFn, js_values: bool) -> dict[str, Any]:
         function = {}
         name, arguments = pick(NAMES, JS_NAMES), pick(ARGUMENTS, JS_ARGUMENTS)
         for key, value in (("name", name), ("arguments", arguments)):
-            if value is not MISSING:
+            if value is not ABSENT:
                 function[key] = value
         out["function"] = function
     return out
 
 
-CUSTOM_INPUTS = st.sampled_from([MISSING, None, "", "*** Begin", ' "quoted"\n', "\\ \u00e9"])
+CUSTOM_INPUTS = st.sampled_from([ABSENT, None, "", "*** Begin", ' "quoted"\n', "\\ \u00e9"])
 REASONS = st.sampled_from(
     [
         *(None, None, "", "stop", "length", "tool_calls", "tool_calls", "tool_calls"),
         *("content_filter", "weird", "end", "function_call", "network_error"),
     ]
 )
-FINISH = st.one_of(st.just(MISSING), st.just(MISSING), REASONS)
-TEXT = st.sampled_from([MISSING, MISSING, MISSING, None, "", "Hello", " world"])
+FINISH = st.one_of(st.just(ABSENT), st.just(ABSENT), REASONS)
+TEXT = st.sampled_from([ABSENT, ABSENT, ABSENT, None, "", "Hello", " world"])
 REASONING_DETAILS = st.sampled_from(
     [
         [{"type": "reasoning.text", "text": "hm"}],
@@ -654,7 +606,7 @@ def chunks(draw: st.DrawFn, js_values: bool) -> tuple[str | None, Any]:
         value = draw(TEXT) if kind != "text" else draw(st.sampled_from(["Hi", "", None]))
         if js_values and draw(st.integers(0, 5)) == 0:
             value = draw(JS_CONTENT)
-        if value is not MISSING:
+        if value is not ABSENT:
             delta[key] = value
     if draw(st.integers(0, 9)) == 0:
         delta["reasoning_details"] = draw(REASONING_DETAILS)
@@ -668,7 +620,7 @@ def chunks(draw: st.DrawFn, js_values: bool) -> tuple[str | None, Any]:
     finish = draw(REASONS if kind == "finish" else FINISH)
     if js_values and draw(st.integers(0, 5)) == 0:
         finish = draw(JS_FINISH)
-    if finish is not MISSING:
+    if finish is not ABSENT:
         choice["finish_reason"] = finish
     if draw(st.integers(0, 9)) == 0:
         del choice["index"]  # position 0 is index 0 for us too

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_streams import Invoke, Write
 from click.testing import CliRunner, Result
 
+from tests.cli.clikit import Invoke, Write
 from webapp.cli import main
 
 

@@ -5,22 +5,22 @@ from __future__ import annotations
 import json
 import re
 
-from cli_streams import CLEAN, CONTINUATION, Invoke, Write, call, chunk, sse
-
+from tests.cli.clikit import CLEAN, CONTINUATION, Invoke, Write
+from tests.streamkit import chunk, frag, sse
 from webapp.compare import compare
 from webapp.options import Options
 from webapp.readers import read
 
 
 def test_check_exits_0_without_anomalies(invoke: Invoke, write: Write) -> None:
-    result = invoke("check", write(sse(CLEAN)))
+    result = invoke("check", write(sse(*CLEAN)))
     assert result.exit_code == 0
     assert "anomalies: none" in result.stdout
     assert result.stderr == ""
 
 
 def test_check_exits_1_and_lists_the_anomalies(invoke: Invoke, write: Write) -> None:
-    result = invoke("check", write(sse(CONTINUATION)), "--policy", "exact-key")
+    result = invoke("check", write(sse(*CONTINUATION)), "--policy", "exact-key")
     assert result.exit_code == 1
     lines = [line.split() for line in result.stdout.splitlines() if line.startswith("  ")]
     assert [(w[0], w[2], w[4]) for w in lines] == [
@@ -32,12 +32,12 @@ def test_check_exits_1_and_lists_the_anomalies(invoke: Invoke, write: Write) -> 
 
 
 def test_check_under_the_decision_passes_the_same_stream(invoke: Invoke, write: Write) -> None:
-    assert invoke("check", write(sse(CONTINUATION))).exit_code == 0
+    assert invoke("check", write(sse(*CONTINUATION))).exit_code == 0
 
 
 def test_check_json_gives_each_anomaly_its_input_line(invoke: Invoke, write: Write) -> None:
-    dropped = [chunk(call(args='{"x":1}')), *CLEAN]
-    result = invoke("check", write(sse(dropped)), "--format", "json")
+    dropped = [chunk(frag(args='{"x":1}')), *CLEAN]
+    result = invoke("check", write(sse(*dropped)), "--format", "json")
     assert result.exit_code == 1
     document = json.loads(result.stdout)
     assert document["schema"] == 1 and document["policy"] == "adr-0019"
@@ -48,7 +48,7 @@ def test_check_json_gives_each_anomaly_its_input_line(invoke: Invoke, write: Wri
 
 
 def test_compare_prints_the_summary_and_each_differing_step(invoke: Invoke, write: Write) -> None:
-    text = sse(CONTINUATION)
+    text = sse(*CONTINUATION)
     result = invoke("compare", write(text))
     assert result.exit_code == 0
     expected = compare(read(text).records, Options())
@@ -66,7 +66,7 @@ def test_compare_prints_the_summary_and_each_differing_step(invoke: Invoke, writ
 
 
 def test_compare_when_the_policies_agree(invoke: Invoke, write: Write) -> None:
-    result = invoke("compare", write(sse(CLEAN)))
+    result = invoke("compare", write(sse(*CLEAN)))
     assert result.exit_code == 0
     assert "exact-key and adr-0019 agree on every step" in result.stdout
     assert "0 of 5 steps differ" in result.stdout
@@ -74,7 +74,7 @@ def test_compare_when_the_policies_agree(invoke: Invoke, write: Write) -> None:
 
 
 def test_compare_json(invoke: Invoke, write: Write) -> None:
-    result = invoke("compare", write(sse(CONTINUATION)), "--format", "json")
+    result = invoke("compare", write(sse(*CONTINUATION)), "--format", "json")
     assert result.exit_code == 0
     document = json.loads(result.stdout)
     assert (document["left"], document["right"]) == ("exact-key", "adr-0019")
@@ -90,6 +90,6 @@ def test_compare_json(invoke: Invoke, write: Write) -> None:
 
 
 def test_compare_has_no_policy_option(invoke: Invoke, write: Write) -> None:
-    result = invoke("compare", write(sse(CLEAN)), "--policy", "exact-key")
+    result = invoke("compare", write(sse(*CLEAN)), "--policy", "exact-key")
     assert result.exit_code == 2
     assert "No such option" in result.stderr

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_streams import Invoke
 
+from tests.cli.clikit import Invoke
 from webapp.rules import POLICIES
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"

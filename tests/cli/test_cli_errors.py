@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_streams import CLEAN, Invoke, Write, sse
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.cli.clikit import CLEAN, Invoke, Write
+from tests.streamkit import sse
 from webapp.cli import main
 
 
@@ -58,7 +59,7 @@ def test_empty_stdin(invoke: Invoke) -> None:
     ],
 )
 def test_bad_option_values(invoke: Invoke, write: Write, args: list[str], needle: str) -> None:
-    assert_usage_error(invoke("trace", write(sse(CLEAN)), *args), needle)
+    assert_usage_error(invoke("trace", write(sse(*CLEAN)), *args), needle)
 
 
 def test_no_file_argument(invoke: Invoke) -> None:
@@ -89,7 +90,7 @@ def test_option_conflicts_are_reported_before_reading_the_input(invoke: Invoke) 
 def test_the_garbage_collector_is_back_on_after_a_command(invoke: Invoke, write: Write) -> None:
     import gc
 
-    assert invoke("check", write(sse(CLEAN))).exit_code == 0
+    assert invoke("check", write(sse(*CLEAN))).exit_code == 0
     assert gc.isenabled()
     assert invoke("check", "-", input=b"nonsense").exit_code == 2
     assert gc.isenabled()

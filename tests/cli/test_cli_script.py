@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli_streams import CONTINUATION, sse
+from tests.cli.clikit import CONTINUATION
+from tests.streamkit import chunk, frag, sse
 
 SCRIPT = Path(sys.executable).with_name("streamviz")
 
@@ -19,7 +20,7 @@ def run(*args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
 
 
 def test_console_script_reads_stdin_and_prints_plain_text() -> None:
-    done = run("trace", "-", "--policy", "exact-key", stdin=sse(CONTINUATION).encode())
+    done = run("trace", "-", "--policy", "exact-key", stdin=sse(*CONTINUATION).encode())
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
     assert "\x1b[" not in out
@@ -28,11 +29,11 @@ def test_console_script_reads_stdin_and_prints_plain_text() -> None:
 
 def test_console_script_check_exit_codes_and_json() -> None:
     failing = run(
-        "check", "-", "--policy", "exact-key", "--format", "json", stdin=sse(CONTINUATION).encode()
+        "check", "-", "--policy", "exact-key", "--format", "json", stdin=sse(*CONTINUATION).encode()
     )
     assert failing.returncode == 1
     assert json.loads(failing.stdout)["anomalies"][0]["code"] == "phantom-call"
-    assert run("check", "-", stdin=sse(CONTINUATION).encode()).returncode == 0
+    assert run("check", "-", stdin=sse(*CONTINUATION).encode()).returncode == 0
 
 
 def test_console_script_bad_input_exits_2_without_traceback() -> None:
@@ -52,7 +53,7 @@ def test_trace_does_not_import_the_web_stack() -> None:
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
-        input=sse(CONTINUATION).encode(),
+        input=sse(*CONTINUATION).encode(),
         capture_output=True,
         timeout=60,
         check=False,
@@ -61,9 +62,7 @@ def test_trace_does_not_import_the_web_stack() -> None:
 
 
 def test_output_cut_short_exits_141_quietly() -> None:
-    from cli_streams import call, chunk
-
-    long = [chunk(call(0, "call_1", "f", "")), *[chunk(call(0, args="x")) for _ in range(5000)]]
+    long = [chunk(frag(0, "call_1", "f", "")), *[chunk(frag(0, args="x")) for _ in range(5000)]]
     with subprocess.Popen(
         [str(SCRIPT), "trace", "-"],
         stdin=subprocess.PIPE,
@@ -71,7 +70,7 @@ def test_output_cut_short_exits_141_quietly() -> None:
         stderr=subprocess.PIPE,
     ) as process:
         assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(sse(long).encode())
+        process.stdin.write(sse(*long).encode())
         process.stdin.close()
         assert process.stdout.readline().startswith(b"input  sse")
         process.stdout.close()

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 import uvicorn
-from cli_streams import Invoke
 from fastapi import FastAPI
 
+from tests.cli.clikit import Invoke
 from webapp.settings import Settings
 
 

@@ -6,8 +6,9 @@ import json
 import re
 
 import pytest
-from cli_streams import CLEAN, CONTINUATION, SERVER, WRITERS, Invoke, Write, har, sse, two_choices
 
+from tests.cli.clikit import CLEAN, CONTINUATION, SERVER, Invoke, Write, two_choices
+from tests.streamkit import WRITERS, chunk, frag, har, sse
 from webapp.assembler import assemble
 from webapp.options import Options
 from webapp.palette import RULE_COLOURS
@@ -30,7 +31,7 @@ def step_rows(output: str) -> dict[int, str]:
 def test_text_is_plain_when_piped_and_shows_rules_blocks_and_summary(
     invoke: Invoke, write: Write
 ) -> None:
-    result = invoke("trace", write(sse(CONTINUATION)))
+    result = invoke("trace", write(sse(*CONTINUATION)))
     assert result.exit_code == 0, result.output
     assert ANSI not in result.stdout
     rows = step_rows(result.stdout)
@@ -51,7 +52,7 @@ def test_text_is_plain_when_piped_and_shows_rules_blocks_and_summary(
 def test_text_is_coloured_on_a_terminal_with_one_colour_per_rule(
     invoke: Invoke, write: Write
 ) -> None:
-    result = invoke("trace", write(sse(CONTINUATION)), env={"FORCE_COLOR": "1"})
+    result = invoke("trace", write(sse(*CONTINUATION)), env={"FORCE_COLOR": "1"})
     assert result.exit_code == 0
     assert ANSI in result.stdout
     magenta, green, yellow = "\x1b[35m", "\x1b[32m", "\x1b[33m"
@@ -68,7 +69,7 @@ def test_text_is_coloured_on_a_terminal_with_one_colour_per_rule(
 
 
 def test_no_color_keeps_the_terminal_plain_of_colours(invoke: Invoke, write: Write) -> None:
-    result = invoke("trace", write(sse(CONTINUATION)), env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    result = invoke("trace", write(sse(*CONTINUATION)), env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert "\x1b[35m" not in result.stdout
 
 
@@ -80,7 +81,7 @@ def test_every_rule_has_its_own_colour() -> None:
 
 @pytest.mark.parametrize("policy", ["adr-0019", "exact-key"])
 def test_json_is_the_schema_1_trace_plus_input(invoke: Invoke, write: Write, policy: str) -> None:
-    text = sse(CONTINUATION)
+    text = sse(*CONTINUATION)
     result = invoke("trace", write(text), "--format", "json", "--policy", policy)
     assert result.exit_code == 0
     document = json.loads(result.stdout)
@@ -94,7 +95,7 @@ def test_json_is_the_schema_1_trace_plus_input(invoke: Invoke, write: Write, pol
 
 
 def test_exact_key_shows_the_phantom(invoke: Invoke, write: Write) -> None:
-    result = invoke("trace", write(sse(CONTINUATION)), "--policy", "exact-key")
+    result = invoke("trace", write(sse(*CONTINUATION)), "--policy", "exact-key")
     assert result.exit_code == 0
     rows = step_rows(result.stdout)
     assert "new->b1" in rows[3] and "toolcall_start#2" in rows[3] and "!phantom-call" in rows[3]
@@ -103,7 +104,7 @@ def test_exact_key_shows_the_phantom(invoke: Invoke, write: Write) -> None:
 
 
 def test_server_tools_fold_a_server_call_and_a_client_call(invoke: Invoke, write: Write) -> None:
-    path = write(sse(SERVER))
+    path = write(sse(*SERVER))
     result = invoke("trace", path, "--server-tools", "web_*", "--format", "json")
     assert result.exit_code == 0
     document = json.loads(result.stdout)
@@ -120,12 +121,12 @@ def test_server_tools_fold_a_server_call_and_a_client_call(invoke: Invoke, write
 def test_path_server_tools_without_names_folds_everything_as_client(
     invoke: Invoke, write: Write
 ) -> None:
-    result = invoke("trace", write(sse(SERVER)), "--path", "server-tools", "--format", "json")
+    result = invoke("trace", write(sse(*SERVER)), "--path", "server-tools", "--format", "json")
     assert [b["folded"]["as"] for b in json.loads(result.stdout)["blocks"]] == ["client"] * 2
 
 
 def test_choice_selects_the_choice_to_follow(invoke: Invoke, write: Write) -> None:
-    path = write(sse(two_choices()))
+    path = write(sse(*two_choices()))
     names = {}
     for choice in ("0", "1"):
         result = invoke("trace", path, "--choice", choice, "--format", "json")
@@ -140,7 +141,7 @@ def test_choice_selects_the_choice_to_follow(invoke: Invoke, write: Write) -> No
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))
 def test_every_input_format_named_or_detected(invoke: Invoke, write: Write, fmt: str) -> None:
-    path = write(WRITERS[fmt](CONTINUATION))
+    path = write(WRITERS[fmt](*CONTINUATION))
     outcomes = []
     for given in (fmt, "auto"):
         result = invoke("trace", path, "--input-format", given, "--format", "json")
@@ -153,7 +154,7 @@ def test_every_input_format_named_or_detected(invoke: Invoke, write: Write, fmt:
 
 def test_har_input_reports_model_and_tools(invoke: Invoke, write: Write) -> None:
     tools = [{"type": "function", "function": {"name": "get_weather"}}]
-    path = write(har(CLEAN, tools))
+    path = write(har(*CLEAN, tools=tools))
     document = json.loads(invoke("trace", path, "--format", "json").stdout)
     assert document["input"]["model"] == "demo-model"
     assert document["input"]["tools"] == tools
@@ -164,32 +165,28 @@ def test_har_input_reports_model_and_tools(invoke: Invoke, write: Write) -> None
 
 
 def test_a_named_format_that_does_not_fit_exits_2(invoke: Invoke, write: Write) -> None:
-    result = invoke("trace", write(sse(CLEAN)), "--input-format", "har")
+    result = invoke("trace", write(sse(*CLEAN)), "--input-format", "har")
     assert result.exit_code == 2
     assert "HAR" in result.stderr and result.stdout == ""
 
 
 def test_stdin_dash(invoke: Invoke) -> None:
-    result = invoke("trace", "-", "--format", "json", input=sse(CLEAN).encode())
+    result = invoke("trace", "-", "--format", "json", input=sse(*CLEAN).encode())
     assert result.exit_code == 0
     assert json.loads(result.stdout)["blocks"][0]["arguments"] == '{"city":"Oslo"}'
 
 
 def test_control_characters_from_the_stream_are_escaped(invoke: Invoke, write: Write) -> None:
-    from cli_streams import call, chunk
-
-    hostile = [chunk(call(0, "call_\x1b[2J", "evil\x9b31m", '{"a":"\x1b]0;x\x07"}'))]
-    result = invoke("trace", write(sse(hostile)))
+    hostile = [chunk(frag(0, "call_\x1b[2J", "evil\x9b31m", '{"a":"\x1b]0;x\x07"}'))]
+    result = invoke("trace", write(sse(*hostile)))
     assert result.exit_code == 0
     assert "\x1b" not in result.stdout and "\x9b" not in result.stdout
     assert "call_\\x1b[2J" in result.stdout
 
 
 def test_json_survives_what_orjson_refuses(invoke: Invoke, write: Write) -> None:
-    from cli_streams import chunk
-
     huge = 2**70
-    text = sse([chunk({"index": huge, "id": "c", "function": {"name": "f", "arguments": "x"}})])
+    text = sse(chunk({"index": huge, "id": "c", "function": {"name": "f", "arguments": "x"}}))
     text = text.replace('"arguments": "x"', '"arguments": "\\ud800"')
     result = invoke("trace", write(text), "--format", "json")
     assert result.exit_code == 0, result.output

@@ -20,12 +20,11 @@ from typing import Any
 
 import pytest
 
+from tests.core.schema import check_schema
 from webapp.assembler import assemble
 from webapp.options import Options
 from webapp.readers import read
 from webapp.rules import POLICIES
-
-from .streamkit import check_schema
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 REGENERATE = os.environ.get("STREAMVIZ_REGENERATE") == "1"

@@ -19,12 +19,12 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.core.schema import check_schema
+from tests.streamkit import ABSENT, chunk, frag, records
 from webapp.assembler import assemble
 from webapp.jsoncheck import Completion, dumps, loads
 from webapp.options import Options
 from webapp.records import Record
-
-from .streamkit import ABSENT, F, check_schema, chunk, records
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -84,7 +84,7 @@ def cut(draw: st.DrawFn, text: str) -> list[str]:
 
 
 def header(call: Call, arguments: Any = "") -> dict:
-    return F(call.index if call.index is not None else ABSENT, call.id, call.name, arguments)
+    return frag(call.index if call.index is not None else ABSENT, call.id, call.name, arguments)
 
 
 def group(draw: st.DrawFn, fragments: list[dict]) -> list[Record]:
@@ -94,7 +94,7 @@ def group(draw: st.DrawFn, fragments: list[dict]) -> list[Record]:
         if not chunks or draw(st.booleans()):
             chunks.append([])
         chunks[-1].append(fragment)
-    values = [chunk(calls) for calls in chunks]
+    values = [chunk(*calls) for calls in chunks]
     values.append(chunk(finish="tool_calls"))
     return records(values)
 
@@ -123,7 +123,7 @@ def bare_split(draw: st.DrawFn) -> tuple[list[Call], list[Record], int]:
     for call in stream_calls:
         fragments.append(header(call, draw(st.sampled_from(["", None, ABSENT]))))
         for piece in cut(draw, call.arguments):
-            fragments.append(F(args=piece))
+            fragments.append(frag(args=piece))
             continuations += 1
     return stream_calls, group(draw, fragments), continuations
 
@@ -176,11 +176,11 @@ def any_split(draw: st.DrawFn, stream_calls: list[Call], bare_allowed: bool) -> 
             keys = ["id"] if call.index is None else ["id", "index"]
             choice = draw(st.sampled_from([*keys, "bare"] if bare_allowed else keys))
             if choice == "bare":
-                fragments.append(F(args=piece))
+                fragments.append(frag(args=piece))
             elif choice == "index":
-                fragments.append(F(call.index, args=piece))
+                fragments.append(frag(call.index, args=piece))
             else:
-                fragments.append(F(id=call.id, args=piece))
+                fragments.append(frag(id=call.id, args=piece))
     return group(draw, fragments)
 
 
@@ -384,7 +384,7 @@ any_options = st.builds(
 
 
 def _one(fragment: Any, *, content: Any = ABSENT) -> list[Record]:
-    return [Record("chunk", 1, chunk([fragment], content=content, finish="tool_calls"))]
+    return [Record("chunk", 1, chunk(fragment, content=content, finish="tool_calls"))]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

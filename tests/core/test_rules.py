@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from tests.core.schema import ANOMALY_CODES, check_schema
+from tests.streamkit import frag, tool_stream
 from webapp.assembler import assemble
 from webapp.options import Options
 from webapp.trace import Trace
-
-from .streamkit import ANOMALY_CODES, F, check_schema, tool_stream
 
 END: Any = "end"
 """In an expected fold or anomaly step: the end step."""
@@ -67,7 +67,7 @@ CLIENT: list[Row] = [
     # -- exact-index ---------------------------------------------------------------------
     *both(
         "exact-index: index 0 counts and names the open block",
-        [[F(0, "call_1", "get_weather", '{"city":')], [F(0, args='"Paris"}')]],
+        [[frag(0, "call_1", "get_weather", '{"city":')], [frag(0, args='"Paris"}')]],
         [["new"], ["exact-index"]],
         [("call_1", "get_weather", '{"city":"Paris"}')],
         starts=[1],
@@ -79,26 +79,26 @@ CLIENT: list[Row] = [
     # -- exact-id --------------------------------------------------------------------------
     *both(
         "exact-id: no index, the id names the block",
-        [[F(id="call_1", name="f", args='{"a":')], [F(id="call_1", args="1}")]],
+        [[frag(id="call_1", name="f", args='{"a":')], [frag(id="call_1", args="1}")]],
         [["new"], ["exact-id"]],
         [("call_1", "f", '{"a":1}')],
         starts=[1],
     ),
     *both(
         "exact-id registers the fragment's index when the block had none",
-        [[F(id="c1", name="f")], [F(3, "c1", args="{}")], [F(3, args=" ")]],
+        [[frag(id="c1", name="f")], [frag(3, "c1", args="{}")], [frag(3, args=" ")]],
         [["new"], ["exact-id"], ["exact-index"]],
         [("c1", "f", "{} ")],
     ),
     *adr(
         "exact-id leaves the block's first index alone; the other index then names nothing",
-        [[F(0, "c1", "f", "{")], [F(5, "c1", args="}")], [F(5, args=" ")]],
+        [[frag(0, "c1", "f", "{")], [frag(5, "c1", args="}")], [frag(5, args=" ")]],
         [["new"], ["exact-id"], ["continuation"]],
         [("c1", "f", "{} ")],
     ),
     *ek(
         "exact-id leaves the block's first index alone; the other index then names nothing",
-        [[F(0, "c1", "f", "{")], [F(5, "c1", args="}")], [F(5, args=" ")]],
+        [[frag(0, "c1", "f", "{")], [frag(5, "c1", args="}")], [frag(5, args=" ")]],
         [["new"], ["exact-id"], ["new"]],
         [("c1", "f", "{}"), ("", "", " ")],
         [("phantom-call", ANY, 1), ("invalid-arguments", ANY, 1)],
@@ -107,7 +107,7 @@ CLIENT: list[Row] = [
     # -- continuation ----------------------------------------------------------------------
     *adr(
         "continuation: a bare fragment appends to the open block",
-        [[F(0, "c1", "f", '{"a":')], [F(args="1}")]],
+        [[frag(0, "c1", "f", '{"a":')], [frag(args="1}")]],
         [["new"], ["continuation"]],
         [("c1", "f", '{"a":1}')],
         starts=[1],
@@ -115,7 +115,7 @@ CLIENT: list[Row] = [
     ),
     *ek(
         "continuation: a bare fragment appends to the open block",
-        [[F(0, "c1", "f", '{"a":')], [F(args="1}")]],
+        [[frag(0, "c1", "f", '{"a":')], [frag(args="1}")]],
         [["new"], ["new"]],
         [("c1", "f", '{"a":'), ("", "", "1}")],
         [
@@ -128,14 +128,14 @@ CLIENT: list[Row] = [
     ),
     *adr(
         "continuation whatever its index; a continuation registers nothing",
-        [[F(0, "c1", "f", "{")], [F(7, args='"k":1')], [F(7, args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(7, args='"k":1')], [frag(7, args="}")]],
         [["new"], ["continuation"], ["continuation"]],
         [("c1", "f", '{"k":1}')],
         starts=[1],
     ),
     *ek(
         "continuation whatever its index; a continuation registers nothing",
-        [[F(0, "c1", "f", "{")], [F(7, args='"k":1')], [F(7, args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(7, args='"k":1')], [frag(7, args="}")]],
         [["new"], ["new"], ["exact-index"]],
         [("c1", "f", "{"), ("", "", '"k":1}')],
         [
@@ -148,7 +148,7 @@ CLIENT: list[Row] = [
     # -- drop ------------------------------------------------------------------------------
     *adr(
         "drop: a bare fragment with no block open",
-        [[F(args='{"a":1}')], [F(0, "c1", "f", "{}")]],
+        [[frag(args='{"a":1}')], [frag(0, "c1", "f", "{}")]],
         [["drop"], ["new"]],
         [("c1", "f", "{}")],
         [("dropped-fragment", 0, None)],
@@ -157,7 +157,7 @@ CLIENT: list[Row] = [
     ),
     *ek(
         "drop: a bare fragment with no block open",
-        [[F(args='{"a":1}')], [F(0, "c1", "f", "{}")]],
+        [[frag(args='{"a":1}')], [frag(0, "c1", "f", "{}")]],
         [["new"], ["new"]],
         [("", "", '{"a":1}'), ("c1", "f", "{}")],
         [("phantom-call", ANY, 0)],
@@ -165,21 +165,21 @@ CLIENT: list[Row] = [
     ),
     *adr(
         "drop without arguments: no block, no event, no dropped-fragment",
-        [[F(None, None, None, None)]],
+        [[frag(None, None, None, None)]],
         [["drop"]],
         [],
         events={0: []},
     ),
     *ek(
         "drop without arguments: no block, no event, no dropped-fragment",
-        [[F(None, None, None, None)]],
+        [[frag(None, None, None, None)]],
         [["new"]],
         [("", "", "")],
         [("phantom-call", ANY, 0)],
     ),
     *adr(
         "drop: an index that names no block does not save a bare fragment",
-        [[F(2, args="x")]],
+        [[frag(2, args="x")]],
         [["drop"]],
         [],
         [("dropped-fragment", 0, None)],
@@ -187,13 +187,13 @@ CLIENT: list[Row] = [
     # -- JavaScript truthiness -------------------------------------------------------------
     *adr(
         "index null does not count",
-        [[F(0, "c1", "f", "{")], [F(None, args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(None, args="}")]],
         [["new"], ["continuation"]],
         [("c1", "f", "{}")],
     ),
     *ek(
         "index null does not count",
-        [[F(0, "c1", "f", "{")], [F(None, args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(None, args="}")]],
         [["new"], ["new"]],
         [("c1", "f", "{"), ("", "", "}")],
         [
@@ -204,13 +204,13 @@ CLIENT: list[Row] = [
     ),
     *adr(
         "a string index does not count, not even to register the block",
-        [[F("0", "c1", "f", "{")], [F(0, args="}")]],
+        [[frag("0", "c1", "f", "{")], [frag(0, args="}")]],
         [["new"], ["continuation"]],
         [("c1", "f", "{}")],
     ),
     *ek(
         "a string index does not count, not even to register the block",
-        [[F("0", "c1", "f", "{")], [F(0, args="}")]],
+        [[frag("0", "c1", "f", "{")], [frag(0, args="}")]],
         [["new"], ["new"]],
         [("c1", "f", "{"), ("", "", "}")],
         [
@@ -221,13 +221,13 @@ CLIENT: list[Row] = [
     ),
     *adr(
         'id "" counts as no id',
-        [[F(0, "c1", "f", "{")], [F(id="", args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(id="", args="}")]],
         [["new"], ["continuation"]],
         [("c1", "f", "{}")],
     ),
     *ek(
         'id "" counts as no id',
-        [[F(0, "c1", "f", "{")], [F(id="", args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(id="", args="}")]],
         [["new"], ["new"]],
         [("c1", "f", "{"), ("", "", "}")],
         [
@@ -238,32 +238,32 @@ CLIENT: list[Row] = [
     ),
     *adr(
         "id null counts as no id",
-        [[F(0, "c1", "f", "{")], [F(id=None, args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(id=None, args="}")]],
         [["new"], ["continuation"]],
         [("c1", "f", "{}")],
     ),
     *both(
         'id "" on an exact-index match: no conflict, the block keeps its id',
-        [[F(0, "c1", "f", "{")], [F(0, "", args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(0, "", args="}")]],
         [["new"], ["exact-index"]],
         [("c1", "f", "{}")],
     ),
     *both(
         'a block opened with id "" takes the first non-empty id; a later one conflicts',
-        [[F(0, "", "f", "{")], [F(0, "c9", args="}")], [F(0, "c10", args=" ")]],
+        [[frag(0, "", "f", "{")], [frag(0, "c9", args="}")], [frag(0, "c10", args=" ")]],
         [["new"], ["exact-index"], ["exact-index"]],
         [("c9", "f", "{} ")],
         [("id-conflict", 2, 0)],
     ),
     *adr(
         'name "" counts as no name',
-        [[F(0, "c1", "f", "{")], [F(name="", args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(name="", args="}")]],
         [["new"], ["continuation"]],
         [("c1", "f", "{}")],
     ),
     *ek(
         'name "" counts as no name',
-        [[F(0, "c1", "f", "{")], [F(name="", args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(name="", args="}")]],
         [["new"], ["new"]],
         [("c1", "f", "{"), ("", "", "}")],
         [
@@ -274,19 +274,19 @@ CLIENT: list[Row] = [
     ),
     *adr(
         "name null counts as no name",
-        [[F(0, "c1", "f", "{")], [F(name=None, args="}")]],
+        [[frag(0, "c1", "f", "{")], [frag(name=None, args="}")]],
         [["new"], ["continuation"]],
         [("c1", "f", "{}")],
     ),
     *both(
         'a header with name "" opens a nameless block that a later name fills',
-        [[F(0, "c1", "", "{}")], [F(0, name="f")]],
+        [[frag(0, "c1", "", "{}")], [frag(0, name="f")]],
         [["new"], ["exact-index"]],
         [("c1", "f", "{}")],
     ),
     *both(
         'arguments absent or null append "" and still fire toolcall_delta',
-        [[F(0, "c1", "f", None)], [F(0)], [F(0, args="{}")]],
+        [[frag(0, "c1", "f", None)], [frag(0)], [frag(0, args="{}")]],
         [["new"], ["exact-index"], ["exact-index"]],
         [("c1", "f", "{}")],
         events={
@@ -299,10 +299,10 @@ CLIENT: list[Row] = [
     *adr(
         "a continuation goes to the most recently opened block, not the last updated one",
         [
-            [F(0, "a", "f1", '{"x":')],
-            [F(1, "b", "f2", '{"y":')],
-            [F(0, args="1}")],
-            [F(args="2}")],
+            [frag(0, "a", "f1", '{"x":')],
+            [frag(1, "b", "f2", '{"y":')],
+            [frag(0, args="1}")],
+            [frag(args="2}")],
         ],
         [["new"], ["new"], ["exact-index"], ["continuation"]],
         [("a", "f1", '{"x":1}'), ("b", "f2", '{"y":2}')],
@@ -312,10 +312,10 @@ CLIENT: list[Row] = [
     *ek(
         "a continuation goes to the most recently opened block, not the last updated one",
         [
-            [F(0, "a", "f1", '{"x":')],
-            [F(1, "b", "f2", '{"y":')],
-            [F(0, args="1}")],
-            [F(args="2}")],
+            [frag(0, "a", "f1", '{"x":')],
+            [frag(1, "b", "f2", '{"y":')],
+            [frag(0, args="1}")],
+            [frag(args="2}")],
         ],
         [["new"], ["new"], ["exact-index"], ["new"]],
         [("a", "f1", '{"x":1}'), ("b", "f2", '{"y":'), ("", "", "2}")],
@@ -330,9 +330,9 @@ CLIENT: list[Row] = [
     *both(
         "a nameless fragment with an id opens a new block (never a continuation), named later",
         [
-            [F(0, "a", "f", "{}")],
-            [F(id="b", args='{"q":')],
-            [F(id="b", name="g", args="1}")],
+            [frag(0, "a", "f", "{}")],
+            [frag(id="b", args='{"q":')],
+            [frag(id="b", name="g", args="1}")],
         ],
         [["new"], ["new"], ["exact-id"]],
         [("a", "f", "{}"), ("b", "g", '{"q":1}')],
@@ -342,7 +342,7 @@ CLIENT: list[Row] = [
     # -- several fragments in one chunk ------------------------------------------------------
     *adr(
         "several fragments in one chunk resolve in array order",
-        [[F(0, "a", "f", "{"), F(1, "b", "g", "{"), F(args="}")], [F(0, args="}")]],
+        [[frag(0, "a", "f", "{"), frag(1, "b", "g", "{"), frag(args="}")], [frag(0, args="}")]],
         [["new", "new", "continuation"], ["exact-index"]],
         [("a", "f", "{}"), ("b", "g", "{}")],
         landed=[[0, 1, 1], [0]],
@@ -358,7 +358,7 @@ CLIENT: list[Row] = [
     ),
     *ek(
         "several fragments in one chunk resolve in array order",
-        [[F(0, "a", "f", "{"), F(1, "b", "g", "{"), F(args="}")], [F(0, args="}")]],
+        [[frag(0, "a", "f", "{"), frag(1, "b", "g", "{"), frag(args="}")], [frag(0, args="}")]],
         [["new", "new", "new"], ["exact-index"]],
         [("a", "f", "{}"), ("b", "g", "{"), ("", "", "}")],
         [
@@ -369,7 +369,7 @@ CLIENT: list[Row] = [
     ),
     *adr(
         "a bare fragment before the header in the same chunk is dropped",
-        [[F(args="x"), F(0, "a", "f", "{}")]],
+        [[frag(args="x"), frag(0, "a", "f", "{}")]],
         [["drop", "new"]],
         [("a", "f", "{}")],
         [("dropped-fragment", 0, None)],
@@ -379,10 +379,10 @@ CLIENT: list[Row] = [
     *both(
         "id aliasing: the latest registration of an id wins; the block keeps its first id",
         [
-            [F(0, "a", "f", "{")],
-            [F(1, "b", "g", "{")],
-            [F(0, "b", args="}")],
-            [F(id="b", args=" ")],
+            [frag(0, "a", "f", "{")],
+            [frag(1, "b", "g", "{")],
+            [frag(0, "b", args="}")],
+            [frag(id="b", args=" ")],
         ],
         [["new"], ["new"], ["exact-index"], ["exact-id"]],
         [("a", "f", "{} "), ("b", "g", "{")],
@@ -391,14 +391,14 @@ CLIENT: list[Row] = [
     ),
     *both(
         "name-conflict: the first name is kept; repeating the same name is fine",
-        [[F(0, "a", "f", "{")], [F(0, name="g", args="}")], [F(0, name="f")]],
+        [[frag(0, "a", "f", "{")], [frag(0, name="g", args="}")], [frag(0, name="f")]],
         [["new"], ["exact-index"], ["exact-index"]],
         [("a", "f", "{}")],
         [("name-conflict", 1, 0)],
     ),
     *both(
         "the same id repeated on every fragment: no conflict",
-        [[F(0, "a", "f", "{")], [F(0, "a", args="}")]],
+        [[frag(0, "a", "f", "{")], [frag(0, "a", args="}")]],
         [["new"], ["exact-index"]],
         [("a", "f", "{}")],
     ),
@@ -410,7 +410,7 @@ OPENROUTER = ("openrouter:*",)
 SERVER: list[Row] = [
     *both(
         "server-tools: a server tool folds as a server-tool call right after it completes",
-        [[F(0, "a", "web_search", '{"q":')], [F(0, args='"x"}')]],
+        [[frag(0, "a", "web_search", '{"q":')], [frag(0, args='"x"}')]],
         [["new"], ["exact-index"]],
         [("a", "web_search", '{"q":"x"}', "server", 1)],
         starts=[0],
@@ -419,7 +419,7 @@ SERVER: list[Row] = [
     ),
     *both(
         "server-tools: another candidate folds as a client block, one delta with everything",
-        [[F(0, "a", "get_weather", '{"city":')], [F(0, args='"P"}')]],
+        [[frag(0, "a", "get_weather", '{"city":')], [frag(0, args='"P"}')]],
         [["new"], ["exact-index"]],
         [("a", "get_weather", '{"city":"P"}', "client", 1)],
         starts=[1],
@@ -431,7 +431,7 @@ SERVER: list[Row] = [
     ),
     *both(
         "server-tools: a prefix pattern ending in * names server tools",
-        [[F(0, "a", "openrouter:web_search", "{}")], [F(1, "b", "openrouterweb", "{}")]],
+        [[frag(0, "a", "openrouter:web_search", "{}")], [frag(1, "b", "openrouterweb", "{}")]],
         [["new"], ["new"]],
         [
             ("a", "openrouter:web_search", "{}", "server", 0),
@@ -444,10 +444,10 @@ SERVER: list[Row] = [
     *adr(
         "server-tools: a late fragment with a folded index continues another pending candidate",
         [
-            [F(0, "a", "openrouter:web_search", '{"q":"x"}')],
-            [F(1, "b", "lookup", '{"k":')],
-            [F(0, args=" ")],
-            [F(1, args="1}")],
+            [frag(0, "a", "openrouter:web_search", '{"q":"x"}')],
+            [frag(1, "b", "lookup", '{"k":')],
+            [frag(0, args=" ")],
+            [frag(1, args="1}")],
         ],
         [["new"], ["new"], ["continuation"], ["exact-index"]],
         [
@@ -466,10 +466,10 @@ SERVER: list[Row] = [
     *ek(
         "server-tools: a late fragment with a folded index continues another pending candidate",
         [
-            [F(0, "a", "openrouter:web_search", '{"q":"x"}')],
-            [F(1, "b", "lookup", '{"k":')],
-            [F(0, args=" ")],
-            [F(1, args="1}")],
+            [frag(0, "a", "openrouter:web_search", '{"q":"x"}')],
+            [frag(1, "b", "lookup", '{"k":')],
+            [frag(0, args=" ")],
+            [frag(1, args="1}")],
         ],
         [["new"], ["new"], ["new"], ["exact-index"]],
         [
@@ -487,7 +487,7 @@ SERVER: list[Row] = [
     ),
     *adr(
         "server-tools: a late fragment with nothing pending is dropped",
-        [[F(0, "a", "f", "{}")], [F(0, args=" ")]],
+        [[frag(0, "a", "f", "{}")], [frag(0, args=" ")]],
         [["new"], ["drop"]],
         [("a", "f", "{}", "client", 0)],
         [("dropped-fragment", 1, None), ("late-fragment", 1, None)],
@@ -497,7 +497,7 @@ SERVER: list[Row] = [
     ),
     *ek(
         "server-tools: a late fragment with nothing pending is dropped",
-        [[F(0, "a", "f", "{}")], [F(0, args=" ")]],
+        [[frag(0, "a", "f", "{}")], [frag(0, args=" ")]],
         [["new"], ["new"]],
         [("a", "f", "{}", "client", 0), ("", "", " ", "client", END)],
         [("late-fragment", 1, 1), ("phantom-call", ANY, 1), ("invalid-arguments", ANY, 1)],
@@ -505,7 +505,7 @@ SERVER: list[Row] = [
     ),
     *both(
         "server-tools: a new candidate takes over an index that only a folded one held",
-        [[F(0, "a", "f", "{}")], [F(0, "b", "g", '{"x":')], [F(0, args="1}")]],
+        [[frag(0, "a", "f", "{}")], [frag(0, "b", "g", '{"x":')], [frag(0, args="1}")]],
         [["new"], ["new"], ["exact-index"]],
         [("a", "f", "{}", "client", 0), ("b", "g", '{"x":1}', "client", 2)],
         [("late-fragment", 1, 1)],
@@ -517,9 +517,9 @@ SERVER: list[Row] = [
     *both(
         "server-tools: a new candidate takes over an id that only a folded one held",
         [
-            [F(id="a", name="f", args="{}")],
-            [F(id="a", name="g", args='{"y":')],
-            [F(id="a", args="2}")],
+            [frag(id="a", name="f", args="{}")],
+            [frag(id="a", name="g", args='{"y":')],
+            [frag(id="a", args="2}")],
         ],
         [["new"], ["new"], ["exact-id"]],
         [("a", "f", "{}", "client", 0), ("a", "g", '{"y":2}', "client", 2)],
@@ -529,7 +529,7 @@ SERVER: list[Row] = [
     ),
     *both(
         "server-tools: pending candidates fold at the end, in opening order",
-        [[F(0, "a", "f", '{"x":')], [F(1, "b", None, "{}")]],
+        [[frag(0, "a", "f", '{"x":')], [frag(1, "b", None, "{}")]],
         [["new"], ["new"]],
         [("a", "f", '{"x":', "client", END), ("b", "", "{}", "client", END)],
         [("invalid-arguments", ANY, 0), ("phantom-call", ANY, 1)],
@@ -551,7 +551,7 @@ SERVER: list[Row] = [
     ),
     *both(
         "server-tools: a name that arrives after complete arguments folds the candidate then",
-        [[F(0, "a", None, "{}")], [F(0, name="web_search")]],
+        [[frag(0, "a", None, "{}")], [frag(0, name="web_search")]],
         [["new"], ["exact-index"]],
         [("a", "web_search", "{}", "server", 1)],
         starts=[0],
@@ -559,14 +559,14 @@ SERVER: list[Row] = [
     ),
     *adr(
         "server-tools: a bare continuation goes to the pending candidate",
-        [[F(0, "a", "f", '{"x":')], [F(args="1}")]],
+        [[frag(0, "a", "f", '{"x":')], [frag(args="1}")]],
         [["new"], ["continuation"]],
         [("a", "f", '{"x":1}', "client", 1)],
         server_tools=WEB,
     ),
     *ek(
         "server-tools: a bare continuation goes to the pending candidate",
-        [[F(0, "a", "f", '{"x":')], [F(args="1}")]],
+        [[frag(0, "a", "f", '{"x":')], [frag(args="1}")]],
         [["new"], ["new"]],
         [("a", "f", '{"x":', "client", END), ("", "", "1}", "client", END)],
         [
@@ -578,7 +578,7 @@ SERVER: list[Row] = [
     ),
     *adr(
         "server-tools: a candidate folded mid-chunk takes no later fragment of that chunk",
-        [[F(0, "a", "f", "{}"), F(args=" ")]],
+        [[frag(0, "a", "f", "{}"), frag(args=" ")]],
         [["new", "drop"]],
         [("a", "f", "{}", "client", 0)],
         [("dropped-fragment", 0, None)],
@@ -586,7 +586,7 @@ SERVER: list[Row] = [
     ),
     *both(
         "server-tools: an index naming a folded candidate, an id naming a pending one: exact-id",
-        [[F(0, "a", "f", "{}")], [F(1, "b", "g", "{")], [F(0, "b", args="}")]],
+        [[frag(0, "a", "f", "{}")], [frag(1, "b", "g", "{")], [frag(0, "b", args="}")]],
         [["new"], ["new"], ["exact-id"]],
         [("a", "f", "{}", "client", 0), ("b", "g", "{}", "client", 2)],
         [("late-fragment", 2, 1)],
@@ -595,7 +595,7 @@ SERVER: list[Row] = [
     ),
     *adr(
         "server-tools: a continuation skips a later candidate that folded already",
-        [[F(0, "a", "f", '{"x":')], [F(1, "b", "g", "{}")], [F(args="1}")]],
+        [[frag(0, "a", "f", '{"x":')], [frag(1, "b", "g", "{}")], [frag(args="1}")]],
         [["new"], ["new"], ["continuation"]],
         [("a", "f", '{"x":1}', "client", 2), ("b", "g", "{}", "client", 1)],
         landed=[[0], [1], [0]],

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
+from tests.core.schema import ANOMALY_CODES, check_schema
+from tests.streamkit import chunk, frag, records, tool_stream
 from webapp.assembler import Assembler, Options, assemble
 from webapp.compare import compare
 from webapp.jsoncheck import Completion, classify
 from webapp.jsvalue import js_string
 from webapp.records import Record
 from webapp.trace import Fold, Trace
-
-from .streamkit import ANOMALY_CODES, F, check_schema, chunk, records, tool_stream
 
 
 def events(trace: Trace, step: int) -> list[tuple[Any, ...]]:
@@ -33,7 +33,7 @@ def codes(trace: Trace) -> list[str]:
 
 def test_reasoning_then_content_then_tool_calls_within_one_delta() -> None:
     value = chunk(
-        [F(0, "a", "f", "{}")], content="Hi", reasoning_content="hmm", finish="tool_calls"
+        frag(0, "a", "f", "{}"), content="Hi", reasoning_content="hmm", finish="tool_calls"
     )
     trace = assemble(records([value]))
     check_schema(trace.to_json())
@@ -72,11 +72,11 @@ def test_the_first_non_empty_reasoning_field_wins(fields: dict, expected: str) -
 
 def test_blocks_share_one_content_array_in_creation_order() -> None:
     values = [
-        chunk([F(0, "a", "f", "{")]),
+        chunk(frag(0, "a", "f", "{")),
         chunk(content=""),  # empty content creates nothing
         chunk(content="x"),
-        chunk([F(1, "b", "g", "{}")]),
-        chunk([F(0, args="}")], content="y"),
+        chunk(frag(1, "b", "g", "{}")),
+        chunk(frag(0, args="}"), content="y"),
         chunk(reasoning="z"),
         chunk(finish="tool_calls"),
     ]
@@ -139,7 +139,7 @@ def test_no_finish_reason_ends_with_error(finish: Any) -> None:
 
 
 def test_finish_reason_only_records_the_reason_and_blocks_end_after_the_last_chunk() -> None:
-    values = [chunk([F(0, "a", "f", "{")], finish="tool_calls"), chunk([F(0, args="}")])]
+    values = [chunk(frag(0, "a", "f", "{"), finish="tool_calls"), chunk(frag(0, args="}"))]
     trace = assemble(records(values))
     assert [e.type for e in trace.steps[0].events] == ["start", "toolcall_start", "toolcall_delta"]
     assert trace.blocks[0].text == "{}"
@@ -148,9 +148,9 @@ def test_finish_reason_only_records_the_reason_and_blocks_end_after_the_last_chu
 
 def test_a_provider_error_stops_assembly_and_the_end_holds_error_alone() -> None:
     stream = [
-        Record("chunk", 1, chunk([F(0, "a", "f", "{}")], content="hi")),
+        Record("chunk", 1, chunk(frag(0, "a", "f", "{}"), content="hi")),
         Record("chunk", 3, {"error": {"message": "overloaded", "code": 529}}),
-        Record("chunk", 5, chunk([F(0, args="x")], finish="tool_calls")),
+        Record("chunk", 5, chunk(frag(0, args="x"), finish="tool_calls")),
         Record("done", 7, text="[DONE]"),
     ]
     trace = assemble(stream)
@@ -186,8 +186,8 @@ def test_a_provider_error_without_a_message_is_shown_as_json() -> None:
 
 def test_records_after_done_are_listed_not_assembled() -> None:
     stream = [
-        *tool_stream([[F(0, "a", "f", "{}")]]),
-        Record("chunk", 9, chunk([F(1, "b", "g", "{}")], finish="stop")),
+        *tool_stream([[frag(0, "a", "f", "{}")]]),
+        Record("chunk", 9, chunk(frag(1, "b", "g", "{}"), finish="stop")),
         Record("invalid", 11, text="{oops", error="Expecting property name"),
     ]
     trace = assemble(stream)
@@ -210,9 +210,9 @@ def test_records_after_done_are_listed_not_assembled() -> None:
 
 def test_an_invalid_record_is_a_step_and_the_rest_is_still_assembled() -> None:
     stream = [
-        Record("chunk", 1, chunk([F(0, "a", "f", '{"x":')])),
+        Record("chunk", 1, chunk(frag(0, "a", "f", '{"x":'))),
         Record("invalid", 3, text='{"choices": [', error="unexpected end of data"),
-        Record("chunk", 5, chunk([F(0, args="1}")], finish="tool_calls")),
+        Record("chunk", 5, chunk(frag(0, args="1}"), finish="tool_calls")),
         Record("done", 7, text="[DONE]"),
     ]
     trace = assemble(stream)
@@ -250,7 +250,7 @@ def test_an_empty_stream_still_starts_and_ends_with_error() -> None:
 
 def test_a_usage_only_chunk_is_a_step_with_no_fragments() -> None:
     usage = {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 5}}
-    values = [chunk([F(0, "a", "f", "{}")]), chunk(finish="tool_calls"), usage]
+    values = [chunk(frag(0, "a", "f", "{}")), chunk(finish="tool_calls"), usage]
     trace = assemble(records(values))
     assert trace.steps[2].kind == "chunk"
     assert trace.steps[2].fragments == () and trace.steps[2].events == ()
@@ -260,8 +260,11 @@ def test_a_usage_only_chunk_is_a_step_with_no_fragments() -> None:
 def _two_choices(first: int, second: int) -> dict:
     return {
         "choices": [
-            {"index": first, "delta": {"tool_calls": [F(0, f"id{first}", f"f{first}", "{}")]}},
-            {"index": second, "delta": {"tool_calls": [F(0, f"id{second}", f"f{second}", "{}")]}},
+            {"index": first, "delta": {"tool_calls": [frag(0, f"id{first}", f"f{first}", "{}")]}},
+            {
+                "index": second,
+                "delta": {"tool_calls": [frag(0, f"id{second}", f"f{second}", "{}")]},
+            },
         ]
     }
 
@@ -283,7 +286,7 @@ def test_the_choice_is_selected_by_its_index_and_others_are_reported(
 
 
 def test_both_policies_side_by_side_on_the_phantom_call_stream() -> None:
-    stream = tool_stream([[F(0, "call_1", "get_weather", '{"city":')], [F(args='"Paris"}')]])
+    stream = tool_stream([[frag(0, "call_1", "get_weather", '{"city":')], [frag(args='"Paris"}')]])
     comparison = compare(stream)
     assert comparison.left.policy == "exact-key" and comparison.right.policy == "adr-0019"
     assert [row.step for row in comparison.differing] == [1, 4]  # the fragment, the end
@@ -299,7 +302,7 @@ def test_both_policies_side_by_side_on_the_phantom_call_stream() -> None:
 
 
 def test_fragments_are_recorded_as_read_with_null_for_absent_keys() -> None:
-    stream = tool_stream([[F(0, "a", "f", "{")], [F(args="}")], [F("1", "", None)]])
+    stream = tool_stream([[frag(0, "a", "f", "{")], [frag(args="}")], [frag("1", "", None)]])
     doc = assemble(stream).to_json()
     check_schema(doc)
     fragments = [f for step in doc["steps"] for f in step["fragments"]]
@@ -315,9 +318,9 @@ def test_fragments_are_recorded_as_read_with_null_for_absent_keys() -> None:
 def test_schema_1_on_a_stream_with_every_kind_of_step(policy: str, server_tools: Any) -> None:
     stream = [
         Record("chunk", 1, chunk(reasoning_content="think")),
-        Record("chunk", 3, chunk([F(0, "a", "web_search", '{"q":')], content="ok")),
+        Record("chunk", 3, chunk(frag(0, "a", "web_search", '{"q":'), content="ok")),
         Record("invalid", 5, text="{", error="truncated"),
-        Record("chunk", 7, chunk([F(args='"x"}'), F(1, "b", "f", "{}")])),
+        Record("chunk", 7, chunk(frag(args='"x"}'), frag(1, "b", "f", "{}"))),
         Record("chunk", 9, {"choices": []}),
         Record("chunk", 11, chunk(finish="tool_calls")),
         Record("done", 13, text="[DONE]"),
@@ -343,9 +346,9 @@ def test_schema_1_on_a_stream_with_every_kind_of_step(policy: str, server_tools:
 def test_state_at_a_step_on_the_client_path() -> None:
     values = [
         chunk(content="Let me check."),
-        chunk([F(0, "a", None, '{"c":')]),
-        chunk([F(0, name="f", args='"P')]),
-        chunk([F(args='"}')]),
+        chunk(frag(0, "a", None, '{"c":')),
+        chunk(frag(0, name="f", args='"P')),
+        chunk(frag(args='"}')),
         chunk(finish="tool_calls"),
     ]
     trace = assemble(records(values))
@@ -380,10 +383,10 @@ def test_state_at_a_step_on_the_client_path() -> None:
 
 def test_state_at_a_step_on_the_server_tools_path() -> None:
     values = [
-        chunk([F(0, "a", "web_search", '{"q":')]),
-        chunk([F(1, "b", "f", "{")]),
-        chunk([F(0, args='"x"}')]),
-        chunk([F(1, args="}")]),
+        chunk(frag(0, "a", "web_search", '{"q":')),
+        chunk(frag(1, "b", "f", "{")),
+        chunk(frag(0, args='"x"}')),
+        chunk(frag(1, args="}")),
         chunk(finish="tool_calls"),
     ]
     trace = assemble(records(values), Options(path="server-tools", server_tools=("web_search",)))
@@ -496,7 +499,7 @@ def test_js_string_matches_javascript(value: Any, text: str) -> None:
 
 def test_invalid_arguments_are_reported_for_a_server_tool_call_too() -> None:
     """A server-tool call whose arguments never completed folds at the end, still broken."""
-    stream = tool_stream([[F(0, "a", "web_search", '{"q":')]])
+    stream = tool_stream([[frag(0, "a", "web_search", '{"q":')]])
     trace = assemble(stream, Options(path="server-tools", server_tools=("web_search",)))
     assert trace.blocks[0].fold is not None and trace.blocks[0].fold.as_ == "server"
     assert [(a.code, a.block) for a in trace.anomalies if a.code in ANOMALY_CODES] == [
@@ -506,7 +509,7 @@ def test_invalid_arguments_are_reported_for_a_server_tool_call_too() -> None:
 
 def test_a_phantom_is_reported_even_when_a_bare_star_pattern_makes_it_a_server_tool() -> None:
     """`*` names every tool a server tool; a candidate with no name at all is still a phantom."""
-    stream = tool_stream([[F(0, "a", "f", '{"x":')], [F(args="1}")]])
+    stream = tool_stream([[frag(0, "a", "f", '{"x":')], [frag(args="1}")]])
     trace = assemble(stream, Options("exact-key", "server-tools", ("*",)))
     assert [(b.name, b.text) for b in trace.blocks] == [("f", '{"x":'), ("", "1}")]
     assert ("phantom-call", 1) in [(a.code, a.block) for a in trace.anomalies]
@@ -515,7 +518,9 @@ def test_a_phantom_is_reported_even_when_a_bare_star_pattern_makes_it_a_server_t
 def test_a_server_path_continuation_names_the_pending_candidate_it_chose() -> None:
     """Block #1 opened later but has folded: the reason must not call #0 "the most recently
     opened" without saying that folded candidates were passed over."""
-    stream = tool_stream([[F(0, "a", "f", '{"x":')], [F(1, "b", "g", "{}")], [F(args="1}")]])
+    stream = tool_stream(
+        [[frag(0, "a", "f", '{"x":')], [frag(1, "b", "g", "{}")], [frag(args="1}")]]
+    )
     trace = assemble(stream, Options(path="server-tools", server_tools=("web_search",)))
     (fragment,) = trace.steps[2].fragments
     assert fragment.rule == "continuation" and fragment.block == 0
@@ -523,7 +528,7 @@ def test_a_server_path_continuation_names_the_pending_candidate_it_chose() -> No
 
 
 def test_feeding_records_one_at_a_time_gives_the_steps_of_assemble() -> None:
-    stream = tool_stream([[F(0, "a", "f", "{")], [F(args="}")]])
+    stream = tool_stream([[frag(0, "a", "f", "{")], [frag(args="}")]])
     assembler = Assembler(Options())
     steps = [assembler.feed(record) for record in stream]
     steps.append(assembler.finish())

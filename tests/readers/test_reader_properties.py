@@ -9,8 +9,18 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_writers import Expected, HarStyle, SseStyle, har, jq, json_array, jsonl, pyrepr, sse
 
+from tests.readers.stream_writers import (
+    Expected,
+    HarStyle,
+    SseStyle,
+    har,
+    jq,
+    json_array,
+    jsonl,
+    pyrepr,
+    sse,
+)
 from webapp.readers import FORMATS, decode, read
 from webapp.records import ReaderError, ReadResult
 

@@ -14,8 +14,8 @@ import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, sync_playwright
-from webstreams import Store, Watched
 
+from tests.web.webkit import Store, Watched
 from webapp.app import create_app
 from webapp.settings import Settings
 

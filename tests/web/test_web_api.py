@@ -10,8 +10,9 @@ import re
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
-from webstreams import CONTINUATION, Store, chunk
 
+from tests.streamkit import chunk, sse
+from tests.web.webkit import CONTINUATION, Store
 from webapp.assembler import assemble
 from webapp.cli import main
 from webapp.options import Options
@@ -70,7 +71,7 @@ def test_trace_equals_the_core_trace(
 
 
 def test_trace_of_a_choice(client: TestClient, store: Store) -> None:
-    text = CONTINUATION.replace('"index":0,"delta"', '"index":1,"delta"')
+    text = CONTINUATION.replace('"index": 0, "delta"', '"index": 1, "delta"')
     stream_id = store(text)
     body = client.get(f"/api/streams/{stream_id}/trace", params={"choice": 1}).json()
     assert body["choice"] == 1
@@ -107,7 +108,7 @@ def test_raw_of_a_json_text_is_its_utf8(client: TestClient) -> None:
 
 
 def test_too_large_is_413_json(client: TestClient) -> None:
-    big = chunk({"content": "x" * 60_000})
+    big = sse(chunk(content="x" * 60_000))
     response = client.post("/api/streams", json={"text": big})
     assert response.status_code == 413
     assert "limit of 50,000 bytes" in response.json()["detail"]

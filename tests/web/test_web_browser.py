@@ -6,7 +6,9 @@ import re
 
 import pytest
 from playwright.sync_api import expect
-from webstreams import CONTINUATION, Watched, sse
+
+from tests.streamkit import chunk, frag, sse
+from tests.web.webkit import CONTINUATION, Watched
 
 pytestmark = pytest.mark.browser
 
@@ -141,7 +143,9 @@ def test_clicking_a_row_selects_it(watched: Watched) -> None:
 
 def test_long_timeline_loads_rows_on_scroll_and_around_a_far_step(watched: Watched) -> None:
     page = watched.page
-    stream_id = watched.store(sse(*({"content": f"w{n} "} for n in range(300))))
+    stream_id = watched.store(
+        sse(*(chunk(content=f"w{n} ") for n in range(300)), chunk(finish="tool_calls"))
+    )
     page.goto(f"{watched.base}/s/{stream_id}?step=0")
     rows = page.locator("#timeline .row")
     expect(rows).to_have_count(40)
@@ -176,12 +180,13 @@ def test_injected_markup_is_shown_as_text_and_runs_nothing(watched: Watched) -> 
     page = watched.page
     both = "".join(PAYLOADS)
     text = sse(
-        {"content": both},
-        {"reasoning_content": both},
-        {"tool_calls": [{"index": 0, "id": both, "function": {"name": both, "arguments": ""}}]},
-        {"tool_calls": [{"function": {"arguments": PAYLOADS[0]}}]},
-        {"tool_calls": [{"function": {"arguments": PAYLOADS[1]}}]},
-        {"tool_calls": [{"index": 1, "function": {"name": PAYLOADS[1]}}]},
+        chunk(content=both),
+        chunk(reasoning_content=both),
+        chunk(frag(0, both, both, "")),
+        chunk(frag(args=PAYLOADS[0])),
+        chunk(frag(args=PAYLOADS[1])),
+        chunk(frag(1, name=PAYLOADS[1])),
+        chunk(finish="tool_calls"),
     )
     stream_id = watched.store(text, title=both)
     page.goto(f"{watched.base}/s/{stream_id}?step=0&policy=exact-key&path=client")

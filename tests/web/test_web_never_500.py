@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.streamkit import sse
 from webapp.app import create_app
 from webapp.settings import Settings
 
@@ -63,12 +64,6 @@ ODD_CHUNK = st.one_of(
 CHUNK = st.one_of(TOOL_CHUNK, TOOL_CHUNK, TOOL_CHUNK, ODD_CHUNK)
 
 
-def as_sse(chunks: list[Any], garbage: list[str]) -> str:
-    lines = ["data: " + json.dumps(c) for c in chunks]
-    lines += [f"data: {g}" for g in garbage]
-    return "\n\n".join([*lines, "data: [DONE]"]) + "\n\n"
-
-
 def test_random_streams_never_get_a_500(tmp_path: Path) -> None:
     app = create_app(Settings(db_path=tmp_path / "fuzz.sqlite3", timeline_window=20))
     with TestClient(app, follow_redirects=False) as client:
@@ -86,7 +81,7 @@ def test_random_streams_never_get_a_500(tmp_path: Path) -> None:
             step=st.integers(0, 12),
         )
         def check(chunks: list[Any], garbage: list[str], policy: str, path: str, step: int) -> None:
-            text = as_sse(chunks, garbage)
+            text = sse(*map(json.dumps, chunks), *garbage)
             created = client.post("/api/streams", json={"text": text})
             assert created.status_code in (201, 422), created.text
             if created.status_code != 201:

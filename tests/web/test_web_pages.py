@@ -9,8 +9,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
-from webstreams import CONTINUATION, HX, Store, chunk, sse
 
+from tests.streamkit import chunk, frag, sse
+from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.app import create_app
 from webapp.examples import EXAMPLES
 from webapp.rules import RULES
@@ -111,7 +112,7 @@ def test_empty_submission_asks_for_a_stream(client: TestClient) -> None:
 
 
 def test_too_large_is_a_413_page(client: TestClient) -> None:
-    big = chunk({"content": "x" * 60_000})
+    big = sse(chunk(content="x" * 60_000))
     response = submit(client, big)
     assert response.status_code == 413  # type: ignore[attr-defined]
     assert template(response) == "error.html"
@@ -253,9 +254,10 @@ def test_state_panel_clips_a_huge_block(client: TestClient, app: object, tmp_pat
     big = create_app(settings)
     with TestClient(big) as big_client:
         text = sse(
-            {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "["}}]},
-            {"tool_calls": [{"index": 0, "function": {"arguments": "1," * 500_000}}]},
-            {"tool_calls": [{"index": 0, "function": {"arguments": "2]"}}]},
+            chunk(frag(0, "c", "f", "[")),
+            chunk(frag(0, args="1," * 500_000)),
+            chunk(frag(0, args="2]")),
+            chunk(finish="tool_calls"),
         )
         stream_id = big_client.post("/api/streams", json={"text": text}).json()["id"]
         html = big_client.get(f"/s/{stream_id}?step=2", headers=HX).text
@@ -333,9 +335,10 @@ def test_no_inline_script_or_style_in_any_page(client: TestClient, store: Store)
 def test_stream_data_is_escaped(client: TestClient, store: Store) -> None:
     payload = "<script>alert(1)</script><img src=x onerror=alert(1)>"
     text = sse(
-        {"content": payload},
-        {"tool_calls": [{"index": 0, "id": payload, "function": {"name": payload}}]},
-        {"tool_calls": [{"function": {"arguments": payload}}]},
+        chunk(content=payload),
+        chunk(frag(0, payload, payload)),
+        chunk(frag(args=payload)),
+        chunk(finish="tool_calls"),
     )
     stream_id = store(text, title=payload)
     for url in (f"/s/{stream_id}?step=2", f"/s/{stream_id}?step=3", f"/s/{stream_id}/compare"):
@@ -377,9 +380,9 @@ def test_compare_page_marks_the_differing_rows(client: TestClient, store: Store)
 
 
 def test_compare_is_windowed(client: TestClient, store: Store) -> None:
-    deltas = [{"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f"}}]}]
-    deltas += [{"tool_calls": [{"function": {"arguments": " "}}]} for _ in range(100)]
-    stream_id = store(sse(*deltas))
+    chunks = [chunk(frag(0, "c", "f"))]
+    chunks += [chunk(frag(args=" ")) for _ in range(100)]
+    stream_id = store(sse(*chunks, chunk(finish="tool_calls")))
     page = client.get(f"/s/{stream_id}/compare").text
     assert len(re.findall(r'class="crow', page)) == 40
     assert "later rows" in page
@@ -390,8 +393,8 @@ def test_compare_is_windowed(client: TestClient, store: Store) -> None:
 
 
 def test_timeline_is_windowed_and_loads_more(client: TestClient, store: Store) -> None:
-    deltas = [{"content": f"w{n} "} for n in range(200)]
-    stream_id = store(sse(*deltas))
+    chunks = [chunk(content=f"w{n} ") for n in range(200)]
+    stream_id = store(sse(*chunks, chunk(finish="tool_calls")))
     page = client.get(f"/s/{stream_id}?step=100").text
     rows = re.findall(r'id="row-(\d+)"', page)
     assert len(rows) == 40

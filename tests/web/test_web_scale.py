@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from webstreams import HX
 
 import webapp.web.service
+from tests.web.webkit import HX
 from webapp.app import create_app
 from webapp.settings import Settings
 

@@ -1,70 +1,11 @@
-"""Hand-built chunks, fragments and records for the core tests, and a schema-1 checker."""
+"""A checker for schema-1 trace documents, and the anomaly codes the spec names."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from webapp.jsoncheck import dumps
-from webapp.records import Record
 from webapp.rules import POLICIES, RULE_NAMES
-
-ABSENT: Any = object()
-"""A key left out of a fragment (as opposed to present with the value null)."""
-
-
-def F(index: Any = ABSENT, id: Any = ABSENT, name: Any = ABSENT, args: Any = ABSENT) -> dict:
-    """One `delta.tool_calls` entry; keys left ABSENT are not in it at all."""
-    out: dict[str, Any] = {}
-    if index is not ABSENT:
-        out["index"] = index
-    if id is not ABSENT:
-        out["id"] = id
-        out["type"] = "function"
-    function: dict[str, Any] = {}
-    if name is not ABSENT:
-        function["name"] = name
-    if args is not ABSENT:
-        function["arguments"] = args
-    if function:
-        out["function"] = function
-    return out
-
-
-def chunk(
-    tool_calls: list[dict] | None = None,
-    *,
-    content: Any = ABSENT,
-    finish: Any = None,
-    choice: int = 0,
-    **delta_fields: Any,
-) -> dict:
-    """A `chat.completion.chunk` with one choice."""
-    delta: dict[str, Any] = dict(delta_fields)
-    if content is not ABSENT:
-        delta["content"] = content
-    if tool_calls is not None:
-        delta["tool_calls"] = tool_calls
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "choices": [{"index": choice, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def records(values: list[Any], *, done: bool = True) -> list[Record]:
-    """Chunk records on the lines an SSE file would put them (1, 3, 5, ...), then `[DONE]`."""
-    out = [Record("chunk", 2 * i + 1, value) for i, value in enumerate(values)]
-    if done:
-        out.append(Record("done", 2 * len(values) + 1, text="[DONE]"))
-    return out
-
-
-def tool_stream(tool_call_chunks: list[list[dict]], finish: Any = "tool_calls") -> list[Record]:
-    """One chunk per list of fragments, a finish chunk with an empty delta, then `[DONE]`."""
-    values = [chunk(calls) for calls in tool_call_chunks]
-    values.append(chunk(finish=finish))
-    return records(values)
-
 
 ANOMALY_CODES = frozenset(
     {

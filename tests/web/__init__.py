@@ -1,0 +1,1 @@
+"""Tests of the web layer: API, pages, and the browser."""
