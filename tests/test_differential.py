@@ -170,23 +170,21 @@ def check_exact_key(sse_text: str, theirs: UpstreamResult) -> Trace:
 
 
 def check_toolcall_ends(sse_text: str, trace: Trace, theirs: UpstreamResult) -> None:
-    """At every `toolcall_end`, upstream's parsed arguments agree with our final text."""
+    """At every `toolcall_end`, upstream hands the tool what our block says it `delivered`.
+
+    Both the value (upstream's parse of the final text, repaired or `{}`) and whether upstream
+    complained (`argumentsError`) must agree.
+    """
     ends = [e for step in trace.steps for e in step.events if e.type == "toolcall_end"]
     their_ends = [e for e in theirs.events if e["type"] == "toolcall_end"]
     assert len(ends) == len(their_ends)
+    by_content = {block.content_index: block for block in trace.blocks}
     for end, their_end in zip(ends, their_ends, strict=True):
-        text = end.content or ""
         call = their_end["toolCall"]
-        parsed = strict_object(text)
-        where = f"toolcall_end {end.contentIndex} with arguments {text!r} on:\n{sse_text}"
-        if parsed is not None:
-            assert "argumentsError" not in call, where
-            assert call["arguments"] == _js_numbers(parsed), where
-        elif text.strip(_JS_WHITESPACE) == "":
-            assert call["arguments"] == {} and "argumentsError" not in call, where
-        elif "argumentsError" not in call:
-            # Upstream repairs raw control characters and bad escapes before giving up.
-            assert isinstance(call["arguments"], dict), where
+        delivered = by_content[end.contentIndex].delivered
+        where = f"toolcall_end {end.contentIndex} with arguments {end.content!r} on:\n{sse_text}"
+        assert _js_numbers(call["arguments"]) == _js_numbers(delivered.arguments), where
+        assert ("argumentsError" in call) == (delivered.error is not None), where
 
 
 def check_error_message(sse_text: str, trace: Trace, theirs: UpstreamResult) -> None:

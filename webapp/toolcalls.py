@@ -11,18 +11,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 from webapp.chunks import type_name
-from webapp.jsoncheck import Completion, parses
+from webapp.delivery import Delivery
+from webapp.diagnosis import explain, first_break
+from webapp.jsoncheck import Completion, classify, dumps
 from webapp.jsvalue import Keys, js_string, json_piece, map_key, read_keys, truthy
 from webapp.options import Options
 from webapp.rules import Candidate, Match, resolve, rules_for
 from webapp.trace import Block, Event, Fold, Fragment
-from webapp.words import excerpt
+from webapp.words import count, excerpt, number
 
 Report = Callable[[str, int, "int | None", str], None]
 """Report an anomaly: code, step, block, message."""
+_WHITESPACE = " \t\n\r"
 Push = Callable[[Block, int], None]
 """Put a block into the content array at a step."""
 
@@ -42,6 +46,11 @@ class ToolCalls:
         self._by_id: dict[object, Block] = {}
         self._open: list[Block] = []
         self._completions: dict[Block, Completion] = {}
+        """Whether each block's arguments are one complete JSON value (server-tools path: until
+        it folds), fed piece by piece."""
+        self._unsettled: dict[Block, None] = {}
+        """Blocks still taking fragments whose arguments are not one complete JSON value, in
+        opening order: where a continuation might have belonged instead."""
         self._freeform: dict[Block, bool] = {}
         """Blocks taking `custom.input` (freeform tools): whether their JSON text has opened."""
 
@@ -123,6 +132,8 @@ class ToolCalls:
             block = self._open_block(step, keys, events)
         else:
             block = _block(match)
+            if match.rule == "continuation":
+                match = match._replace(reason=self._weigh_continuation(step, block, match.reason))
             self._register(step, block, keys, match)
         appended = "" if block is None else self._land(step, block, keys, events)
         if late:
@@ -144,6 +155,26 @@ class ToolCalls:
             late,
             oddities,
         )
+
+    def _weigh_continuation(self, step: int, block: Block, reason: str) -> str:
+        """Name the blocks a continuation could also have meant; report the guess if any.
+
+        Spec section 7: ambiguous when another block (still taking fragments) holds arguments
+        that are not one complete JSON value. Costs O(1) however many blocks are open.
+        """
+        waiting = len(self._unsettled) - (block in self._unsettled)
+        if waiting == 0:
+            return f"{reason}; no other block was waiting for arguments"
+        shown = [other for other in islice(self._unsettled, 4) if other is not block][:3]
+        others = "; ".join(_waiting_block(other) for other in shown)
+        if waiting > len(shown):
+            others += f"; and {count(waiting - len(shown), 'other block')}"
+        self._report(
+            "ambiguous-continuation", step, block.number,
+            f"a continuation went to block #{block.number} {_label(block)}, the most recently "
+            f"opened, while {others}: decision 0019 guessed which call it belongs to",
+        )  # fmt: skip
+        return f"{reason}; {others}"
 
     def _names_folded(self, keys: Keys) -> bool:
         holders = []
@@ -167,9 +198,10 @@ class ToolCalls:
             block.indexes.append((step, keys.index))
         if keys.custom_only:
             self._freeform[block] = False
-        if self._server:
-            self._completions[block] = Completion()
-        else:
+            block.custom_input = []
+        self._completions[block] = Completion()
+        self._unsettled[block] = None
+        if not self._server:
             self._push(block, step)
             block.start_steps.append(step)
             events.append(Event("toolcall_start", block.content_index))
@@ -186,8 +218,9 @@ class ToolCalls:
           is an `id-conflict`.
         - A name is set only while the block's is empty; a different one is a `name-conflict`.
         """
-        if keys.custom_only and block not in self._freeform:
-            self._freeform[block] = False  # upstream switches it to custom input
+        if keys.custom_only and block.custom_input is None:
+            self._freeform[block] = False  # upstream switches it to custom input, once
+            block.custom_input = []
         if match.rule != "continuation" and keys.index is not None and not block.indexes:
             self._by_index[map_key(keys.index)] = block
             block.indexes.append((step, keys.index))
@@ -221,6 +254,8 @@ class ToolCalls:
         piece = keys.arguments
         if block in self._freeform:
             piece = self._freeform_piece(block, keys.custom_input, closing=False)
+            if block.custom_input is not None and keys.custom_input:
+                block.custom_input.append(keys.custom_input)
         self._append(step, block, piece, events)
         server_ready = self._server and self._completions[block].complete
         if server_ready and truthy(block.name):
@@ -230,9 +265,13 @@ class ToolCalls:
     def _append(self, step: int, block: Block, piece: str, events: list[Event]) -> None:
         if piece:
             block.append(step, piece)
-        if self._server:
-            self._completions[block].feed(piece)
-        else:
+            completion = self._completions.get(block)
+            if completion is not None:
+                if completion.feed(piece):
+                    self._unsettled.pop(block, None)
+                else:
+                    self._unsettled[block] = None
+        if not self._server:
             events.append(Event("toolcall_delta", block.content_index, delta=piece))
 
     def _freeform_piece(self, block: Block, text: str, *, closing: bool) -> str:
@@ -247,6 +286,7 @@ class ToolCalls:
         server = self.options.is_server_tool(block.name)
         block.fold = Fold(step, "server" if server else "client")
         self._completions.pop(block, None)
+        self._unsettled.pop(block, None)
         if server:
             return
         self._push(block, step)
@@ -272,8 +312,12 @@ class ToolCalls:
             del self._freeform[block]  # closed once: closing again adds nothing
             self._append(step, block, closing, events)
 
-    def final_anomalies(self, step: int) -> None:
-        """Phantom calls and invalid arguments, judged on the final blocks."""
+    def final_anomalies(self, end: int) -> None:
+        """Judged on the final blocks: phantoms, and arguments that are not a JSON object.
+
+        Broken arguments are reported at the step that broke them (spec section 7), found by
+        bisecting the block's pieces; the other verdicts belong to the `end` step.
+        """
         for block in self.blocks:
             if block.is_phantom:
                 self._report(
@@ -281,12 +325,80 @@ class ToolCalls:
                     f"block #{block.number} ends with no name: a phantom call"
                     + (f" holding {excerpt(block.text)}" if block.text else ""),
                 )  # fmt: skip
-            text = block.text
-            if text and not parses(text):
+            self._judge_arguments(end, block)
+
+    def _judge_arguments(self, end: int, block: Block) -> None:
+        if block.custom_input is not None:
+            return  # freeform input is free text: the tool gets {"input": ...} whatever it is
+        text = block.text
+        label = f"block #{block.number} {_label(block)}"
+        if not text.strip(_WHITESPACE):
+            if truthy(block.name):
+                what = "no arguments" if not text else "arguments that are only whitespace"
                 self._report(
-                    "invalid-arguments", step, block.number,
-                    f"block #{block.number}'s final arguments are not valid JSON: {excerpt(text)}",
+                    "empty-arguments", end, block.number,
+                    f"{label} ended with {what}: {_label(block)} would be called with {{}}",
                 )  # fmt: skip
+            return
+        parsed = classify(text)
+        if parsed.state == "complete":
+            if not isinstance(parsed.value, dict):
+                self._report(
+                    "non-object-arguments", end, block.number,
+                    f"{label}'s arguments parse to {type_name(parsed.value)}, not an object: "
+                    f"{_label(block)} would be called with {{}}",
+                )  # fmt: skip
+        elif parsed.state == "partial":
+            self._report(
+                "incomplete-arguments", end, block.number,
+                f"{label}'s arguments never finished: {excerpt(text[-40:], 40)} is the start of "
+                f"a JSON value, not a whole one; {_delivered_words(block)}",
+            )  # fmt: skip
+        else:
+            self._report_break(block, label)
+
+    def _report_break(self, block: Block, label: str) -> None:
+        piece = first_break(block.pieces)
+        if piece is None:  # the whole text is a prefix after all: cannot happen once invalid
+            return
+        broken = "".join(block.pieces[: piece + 1])
+        cause = explain(broken)
+        step = block.piece_steps[piece]
+        self._report(
+            "invalid-arguments", step, block.number,
+            f"{label}'s arguments stopped being JSON at step {number(step)}: {cause.meaning}. "
+            f"Around the break: {cause.around(broken)}; {_delivered_words(block)}. "
+            f"Parser: {cause.detail}",
+        )  # fmt: skip
+
+
+def _label(block: Block) -> str:
+    """A block's name as of now, or `(no name)`."""
+    return js_string(block.name) if truthy(block.name) else "(no name)"
+
+
+def _waiting_block(block: Block) -> str:
+    """`block #0 get_weather was also open, its arguments empty`."""
+    text = block.text
+    if not text:
+        state = "its arguments empty"
+    elif len(text) <= 30:
+        state = f"its arguments {excerpt(text)} not yet complete"
+    else:
+        state = f"its arguments not yet complete (...{excerpt(text[-20:])})"
+    return f"block #{block.number} {_label(block)} was also open, {state}"
+
+
+def _delivered_words(block: Block) -> str:
+    delivered = block.delivered
+    name = _label(block)
+    if delivered.error is not None:
+        return f"upstream's client would call {name} with {{}}"
+    return f"upstream's client repairs it and would call {name} with {_json_excerpt(delivered)}"
+
+
+def _json_excerpt(delivered: Delivery) -> str:
+    return excerpt(dumps(delivered.arguments).decode("utf-8", "replace"), 60)
 
 
 def _block(match: Match) -> Block:

@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from webapp.anomalies import Severity, severity_of
+from webapp.delivery import Delivery, deliver
 from webapp.gcpause import paused_gc
 from webapp.jsvalue import truthy
 from webapp.rules import Policy, RuleName
@@ -144,9 +146,20 @@ class Anomaly:
     block: int | None
     message: str
 
+    @property
+    def severity(self) -> Severity:
+        """`error` or `warning`, from the table in `webapp.anomalies`."""
+        return severity_of(self.code)
+
     def to_json(self) -> dict[str, Any]:
-        """The anomaly as schema-1 JSON."""
-        return {"code": self.code, "step": self.step, "block": self.block, "message": self.message}
+        """The anomaly as schema-1 JSON, with its severity (spec section 7)."""
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "step": self.step,
+            "block": self.block,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +195,9 @@ class Block:
     indexes: list[tuple[int, Any]] = field(default_factory=list)
     start_steps: list[int] = field(default_factory=list)
     fold: Fold | None = None
+    custom_input: list[str] | None = None
+    """Freeform (`custom`) tool calls: the input pieces, which upstream hands the tool as
+    `{"input": ...}` whatever JSON text came before; None for a JSON function call."""
 
     @property
     def is_phantom(self) -> bool:
@@ -213,6 +229,13 @@ class Block:
     def text(self) -> str:
         """All the text appended so far, joined on demand."""
         return "".join(self.pieces)
+
+    @property
+    def delivered(self) -> Delivery:
+        """What upstream's client would hand the tool for the text so far (parsed on demand)."""
+        if self.custom_input is not None:
+            return Delivery({"input": "".join(self.custom_input)})
+        return deliver(self.text)
 
     def append(self, step: int, piece: str) -> None:
         """Record text appended at `step`."""
@@ -351,6 +374,7 @@ class Trace:
 
 
 def _block_json(block: Block) -> dict[str, Any]:
+    delivered = block.delivered
     return {
         "block": block.number,
         "contentIndex": block.content_index,
@@ -362,4 +386,6 @@ def _block_json(block: Block) -> dict[str, Any]:
         "opened_step": block.opened_step,
         "indexes": [value for _, value in block.indexes],
         "ids": [value for _, value in block.aliases],
+        "delivered": delivered.arguments,
+        "delivered_error": delivered.error,
     }

@@ -23,10 +23,10 @@ def test_check_exits_1_and_lists_the_anomalies(invoke: Invoke, write: Write) -> 
     result = invoke("check", write(sse(*CONTINUATION)), "--policy", "exact-key")
     assert result.exit_code == 1
     lines = [line.split() for line in result.stdout.splitlines() if line.startswith("  ")]
-    assert [(w[0], w[2], w[4]) for w in lines] == [
-        ("phantom-call", "3", "7"),
-        ("invalid-arguments", "6", "-"),
-        ("invalid-arguments", "6", "-"),
+    assert [(w[0], w[1], w[3], w[5]) for w in lines] == [
+        ("error", "phantom-call", "3", "7"),
+        ("error", "invalid-arguments", "3", "7"),  # where '"Paris"}' broke the phantom's JSON
+        ("error", "incomplete-arguments", "6", "-"),  # '{"city":' never finished
     ]
     assert "block #1 ends with no name" in result.stdout
 
@@ -93,3 +93,32 @@ def test_compare_has_no_policy_option(invoke: Invoke, write: Write) -> None:
     result = invoke("compare", write(sse(*CLEAN)), "--policy", "exact-key")
     assert result.exit_code == 2
     assert "No such option" in result.stderr
+
+
+def test_check_exits_0_on_warnings_and_1_with_strict(invoke: Invoke, write: Write) -> None:
+    named_but_empty = [chunk(frag(0, "call_1", "now", "")), chunk(finish="tool_calls")]
+    path = write(sse(*named_but_empty))
+    result = invoke("check", path)
+    assert result.exit_code == 0
+    assert "warning empty-arguments" in result.stdout
+    assert "now would be called with {}" in result.stdout
+    assert invoke("check", path, "--strict").exit_code == 1
+
+
+def test_check_finds_the_guess_in_the_two_headers_stream(invoke: Invoke, write: Write) -> None:
+    """Two headers open, then two bare argument chunks: both land on the second call."""
+    stream = [
+        chunk(frag(0, "call_1", "get_weather", ""), frag(1, "call_2", "book_flight", "")),
+        chunk(frag(args='{"city": ')),
+        chunk(frag(args='"Paris"}')),
+        chunk(finish="tool_calls"),
+    ]
+    result = invoke("check", write(sse(*stream)), "--format", "json")
+    assert result.exit_code == 1
+    anomalies = json.loads(result.stdout)["anomalies"]
+    assert [(a["severity"], a["code"], a["step"], a["block"]) for a in anomalies] == [
+        ("error", "ambiguous-continuation", 1, 1),
+        ("error", "ambiguous-continuation", 2, 1),
+        ("warning", "empty-arguments", 5, 0),
+    ]
+    assert "block #0 get_weather was also open, its arguments empty" in anomalies[0]["message"]

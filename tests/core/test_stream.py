@@ -497,13 +497,13 @@ def test_js_string_matches_javascript(value: Any, text: str) -> None:
     assert js_string(value) == text
 
 
-def test_invalid_arguments_are_reported_for_a_server_tool_call_too() -> None:
-    """A server-tool call whose arguments never completed folds at the end, still broken."""
+def test_incomplete_arguments_are_reported_for_a_server_tool_call_too() -> None:
+    """A server-tool call whose arguments never completed folds at the end, unfinished."""
     stream = tool_stream([[frag(0, "a", "web_search", '{"q":')]])
     trace = assemble(stream, Options(path="server-tools", server_tools=("web_search",)))
     assert trace.blocks[0].fold is not None and trace.blocks[0].fold.as_ == "server"
     assert [(a.code, a.block) for a in trace.anomalies if a.code in ANOMALY_CODES] == [
-        ("invalid-arguments", 0)
+        ("incomplete-arguments", 0)
     ]
 
 

@@ -124,7 +124,7 @@ def main() -> None:
 
     FILE is a recorded stream (raw SSE, a curl -i dump, a JSON array, JSON Lines, a HAR file,
     or printed openai-python chunks), detected unless --input-format names it; '-' reads
-    standard input. Exit codes: 0 fine, 1 anomalies (check only),
+    standard input. Exit codes: 0 fine, 1 errors found (check only; --strict: any anomaly),
     2 unusable input or arguments, 141 output cut short (| head).
     """
 
@@ -150,8 +150,9 @@ def trace(
         _trace(file, input_format, chosen, output)
 
 
-@main.command(short_help="List the anomalies; exit 1 when there are any (for CI).")
+@main.command(short_help="List the anomalies; exit 1 on any error (for CI).")
 @_stream_options(with_policy=True)
+@click.option("--strict", is_flag=True, help="Exit 1 on any anomaly, warnings included.")
 def check(
     file: str,
     policy: str,
@@ -160,16 +161,17 @@ def check(
     choice: int,
     input_format: str,
     output: str,
+    strict: bool,
 ) -> None:
-    """Print the anomalies (code, step, line, message); exit 1 when there are any.
+    """Print the anomalies (severity, code, step, line, message); exit 1 on an error.
 
-    Meant for CI on recorded streams: exit 0 means no anomaly, 1 at least one, 2 the input
-    could not be read.
+    Meant for CI on recorded streams: exit 0 means no error-level anomaly (with --strict: no
+    anomaly at all), 1 at least one, 2 the input could not be read.
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        anomalies = _check(file, input_format, chosen, output)
-    if anomalies:
+        severities = _check(file, input_format, chosen, output)
+    if "error" in severities or (strict and severities):
         sys.exit(1)
 
 
@@ -207,14 +209,14 @@ def _trace(file: str, input_format: str, chosen: Options, output: str) -> None:
         write_text(lambda paint: trace_lines(result, source, paint))
 
 
-def _check(file: str, input_format: str, chosen: Options, output: str) -> int:
+def _check(file: str, input_format: str, chosen: Options, output: str) -> set[str]:
     source = load(file, input_format)
     result = assemble(source.records, chosen)
     if output == "json":
         write_json(check_document(result, source))
     else:
         write_text(lambda paint: check_lines(result, source, paint))
-    return len(result.anomalies)
+    return {anomaly.severity for anomaly in result.anomalies}
 
 
 def _compare(file: str, input_format: str, chosen: Options, output: str) -> None:

@@ -14,7 +14,8 @@ from typing import Any
 from rich.console import COLOR_SYSTEMS, Console
 from rich.style import Style
 
-from webapp.jsvalue import js_string
+from webapp.jsoncheck import dumps
+from webapp.jsvalue import js_string, truthy
 from webapp.palette import rule_style
 from webapp.records import ReadResult
 from webapp.rules import RULE_NAMES
@@ -208,6 +209,22 @@ def block_lines(trace: Trace, paint: Painter, title: str = "blocks") -> Iterator
             f"{len(block.start_steps):>6} {folded:<10} "
             + (shorten(block.text) if block.text else paint('""', "dim"))
         )
+    yield from delivered_lines(trace, paint)
+
+
+def delivered_lines(trace: Trace, paint: Painter) -> Iterator[str]:
+    """What upstream's client would hand each tool: `get_weather would be called with {}`."""
+    for block in trace.blocks:
+        if block.fold is not None and block.fold.as_ == "server":
+            continue
+        delivered = block.delivered
+        name = show(block.name) if truthy(block.name) else "(no name)"
+        value = shorten(dumps(delivered.arguments).decode("utf-8", "replace"))
+        line = f"  b{block.number} {name} would be called with {value}"
+        if delivered.error is not None:
+            yield paint(line, "yellow") + paint(f"  ({shorten(delivered.error, 50)})", "dim")
+        else:
+            yield line
 
 
 def anomaly_lines(trace: Trace, paint: Painter) -> Iterator[str]:
@@ -215,7 +232,12 @@ def anomaly_lines(trace: Trace, paint: Painter) -> Iterator[str]:
     if not trace.anomalies:
         yield paint("anomalies: none", "bold green")
         return
-    yield paint(f"anomalies: {len(trace.anomalies)}", "bold red")
+    errors = sum(1 for anomaly in trace.anomalies if anomaly.severity == "error")
+    warnings = len(trace.anomalies) - errors
+    yield paint(
+        f"anomalies: {count(errors, 'error')}, {count(warnings, 'warning')}",
+        "bold red" if errors else "bold yellow",
+    )
     yield from (f"  {anomaly_row(trace, anomaly, paint)}" for anomaly in trace.anomalies)
 
 
@@ -223,7 +245,8 @@ def anomaly_row(trace: Trace, anomaly: Anomaly, paint: Painter) -> str:
     """One anomaly as one line."""
     line = step_input_line(trace, anomaly.step)
     block = "-" if anomaly.block is None else f"b{anomaly.block}"
-    code = paint(f"{anomaly.code:<22}", "red")
+    severity = anomaly.severity
+    code = paint(f"{severity:<7} {anomaly.code:<22}", "red" if severity == "error" else "yellow")
     where = f"step {anomaly.step:<5} line {'-' if line is None else line:<5} block {block:<4}"
     return f"{code} {where} {escape(anomaly.message)}"
 
