@@ -166,3 +166,25 @@ def test_the_store_and_examples_import_no_web_code() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_templates_take_stream_urls_from_links() -> None:
+    for template in TEMPLATES.glob("*.html"):
+        text = template.read_text()
+        assert "/s/" not in text and "/api/streams" not in text, template.name
+
+
+def test_compare_links_name_both_policies_and_keep_the_view() -> None:
+    links = Links("abc", Options("adr-0019", "server-tools", ("a", "b"), 2))
+    assert links.compare() == (
+        "/s/abc/compare?left=exact-key&right=adr-0019&path=server-tools&server_tools=a%2Cb&choice=2"
+    )
+    assert links.with_path("client").compare("adr-0019", "exact-key", only=True, start=40) == (
+        "/s/abc/compare?left=adr-0019&right=exact-key&path=client&server_tools=a%2Cb&choice=2"
+        "&only=differing&start=40"
+    )
+    assert links.hidden_fields(3) == (
+        ("step", "3"),
+        ("policy", "adr-0019"),
+        ("path", "server-tools"),
+    )

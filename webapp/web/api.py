@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from webapp.document import trace_document
 from webapp.jsoncheck import dumps
+from webapp.options import Options
 from webapp.records import ReaderError
 from webapp.web.ingest import (
     FORM_OVERHEAD,
@@ -26,7 +27,7 @@ from webapp.web.ingest import (
     read_body,
     read_form,
 )
-from webapp.web.query import parse_options
+from webapp.web.query import Links, parse_options
 from webapp.web.service import Service
 
 router = APIRouter(prefix="/api", tags=["streams"])
@@ -205,7 +206,7 @@ async def create_stream(request: Request) -> Response:
     info = await run_in_threadpool(_service(request).store, prepared, title=title, input_format=fmt)
     created = {
         "id": info.id,
-        "url": f"/s/{info.id}",
+        "url": Links(info.id, Options()).base,
         "format": info.format,
         "redacted": list(info.redactions),
     }

@@ -7,9 +7,8 @@ JavaScript; htmx only makes stepping and scrolling cheaper.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -41,10 +40,10 @@ from webapp.web.ingest import (
 )
 from webapp.web.panels import detail, state
 from webapp.web.query import (
+    COMPARED,
     PATHS,
     BadQuery,
     Links,
-    options_query,
     parse_int,
     parse_options,
     parse_policy,
@@ -101,10 +100,6 @@ def _form_context(
 def home(request: Request) -> Response:
     """The paste box, the file picker, the options and the example gallery."""
     return render(_templates(request), request, "home.html", _form_context(request))
-
-
-def _stream_url(stream_id: str, options: Options) -> str:
-    return f"/s/{stream_id}?{urlencode({'step': 0, **options_query(options)})}"
 
 
 class _Refused(Exception):
@@ -188,7 +183,7 @@ async def submit(request: Request) -> Response:
         title=accepted.title,
         input_format=accepted.input_format,
     )
-    return RedirectResponse(_stream_url(info.id, accepted.options), status_code=303)
+    return RedirectResponse(Links(info.id, accepted.options).step(0), status_code=303)
 
 
 def _too_large(request: Request, limit: int) -> Response:
@@ -214,7 +209,7 @@ def open_example(request: Request, key: str) -> Response:
         return render(_templates(request), request, "error.html", context, 404)
     prepared = prepare(example.data(), "auto")
     info = _service(request).store(prepared, title=f"Example: {example.title}")
-    return RedirectResponse(_stream_url(info.id, example.options), status_code=303)
+    return RedirectResponse(Links(info.id, example.options).step(0), status_code=303)
 
 
 def _view(request: Request, stream_id: str) -> tuple[TraceView, Links, int]:
@@ -250,7 +245,6 @@ def stream_page(request: Request, stream_id: str) -> Response:
         window=views.window_around(view, links, step, size),
         policies=POLICIES,
         paths=PATHS,
-        compare_url=links.compare(),
     )
     return render(templates, request, "stream.html", context)
 
@@ -290,8 +284,8 @@ def compare(request: Request, stream_id: str) -> Response:
     """Two policies side by side; an htmx request gets only the next rows."""
     query = request.query_params
     options = parse_options(query)
-    left = parse_policy(query.get("left"), "exact-key", "left")
-    right = parse_policy(query.get("right"), "adr-0019", "right")
+    left = parse_policy(query.get("left"), COMPARED[0], "left")
+    right = parse_policy(query.get("right"), COMPARED[1], "right")
     only = query.get("only") or ""
     if only not in ("", "differing"):
         raise BadQuery("only must be 'differing' or absent")
@@ -299,14 +293,14 @@ def compare(request: Request, stream_id: str) -> Response:
     service = _service(request)
     comparison = service.comparison(stream_id, options, left, right)
     size = _settings(request).timeline_window
-    page = compare_page(comparison, stream_id, options, only=bool(only), start=start, size=size)
+    links = Links(stream_id, replace(options, policy=right))
+    page = compare_page(comparison, links, only=bool(only), start=start, size=size)
     templates = _templates(request)
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
     reading = service.reading(stream_id)
-    links = Links(stream_id, Options(right, options.path, options.server_tools, options.choice))
-    context.update(info=reading.info, links=links, policies=POLICIES, paths=PATHS)
+    context.update(info=reading.info, links=links)
     return render(templates, request, "compare.html", context)
 
 

@@ -104,9 +104,15 @@ def options_query(options: Options) -> dict[str, str]:
     return items
 
 
+COMPARED: tuple[Policy, Policy] = ("exact-key", "adr-0019")
+"""The policies the compare page puts left and right when its URL names no others."""
+EDITED_ON_PAGE = ("server_tools", "choice")
+"""The options the timeline page's own form edits; the form keeps the rest as hidden fields."""
+
+
 @dataclass(frozen=True, slots=True)
 class Links:
-    """URLs of one stream under one set of options."""
+    """The URLs of one stream's pages under one set of options: the one place they are built."""
 
     stream_id: str
     options: Options
@@ -115,6 +121,14 @@ class Links:
     def base(self) -> str:
         """The timeline page without a query."""
         return f"/s/{self.stream_id}"
+
+    def with_policy(self, policy: Policy) -> Links:
+        """The same stream's links under another policy."""
+        return Links(self.stream_id, replace(self.options, policy=policy))
+
+    def with_path(self, path: AssemblyPath) -> Links:
+        """The same stream's links on another path."""
+        return Links(self.stream_id, replace(self.options, path=path))
 
     def _with(self, path: str, first: Mapping[str, str | int], **extra: str | int) -> str:
         items: dict[str, str | int] = dict(first)
@@ -126,6 +140,11 @@ class Links:
         """The timeline page at `step`."""
         return self._with(self.base, {"step": step})
 
+    def hidden_fields(self, step: int) -> tuple[tuple[str, str], ...]:
+        """The query of the page at `step` without what the page's form edits, as form fields."""
+        items = {"step": str(step), **options_query(self.options)}
+        return tuple((k, v) for k, v in items.items() if k not in EDITED_ON_PAGE)
+
     def rows(self, start: int, end: int, step: int, direction: str) -> str:
         """Timeline rows `start` to `end` (exclusive) to put `direction` of those shown."""
         first: dict[str, str | int] = {"start": start, "end": end, "step": step}
@@ -136,24 +155,22 @@ class Links:
         """The timeline window around `step`."""
         return self._with(f"{self.base}/timeline", {"step": step})
 
-    def policy(self, policy: Policy, step: int) -> str:
-        """The same step under another policy."""
-        other = Links(self.stream_id, replace(self.options, policy=policy))
-        return other.step(step)
-
-    def path(self, path: AssemblyPath, step: int) -> str:
-        """The same step on another path."""
-        other = Links(self.stream_id, replace(self.options, path=path))
-        return other.step(step)
-
-    def compare(self, **extra: str | int) -> str:
-        """The compare page for this stream, path, server tools and choice."""
-        items: dict[str, str | int] = {"path": self.options.path}
-        if self.options.server_tools:
-            items["server_tools"] = ",".join(self.options.server_tools)
-        if self.options.choice:
-            items["choice"] = self.options.choice
-        items.update(extra)
+    def compare(
+        self,
+        left: Policy = COMPARED[0],
+        right: Policy = COMPARED[1],
+        *,
+        only: bool = False,
+        start: int = 0,
+    ) -> str:
+        """The compare page of `left` and `right` on this path, server tools and choice."""
+        items: dict[str, str | int] = {"left": left, "right": right}
+        items.update(options_query(self.options))
+        del items["policy"]
+        if only:
+            items["only"] = "differing"
+        if start:
+            items["start"] = start
         return f"{self.base}/compare?{urlencode(items)}"
 
     @property
