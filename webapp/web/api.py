@@ -192,11 +192,7 @@ async def create_stream(request: Request) -> Response:
                 fmt = form_text(form, "format") or "auto"
             finally:
                 await form.close()
-        if len(raw) > limit:
-            raise TooLarge(limit)
-        if not isinstance(fmt, str) or fmt not in INPUT_FORMATS:
-            raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
-        prepared = await run_in_threadpool(prepare, raw, fmt)
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
     except TooLarge as error:
         return json_response({"detail": str(error)}, 413)
     except BadInput as error:

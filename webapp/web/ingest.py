@@ -133,8 +133,14 @@ def clean_title(title: str | None, fallback: str) -> str:
     return text[:MAX_TITLE]
 
 
-def prepare(raw: bytes, input_format: str) -> Prepared:
-    """Remove secrets, then read; raises ReaderError when no reader recognises the input."""
+def prepare(raw: bytes, input_format: str, limit: int) -> Prepared:
+    """Check size and format, remove secrets, then read.
+
+    Raises TooLarge over `limit` bytes, BadInput for a format no reader has, and ReaderError
+    when no reader recognises the input.
+    """
+    if len(raw) > limit:
+        raise TooLarge(limit)
     if input_format not in INPUT_FORMATS:
         raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
     text = decode(raw)

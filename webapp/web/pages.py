@@ -131,16 +131,14 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
         options = parse_options(fields)
     except BadQuery as error:
         raise _Refused(str(error), 400, text) from error
-    if fmt not in INPUT_FORMATS:
-        raise _Refused(f"format must be one of {', '.join(INPUT_FORMATS)}", 400, text)
     upload = await form_file(form, "file", limit)
     raw, fallback = upload if upload is not None else (encode_text(text), "Pasted stream")
-    if len(raw) > limit:
-        raise TooLarge(limit)
     if not raw.strip():
         raise _Refused("Paste a stream or choose a file first.", 422, text)
     try:
-        prepared = await run_in_threadpool(prepare, raw, fmt)
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
+    except BadInput as error:
+        raise _Refused(str(error), 400, text) from error
     except ReaderError as error:
         shown = text
         if upload is not None:  # put the file's text in the box, unless it is huge
@@ -207,7 +205,11 @@ def open_example(request: Request, key: str) -> Response:
             "message": "There is no built-in example by that name.",
         }
         return render(_templates(request), request, "error.html", context, 404)
-    prepared = prepare(example.data(), "auto")
+    limit = _settings(request).max_bytes
+    try:
+        prepared = prepare(example.data(), "auto", limit)
+    except TooLarge:
+        return _too_large(request, limit)
     info = _service(request).store(prepared, title=f"Example: {example.title}")
     return RedirectResponse(Links(info.id, example.options).step(0), status_code=303)
 
