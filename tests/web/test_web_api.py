@@ -185,6 +185,16 @@ def test_lone_surrogates_do_not_break_the_api(client: TestClient) -> None:
     assert trace.json()["blocks"][0]["name"] == "get_\ud800x"
 
 
+def test_a_title_with_a_lone_surrogate_is_stored_with_a_replacement(client: TestClient) -> None:
+    body = json.dumps({"text": CONTINUATION, "title": "t\ud800x"}).encode()
+    response = client.post(
+        "/api/streams", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 201
+    info = client.get(f"/api/streams/{response.json()['id']}").json()
+    assert info["title"] == "t\ufffdx"
+
+
 def test_openapi_documents_the_api(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     paths = spec["paths"]

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from webapp.readers import FORMATS, decode, read
 from webapp.records import ReadResult
 from webapp.redact import redact
+from webapp.web.text import printable
 
 INPUT_FORMATS = ("auto", *FORMATS)
 FORM_OVERHEAD = 64 * 1024
@@ -128,8 +129,8 @@ def encode_text(text: str) -> bytes:
 
 
 def clean_title(title: str | None, fallback: str) -> str:
-    """A one-line title of at most `MAX_TITLE` characters."""
-    text = " ".join((title or "").split()) or fallback
+    """A one-line title of at most `MAX_TITLE` characters, storable (no lone surrogates)."""
+    text = " ".join(printable(title or "").split()) or fallback
     return text[:MAX_TITLE]
 
 
