@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import re
+from dataclasses import fields
 
 import pytest
 from click.testing import CliRunner
@@ -16,6 +17,7 @@ from webapp.assembler import assemble
 from webapp.cli import main
 from webapp.options import Options
 from webapp.readers import decode, read
+from webapp.storage import StreamInfo
 
 
 def test_post_json_answers_201_with_id_and_url(client: TestClient) -> None:
@@ -28,6 +30,14 @@ def test_post_json_answers_201_with_id_and_url(client: TestClient) -> None:
     info = client.get(f"/api/streams/{body['id']}").json()
     assert info["title"] == "weather"
     assert info["size"] == len(CONTINUATION.encode())
+
+
+def test_a_stream_record_is_the_stored_record_in_its_field_order(client: TestClient) -> None:
+    stream_id = client.post("/api/streams", json={"text": CONTINUATION}).json()["id"]
+    response = client.get(f"/api/streams/{stream_id}")
+    names = [field.name for field in fields(StreamInfo)]
+    assert list(response.json()) == [n if n != "redactions" else "redacted" for n in names]
+    assert response.content.startswith(b'{"id":"' + stream_id.encode() + b'","title":"API stream"')
 
 
 def test_post_multipart_file(client: TestClient) -> None:
