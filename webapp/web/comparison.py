@@ -29,7 +29,6 @@ class CompareRow:
     """One step under both policies."""
 
     step: int
-    line: int | None
     kind: str
     left: Side
     right: Side
@@ -144,7 +143,6 @@ def _row(
 ) -> CompareRow:
     return CompareRow(
         step=row.step,
-        line=row.left.line,
         kind=row.left.kind,
         left=_side(comparison.left, row.left, sides[0], flags[0].get(row.step, [])),
         right=_side(comparison.right, row.right, sides[1], flags[1].get(row.step, [])),

@@ -42,10 +42,9 @@ class BadInput(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A stream ready to store: its bytes, its text, what the reader found, what was removed."""
+    """A stream ready to store: its bytes, what the reader found, what was removed."""
 
     raw: bytes
-    text: str
     result: ReadResult
     redactions: tuple[str, ...]
 
@@ -150,4 +149,4 @@ def prepare(raw: bytes, input_format: str, limit: int) -> Prepared:
         text = redaction.text
         raw = encode_text(text)
     result = read(text, input_format)
-    return Prepared(raw, text, result, tuple(redaction.removed))
+    return Prepared(raw, result, tuple(redaction.removed))

@@ -18,7 +18,7 @@ from starlette.templating import Jinja2Templates
 
 from webapp.examples import EXAMPLES
 from webapp.options import Options
-from webapp.readers import FORMATS, decode
+from webapp.readers import decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
 from webapp.settings import Settings
@@ -92,7 +92,6 @@ def _form_context(
         "formats": INPUT_FORMATS,
         "examples": tuple(EXAMPLES.values()),
         "max_bytes": _settings(request).max_bytes,
-        "reader_formats": FORMATS,
     }
 
 
@@ -241,7 +240,6 @@ def stream_page(request: Request, stream_id: str) -> Response:
         return render(templates, request, "_stage.html", context)
     size = _settings(request).timeline_window
     context.update(
-        info=view.reading.info,
         options=view.options,
         summary=views.summary(view),
         window=views.window_around(view, links, step, size),

@@ -43,7 +43,6 @@ class FragmentDetail:
     block: str
     phantom: bool
     keys: tuple[KeyRow, ...]
-    appended: Clipped
     late: bool
     oddities: tuple[str, ...]
 
@@ -62,13 +61,11 @@ class Detail:
     """The detail panel: the record, its fragments, the events, the anomalies."""
 
     step: int
-    last: int
     line: int | None
     kind: str
     note: str | None
     error: str | None
     assembled: bool
-    finish_reason: str | None
     chunk: Clipped | None
     source: Clipped | None
     """The record's text as it appeared in the input (shown when there is no parsed chunk)."""
@@ -97,13 +94,11 @@ def detail(view: TraceView, step: int) -> Detail:
             remarks.append(f"SSE event: {record.event}")
     return Detail(
         step=step,
-        last=view.last,
         line=current.line,
         kind=current.kind,
         note=current.note,
         error=current.error,
         assembled=current.assembled,
-        finish_reason=current.finish_reason,
         chunk=chunk,
         source=source,
         remarks=tuple(remarks),
@@ -133,7 +128,6 @@ def _fragment(view: TraceView, fragment: Fragment) -> FragmentDetail:
         block=block_label(view.trace, fragment.block),
         phantom=is_phantom(view.trace, fragment.block),
         keys=keys,
-        appended=clip(fragment.appended, VALUE_LIMIT),
         late=fragment.late,
         oddities=fragment.oddities,
     )
@@ -197,7 +191,6 @@ class State:
     cards: tuple[BlockCard, ...]
     hidden: int
     total: int
-    server_path: bool
 
 
 def state(view: TraceView, step: int) -> State:
@@ -224,7 +217,6 @@ def state(view: TraceView, step: int) -> State:
         cards=tuple(cards),
         hidden=opened - len(numbers),
         total=opened,
-        server_path=trace.path == "server-tools",
     )
 
 
@@ -255,9 +247,7 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
         parse_error=parse_error,
         starts=block.starts,
         status=_status(block, server) if tool else None,
-        touched=(block.number in touched)
-        if tool and block.number is not None
-        else bool(block.appended),
+        touched=_touched(block, tool, touched),
         opened_here=block.opened_step == step,
         nameless=tool and not truthy(block.name),
     )

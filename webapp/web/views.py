@@ -137,7 +137,6 @@ class Nav:
     last_url: str
     prev_anomaly_url: str | None
     next_anomaly_url: str | None
-    anomaly_count: int
     rules: tuple[RuleLink, ...]
     timeline_url: str
 
@@ -168,7 +167,6 @@ def nav(view: TraceView, links: Links, step: int) -> Nav:
         last_url=links.step(view.last),
         prev_anomaly_url=url(view.prev_anomaly(step)),
         next_anomaly_url=url(view.next_anomaly(step)),
-        anomaly_count=len(view.trace.anomalies),
         rules=rules,
         timeline_url=links.timeline(step),
     )
@@ -206,7 +204,6 @@ class Window:
 
     start: int
     end: int
-    total: int
     rows: tuple[Row, ...]
     before_url: str | None
     after_url: str | None
@@ -224,7 +221,6 @@ def window(view: TraceView, links: Links, start: int, end: int, selected: int, s
     return Window(
         start=start,
         end=end,
-        total=total,
         rows=rows,
         before_url=links.rows(before, start, selected, "before") if start > 0 else None,
         after_url=links.rows(end, min(total, end + size), selected, "after")
