@@ -19,7 +19,7 @@ from webapp.storage import Storage
 from webapp.web.cache import Memo
 from webapp.web.query import BadQuery, Links, parse_options
 from webapp.web.templating import STATIC, TEMPLATES
-from webapp.web.text import clip, excerpt, printable
+from webapp.web.text import clipped, excerpt, printable
 
 
 def test_storage_keeps_bytes_and_metadata_across_reopen(tmp_path: Path) -> None:
@@ -108,8 +108,8 @@ def test_memo_forgets_a_failed_computation() -> None:
 
 
 def test_clip_and_excerpt() -> None:
-    assert clip("short", 10).head == "short"
-    long = clip("a" * 50 + "b" * 50, 20)
+    assert clipped("short", 10).head == "short"
+    long = clipped("a" * 50 + "b" * 50, 20)
     assert (long.head, long.hidden, long.tail) == ("a" * 10, 80, "b" * 10)
     text = "x" * 5000 + "NEW"
     part = excerpt(text, "NEW", before_limit=100)

@@ -8,7 +8,7 @@ from webapp.compare import Comparison, Row
 from webapp.rules import Policy
 from webapp.trace import Step, Trace
 from webapp.web.query import PATHS, Links
-from webapp.web.text import Clipped, clip, tally
+from webapp.web.text import Clipped, clipped, tally
 from webapp.web.views import Badge, badges, block_label, is_phantom
 
 BLOCK_TEXT_LIMIT = 300
@@ -91,7 +91,7 @@ def compare_page(
     flags = (_flags(comparison.left, steps), _flags(comparison.right, steps))
     sides = (links.with_policy(left), links.with_policy(right))
     page_path = links.options.path
-    rows = tuple(_row(comparison, row, sides, flags) for row in window)
+    rows = tuple(_compare_row(comparison, row, sides, flags) for row in window)
 
     def url(at: int, differing: bool = only) -> str:
         return links.compare(left, right, only=differing, start=at)
@@ -138,7 +138,7 @@ def _flags(trace: Trace, steps: set[int]) -> Flags:
     return {step: [a.code for a in by_step[step]] for step in steps if step in by_step}
 
 
-def _row(
+def _compare_row(
     comparison: Comparison, row: Row, sides: tuple[Links, Links], flags: tuple[Flags, Flags]
 ) -> CompareRow:
     return CompareRow(
@@ -167,7 +167,7 @@ def _final_blocks(trace: Trace) -> tuple[FinalBlock, ...]:
         FinalBlock(
             label=block_label(trace, block.number),
             id=str(block.id) if block.id else "",
-            arguments=clip(block.text, BLOCK_TEXT_LIMIT),
+            arguments=clipped(block.text, BLOCK_TEXT_LIMIT),
             starts=len(block.start_steps),
             phantom=is_phantom(trace, block.number),
         )

@@ -11,7 +11,7 @@ from webapp.jsvalue import is_number, truthy
 from webapp.rules import RULES
 from webapp.trace import Anomaly, BlockState, Event, Fragment
 from webapp.web.service import TraceView
-from webapp.web.text import Clipped, Excerpt, clip, clip_head, excerpt, literal, pretty_json
+from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json
 from webapp.web.views import block_label, is_phantom
 
 _MEANINGS = {rule.name: rule.meaning for rule in RULES}
@@ -85,9 +85,9 @@ def detail(view: TraceView, step: int) -> Detail:
     remarks: list[str] = []
     if record is not None:
         if record.kind == "chunk":
-            chunk = clip_head(pretty_json(record.value), CHUNK_LIMIT)
+            chunk = clipped_head(pretty_json(record.value), CHUNK_LIMIT)
         elif record.text:
-            source = clip_head(record.text, CHUNK_LIMIT)
+            source = clipped_head(record.text, CHUNK_LIMIT)
         if record.wrapped:
             remarks.append(f"The input held a bare {record.wrapped}; it was wrapped into a chunk.")
         if record.event:
@@ -141,7 +141,7 @@ def _key(name: str, value: Any, counts: bool, rule: str) -> KeyRow:
             else ("absent or null: does not count")
         )
         return KeyRow(name, Clipped("absent"), False, note)
-    shown = clip(literal(value), VALUE_LIMIT)
+    shown = clipped(literal(value), VALUE_LIMIT)
     if name == "function.arguments":
         return KeyRow(name, shown, True, rule)
     return KeyRow(name, shown, counts, f"counts ({rule})" if counts else f"ignored ({rule})")
@@ -156,7 +156,7 @@ def _event(event: Event) -> EventRow:
         ("content", event.content),
     ):
         if value is not None:
-            fields.append((label, clip(literal(value), EVENT_LIMIT)))
+            fields.append((label, clipped(literal(value), EVENT_LIMIT)))
     return EventRow(event.type, event.contentIndex, tuple(fields))
 
 
@@ -228,7 +228,7 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
         result = classify(block.text)
         parse = result.state
         if result.state in ("complete", "partial") and result.value is not None:
-            parsed = clip_head(pretty_json(result.value), VALUE_LIMIT)
+            parsed = clipped_head(pretty_json(result.value), VALUE_LIMIT)
         if result.state == "invalid":
             parse_error = result.error
     title = f"{'candidate' if server else 'block'} #{block.number}" if tool else block.kind

@@ -15,7 +15,7 @@ from webapp.storage import StreamInfo
 from webapp.trace import Step, Trace
 from webapp.web.query import Links
 from webapp.web.service import TraceView
-from webapp.web.text import clip_head, literal, tally
+from webapp.web.text import clipped_head, literal, tally
 
 
 def block_label(trace: Trace, number: int | None) -> str:
@@ -104,13 +104,13 @@ def _tool_name(tool: dict[str, Any]) -> str:
         return str(function["name"])
     if isinstance(tool.get("name"), str):
         return str(tool["name"])
-    return clip_head(literal(tool), 80).head
+    return clipped_head(literal(tool), 80).head
 
 
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else literal(value)
-    clipped = clip_head(text, 200)
-    return clipped.head + ("…" if clipped.hidden else "")
+    cut = clipped_head(text, 200)
+    return cut.head + ("…" if cut.hidden else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +183,7 @@ class Badge:
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
+class TimelineRow:
     """One step in the timeline."""
 
     step: int
@@ -204,7 +204,7 @@ class Window:
 
     start: int
     end: int
-    rows: tuple[Row, ...]
+    rows: tuple[TimelineRow, ...]
     before_url: str | None
     after_url: str | None
     before_page: str | None
@@ -216,7 +216,9 @@ def window(view: TraceView, links: Links, start: int, end: int, selected: int, s
     total = len(view.trace.steps)
     start = max(0, min(start, total))
     end = max(start, min(end, total))
-    rows = tuple(_row(view, links, view.trace.steps[n], selected) for n in range(start, end))
+    rows = tuple(
+        _timeline_row(view, links, view.trace.steps[n], selected) for n in range(start, end)
+    )
     before = max(0, start - size)
     return Window(
         start=start,
@@ -252,10 +254,10 @@ def badges(trace: Trace, step: Step) -> tuple[Badge, ...]:
     )
 
 
-def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
+def _timeline_row(view: TraceView, links: Links, step: Step, selected: int) -> TimelineRow:
     trace = view.trace
     step_badges = badges(trace, step)
-    return Row(
+    return TimelineRow(
         step=step.step,
         line=step.line,
         kind=step.kind,
@@ -265,7 +267,7 @@ def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
         badges=step_badges,
         marks=_marks(trace, step),
         anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
-        error=clip_head(step.error, 120).head if step.error else None,
+        error=clipped_head(step.error, 120).head if step.error else None,
     )
 
 
