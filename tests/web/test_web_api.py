@@ -257,3 +257,21 @@ def test_docs_page_runs_its_one_inline_script_by_hash_only(client: TestClient) -
         assert f"'sha256-{digest}'" in csp
     script_src = next(part for part in csp.split(";") if part.strip().startswith("script-src"))
     assert "unsafe-inline" not in script_src
+
+
+def test_docs_page_uses_only_its_own_assets_and_they_are_served(client: TestClient) -> None:
+    response = client.get("/docs")
+    assert response.status_code == 200
+    urls = re.findall(r"""(?:src|href|url)\s*[=:]\s*['"]([^'"]+)['"]""", response.text)
+    assets = [url for url in urls if url != "/openapi.json"]
+    assert len(assets) == 3  # the script, the stylesheet, the icon
+    expected = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+    for url in assets:
+        assert url.startswith("/static/"), url
+        served = client.get(url)
+        assert served.status_code == 200, url
+        suffix = url[url.rindex(".") :]
+        assert served.headers["content-type"].split(";")[0] == expected[suffix], url
+    assert "http" not in response.text.replace("http-equiv", "")
+    csp = response.headers["content-security-policy"]
+    assert "http" not in csp and "*" not in csp
