@@ -41,9 +41,11 @@ from webapp.web.ingest import (
 from webapp.web.panels import detail, state
 from webapp.web.query import (
     COMPARED,
+    DEFAULTS,
     PATHS,
     BadQuery,
     Links,
+    options_query,
     parse_int,
     parse_options,
     parse_policy,
@@ -79,7 +81,7 @@ def _form_context(
     fields: dict[str, str] | None = None,
     error: str | None = None,
 ) -> dict[str, Any]:
-    values = {"policy": "adr-0019", "path": "client", "server_tools": "", "choice": "0"}
+    values = {"server_tools": "", "choice": str(DEFAULTS.choice), **options_query(DEFAULTS)}
     values.update(fields or {})
     values.setdefault("format", "auto")
     return {
@@ -300,7 +302,7 @@ def compare(request: Request, stream_id: str) -> Response:
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
     reading = service.reading(stream_id)
-    context.update(info=reading.info, links=links)
+    context.update(title=views.stream_title(reading.info), links=links)
     return render(templates, request, "compare.html", context)
 
 

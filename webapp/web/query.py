@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import get_args
+from typing import TypeVar, get_args
 from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
@@ -18,8 +18,13 @@ from webapp.rules import POLICIES, Policy
 from webapp.trace import AssemblyPath
 
 PATHS: tuple[AssemblyPath, ...] = get_args(AssemblyPath)
+DEFAULTS = Options()
+"""The options a URL gets when it names none."""
 MAX_CHOICE = 1000
 MAX_SERVER_TOOLS = 50
+
+
+T = TypeVar("T", bound=str)
 
 
 class BadQuery(ValueError):
@@ -33,24 +38,26 @@ def _one(params: QueryParams | Mapping[str, str], name: str) -> str | None:
     return value.strip()
 
 
-def parse_policy(value: str | None, default: Policy = "adr-0019", name: str = "policy") -> Policy:
-    """A policy name, or the default when absent or empty."""
+def _one_of(value: str | None, choices: tuple[T, ...], default: T, name: str) -> T:
+    """`value` when it is one of `choices`, `default` when it is absent or empty."""
     if not value:
         return default
-    for policy in POLICIES:
-        if value == policy:
-            return policy
-    raise BadQuery(f"{name} must be one of {', '.join(POLICIES)} (got {value[:40]!r})")
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise BadQuery(f"{name} must be one of {', '.join(choices)} (got {value[:40]!r})")
+
+
+def parse_policy(
+    value: str | None, default: Policy = DEFAULTS.policy, name: str = "policy"
+) -> Policy:
+    """A policy name, or the default when absent or empty."""
+    return _one_of(value, POLICIES, default, name)
 
 
 def parse_path(value: str | None) -> AssemblyPath:
-    """An assembly path, "client" when absent or empty."""
-    if not value:
-        return "client"
-    for path in PATHS:
-        if value == path:
-            return path
-    raise BadQuery(f"path must be one of {', '.join(PATHS)} (got {value[:40]!r})")
+    """An assembly path, the default ("client") when absent or empty."""
+    return _one_of(value, PATHS, DEFAULTS.path, "path")
 
 
 def parse_server_tools(values: list[str]) -> tuple[str, ...]:

@@ -35,6 +35,11 @@ def is_phantom(trace: Trace, number: int | None) -> bool:
     return trace.blocks[number].is_phantom
 
 
+def stream_title(info: StreamInfo) -> str:
+    """The stream's title, or "Untitled stream"."""
+    return info.title or "Untitled stream"
+
+
 @dataclass(frozen=True, slots=True)
 class Fact:
     """One labelled value of the summary."""
@@ -76,7 +81,7 @@ def summary(view: TraceView) -> Summary:
     ]
     counts = Counter(anomaly.code for anomaly in trace.anomalies)
     return Summary(
-        title=info.title or "Untitled stream",
+        title=stream_title(info),
         facts=tuple(facts),
         rules=tuple((rule.name, trace.rule_counts.get(rule.name, 0)) for rule in RULES),
         anomalies=tuple(sorted(counts.items())),
