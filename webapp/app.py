@@ -2,45 +2,20 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
 from webapp.web import api, errors, pages
+from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.security import CSP, SecurityHeaders
 from webapp.web.service import Service
 from webapp.web.templating import STATIC, make_templates
-
-DOCS_PATH = "/docs"
-_CDN = "https://cdn.jsdelivr.net"
-
-
-def _docs_page() -> HTMLResponse:
-    return get_swagger_ui_html(openapi_url="/openapi.json", title="streamviz API")
-
-
-def _docs_csp() -> str:
-    """The docs page's policy: Swagger UI from its CDN, its one inline script by hash."""
-    html = bytes(_docs_page().body).decode("utf-8")
-    hashes = [
-        "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
-        for body in re.findall(r"<script>(.*?)</script>", html, flags=re.S)
-    ]
-    return (
-        f"default-src 'self'; script-src 'self' {_CDN} {' '.join(hashes)}; "
-        f"style-src 'self' {_CDN} 'unsafe-inline'; img-src 'self' data: {_CDN} "
-        "https://fastapi.tiangolo.com; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-        "frame-ancestors 'none'"
-    )
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -67,14 +42,14 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.settings = settings
     app.state.service = service
     app.state.templates = make_templates()
-    app.add_middleware(SecurityHeaders, docs_path=DOCS_PATH, docs_csp=_docs_csp())
+    app.add_middleware(SecurityHeaders, docs_path=DOCS_PATH, docs_csp=docs_csp())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
     app.include_router(pages.router)
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs(request: Request) -> HTMLResponse:
-        return _docs_page()
+        return docs_page()
 
     errors.install(app)
     return app

@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import re
+from dataclasses import fields
 
 import pytest
 from click.testing import CliRunner
@@ -17,6 +18,7 @@ from webapp.assembler import assemble
 from webapp.cli import main
 from webapp.options import Options
 from webapp.readers import decode, read
+from webapp.storage import StreamInfo
 
 
 def test_post_json_answers_201_with_id_and_url(client: TestClient) -> None:
@@ -29,6 +31,14 @@ def test_post_json_answers_201_with_id_and_url(client: TestClient) -> None:
     info = client.get(f"/api/streams/{body['id']}").json()
     assert info["title"] == "weather"
     assert info["size"] == len(CONTINUATION.encode())
+
+
+def test_a_stream_record_is_the_stored_record_in_its_field_order(client: TestClient) -> None:
+    stream_id = client.post("/api/streams", json={"text": CONTINUATION}).json()["id"]
+    response = client.get(f"/api/streams/{stream_id}")
+    names = [field.name for field in fields(StreamInfo)]
+    assert list(response.json()) == [n if n != "redactions" else "redacted" for n in names]
+    assert response.content.startswith(b'{"id":"' + stream_id.encode() + b'","title":"API stream"')
 
 
 def test_post_multipart_file(client: TestClient) -> None:
@@ -186,6 +196,16 @@ def test_lone_surrogates_do_not_break_the_api(client: TestClient) -> None:
     assert trace.json()["blocks"][0]["name"] == "get_\ud800x"
 
 
+def test_a_title_with_a_lone_surrogate_is_stored_with_a_replacement(client: TestClient) -> None:
+    body = json.dumps({"text": CONTINUATION, "title": "t\ud800x"}).encode()
+    response = client.post(
+        "/api/streams", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 201
+    info = client.get(f"/api/streams/{response.json()['id']}").json()
+    assert info["title"] == "t\ufffdx"
+
+
 def test_openapi_documents_the_api(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     paths = spec["paths"]
@@ -238,3 +258,21 @@ def test_docs_page_runs_its_one_inline_script_by_hash_only(client: TestClient) -
         assert f"'sha256-{digest}'" in csp
     script_src = next(part for part in csp.split(";") if part.strip().startswith("script-src"))
     assert "unsafe-inline" not in script_src
+
+
+def test_docs_page_uses_only_its_own_assets_and_they_are_served(client: TestClient) -> None:
+    response = client.get("/docs")
+    assert response.status_code == 200
+    urls = re.findall(r"""(?:src|href|url)\s*[=:]\s*['"]([^'"]+)['"]""", response.text)
+    assets = [url for url in urls if url != "/openapi.json"]
+    assert len(assets) == 3  # the script, the stylesheet, the icon
+    expected = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+    for url in assets:
+        assert url.startswith("/static/"), url
+        served = client.get(url)
+        assert served.status_code == 200, url
+        suffix = url[url.rindex(".") :]
+        assert served.headers["content-type"].split(";")[0] == expected[suffix], url
+    assert "http" not in response.text.replace("http-equiv", "")
+    csp = response.headers["content-security-policy"]
+    assert "http" not in csp and "*" not in csp

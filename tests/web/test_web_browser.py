@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import CONTINUATION, Watched
@@ -218,3 +219,23 @@ def test_a_failing_swap_shows_the_full_error_page(watched: Watched) -> None:
     expect(page.locator(".error-page h1")).to_contain_text("does not understand")
     expect(page.locator("#stage")).to_have_count(0)
     assert [e for e in watched.errors if "400" not in e] == []
+
+
+def test_api_docs_render_their_operations_from_this_server_alone(watched: Watched) -> None:
+    page = watched.page
+    here = urlsplit(watched.base).netloc
+    elsewhere: list[str] = []
+
+    def only_here(route: Route) -> None:
+        if urlsplit(route.request.url).netloc == here:
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_here)
+    page.goto(f"{watched.base}/docs")
+    expect(page.locator(".opblock")).to_have_count(4)
+    expect(page.locator(".opblock-summary-path").first).to_contain_text("/api/streams")
+    assert elsewhere == []
+    watched.assert_clean()

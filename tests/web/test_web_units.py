@@ -19,7 +19,7 @@ from webapp.storage import Storage
 from webapp.web.cache import Memo
 from webapp.web.query import BadQuery, Links, parse_options
 from webapp.web.templating import STATIC, TEMPLATES
-from webapp.web.text import clip, excerpt, printable
+from webapp.web.text import clipped, excerpt, printable
 
 
 def test_storage_keeps_bytes_and_metadata_across_reopen(tmp_path: Path) -> None:
@@ -108,8 +108,8 @@ def test_memo_forgets_a_failed_computation() -> None:
 
 
 def test_clip_and_excerpt() -> None:
-    assert clip("short", 10).head == "short"
-    long = clip("a" * 50 + "b" * 50, 20)
+    assert clipped("short", 10).head == "short"
+    long = clipped("a" * 50 + "b" * 50, 20)
     assert (long.head, long.hidden, long.tail) == ("a" * 10, 80, "b" * 10)
     text = "x" * 5000 + "NEW"
     part = excerpt(text, "NEW", before_limit=100)
@@ -166,3 +166,25 @@ def test_the_store_and_examples_import_no_web_code() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_templates_take_stream_urls_from_links() -> None:
+    for template in TEMPLATES.glob("*.html"):
+        text = template.read_text()
+        assert "/s/" not in text and "/api/streams" not in text, template.name
+
+
+def test_compare_links_name_both_policies_and_keep_the_view() -> None:
+    links = Links("abc", Options("adr-0019", "server-tools", ("a", "b"), 2))
+    assert links.compare() == (
+        "/s/abc/compare?left=exact-key&right=adr-0019&path=server-tools&server_tools=a%2Cb&choice=2"
+    )
+    assert links.with_path("client").compare("adr-0019", "exact-key", only=True, start=40) == (
+        "/s/abc/compare?left=adr-0019&right=exact-key&path=client&server_tools=a%2Cb&choice=2"
+        "&only=differing&start=40"
+    )
+    assert links.hidden_fields(3) == (
+        ("step", "3"),
+        ("policy", "adr-0019"),
+        ("path", "server-tools"),
+    )

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_type_hints
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
-from pydantic import BaseModel, Field
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field, create_model
 from starlette.concurrency import run_in_threadpool
 
 from webapp.document import trace_document
 from webapp.jsoncheck import dumps
+from webapp.options import Options
 from webapp.records import ReaderError
+from webapp.storage import StreamInfo
 from webapp.web.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
@@ -26,10 +28,8 @@ from webapp.web.ingest import (
     read_body,
     read_form,
 )
-from webapp.web.query import parse_options
+from webapp.web.query import Links, parse_options
 from webapp.web.service import Service
-
-router = APIRouter(prefix="/api", tags=["streams"])
 
 
 class StreamCreated(BaseModel):
@@ -41,16 +41,16 @@ class StreamCreated(BaseModel):
     redacted: list[str] = Field(description="Secrets removed before storing, in words.")
 
 
-class StreamInfoOut(BaseModel):
-    """A stored stream's record, without its bytes."""
-
-    id: str
-    title: str
-    created: str
-    size: int
-    format: str
-    input_format: str
-    redacted: list[str]
+_API_NAMES = {"redactions": "redacted"}
+"""StreamInfo fields the API answers under another name."""
+_INFO_FIELDS: dict[str, Any] = {
+    _API_NAMES.get(name, name): (hint, Field(validation_alias=name))
+    for name, hint in get_type_hints(StreamInfo).items()
+}
+StreamInfoOut = create_model(
+    "StreamInfoOut", __doc__="A stored stream's record, without its bytes.", **_INFO_FIELDS
+)
+"""StreamInfo's fields, read from the dataclass itself so that the two cannot drift apart."""
 
 
 class Problem(BaseModel):
@@ -146,9 +146,24 @@ def _service(request: Request) -> Service:
     return service
 
 
+class CliJSONResponse(JSONResponse):
+    """JSON as the CLI writes it: compact UTF-8, lone surrogates escaped."""
+
+    def render(self, content: Any) -> bytes:
+        """The content as `webapp.jsoncheck.dumps` writes it."""
+        return dumps(content)
+
+
 def json_response(content: Any, status: int = 200) -> Response:
-    """JSON as the CLI writes it: UTF-8, lone surrogates escaped."""
-    return Response(dumps(content), status_code=status, media_type="application/json")
+    """`content` as JSON the way the CLI writes it."""
+    return CliJSONResponse(content, status_code=status)
+
+
+def _problem(status: int, error: Exception) -> Response:
+    return json_response(Problem(detail=str(error)).model_dump(), status)
+
+
+router = APIRouter(prefix="/api", tags=["streams"], default_response_class=CliJSONResponse)
 
 
 @router.post(
@@ -167,7 +182,7 @@ def json_response(content: Any, status: int = 200) -> Response:
     },
     openapi_extra={"requestBody": _CREATE_BODY},
 )
-async def create_stream(request: Request) -> Response:
+async def create_stream(request: Request) -> StreamCreated | Response:
     """Store a stream sent as JSON or as a multipart file."""
     settings = request.app.state.settings
     limit: int = settings.max_bytes
@@ -191,25 +206,20 @@ async def create_stream(request: Request) -> Response:
                 fmt = form_text(form, "format") or "auto"
             finally:
                 await form.close()
-        if len(raw) > limit:
-            raise TooLarge(limit)
-        if not isinstance(fmt, str) or fmt not in INPUT_FORMATS:
-            raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
-        prepared = await run_in_threadpool(prepare, raw, fmt)
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
     except TooLarge as error:
-        return json_response({"detail": str(error)}, 413)
+        return _problem(413, error)
     except BadInput as error:
-        return json_response({"detail": str(error)}, 400)
+        return _problem(400, error)
     except ReaderError as error:
-        return json_response({"detail": str(error)}, 422)
+        return _problem(422, error)
     info = await run_in_threadpool(_service(request).store, prepared, title=title, input_format=fmt)
-    created = {
-        "id": info.id,
-        "url": f"/s/{info.id}",
-        "format": info.format,
-        "redacted": list(info.redactions),
-    }
-    return json_response(created, 201)
+    return StreamCreated(
+        id=info.id,
+        url=Links(info.id, Options()).base,
+        format=info.format,
+        redacted=list(info.redactions),
+    )
 
 
 @router.get(
@@ -218,20 +228,9 @@ async def create_stream(request: Request) -> Response:
     response_model=StreamInfoOut,
     responses={404: _ERRORS[404]},
 )
-def stream_info(request: Request, stream_id: str) -> Response:
+def stream_info(request: Request, stream_id: str) -> StreamInfo:
     """Title, size, formats and redactions of a stored stream."""
-    info = _service(request).info(stream_id)
-    return json_response(
-        {
-            "id": info.id,
-            "title": info.title,
-            "created": info.created,
-            "size": info.size,
-            "format": info.format,
-            "input_format": info.input_format,
-            "redacted": list(info.redactions),
-        }
-    )
+    return _service(request).info(stream_id)
 
 
 @router.get(

@@ -19,7 +19,6 @@ class Memo(Generic[K, V]):
         self._values: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
         self._pending: dict[K, threading.Lock] = {}
-        self.misses = 0
 
     def get(self, key: K, make: Callable[[], V]) -> V:
         """The cached value for `key`, computing it with `make` on a miss."""
@@ -40,7 +39,6 @@ class Memo(Generic[K, V]):
                     self._pending.pop(key, None)
                 raise
             with self._lock:
-                self.misses += 1
                 self._values[key] = value
                 self._pending.pop(key, None)
                 while len(self._values) > self.size:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from urllib.parse import urlencode
+from dataclasses import dataclass
 
 from webapp.compare import Comparison, Row
-from webapp.options import Options
 from webapp.rules import Policy
 from webapp.trace import Step, Trace
-from webapp.web.query import PATHS, Links, options_query
-from webapp.web.text import Clipped, clip, tally
+from webapp.web.query import PATHS, Links
+from webapp.web.text import Clipped, clipped, tally
 from webapp.web.views import Badge, badges, block_label, is_phantom
 
 BLOCK_TEXT_LIMIT = 300
@@ -31,7 +29,6 @@ class CompareRow:
     """One step under both policies."""
 
     step: int
-    line: int | None
     kind: str
     left: Side
     right: Side
@@ -81,52 +78,23 @@ class ComparePage:
     """(path, URL of this comparison on that path, whether it is the current one)."""
 
 
-def compare_url(
-    stream_id: str,
-    options: Options,
-    left: Policy,
-    right: Policy,
-    *,
-    only: bool = False,
-    start: int = 0,
-) -> str:
-    """The compare page URL for these settings."""
-    items: dict[str, str | int] = {"left": left, "right": right}
-    query = options_query(options)
-    query.pop("policy", None)
-    items.update(query)
-    if only:
-        items["only"] = "differing"
-    if start:
-        items["start"] = start
-    return f"/s/{stream_id}/compare?{urlencode(items)}"
-
-
 def compare_page(
-    comparison: Comparison,
-    stream_id: str,
-    options: Options,
-    *,
-    only: bool,
-    start: int,
-    size: int,
+    comparison: Comparison, links: Links, *, only: bool, start: int, size: int
 ) -> ComparePage:
     """The window of rows from `start` in the listing (every step, or only differing ones)."""
     left, right = comparison.left.policy, comparison.right.policy
     listing = comparison.differing if only else comparison.rows
     start = max(0, min(start, len(listing)))
     end = min(len(listing), start + size)
-    left_links = Links(stream_id, _with_policy(options, left))
-    right_links = Links(stream_id, _with_policy(options, right))
     window = listing[start:end]
     steps = {row.step for row in window}
     flags = (_flags(comparison.left, steps), _flags(comparison.right, steps))
-    rows = tuple(_row(comparison, row, left_links, right_links, flags) for row in window)
+    sides = (links.with_policy(left), links.with_policy(right))
+    page_path = links.options.path
+    rows = tuple(_compare_row(comparison, row, sides, flags) for row in window)
 
-    def url(at: int, **changes: bool) -> str:
-        return compare_url(
-            stream_id, options, left, right, only=changes.get("only", only), start=at
-        )
+    def url(at: int, differing: bool = only) -> str:
+        return links.compare(left, right, only=differing, start=at)
 
     return ComparePage(
         left=left,
@@ -147,15 +115,11 @@ def compare_page(
         prev_url=url(max(0, start - size)) if start > 0 else None,
         next_url=url(end) if end < len(listing) else None,
         more_url=url(end) if end < len(listing) else None,
-        all_url=url(0, only=False),
-        differing_url=url(0, only=True),
-        swap_url=compare_url(stream_id, options, right, left, only=only),
+        all_url=url(0, differing=False),
+        differing_url=url(0, differing=True),
+        swap_url=links.compare(right, left, only=only),
         paths=tuple(
-            (
-                path,
-                compare_url(stream_id, replace(options, path=path), left, right, only=only),
-                path == options.path,
-            )
+            (path, links.with_path(path).compare(left, right, only=only), path == page_path)
             for path in PATHS
         ),
     )
@@ -166,10 +130,6 @@ def _without_policy(text: str, policy: str) -> str:
     return text[len(prefix) :] if text.startswith(prefix) else text
 
 
-def _with_policy(options: Options, policy: Policy) -> Options:
-    return Options(policy, options.path, options.server_tools, options.choice)
-
-
 Flags = dict[int, list[str]]
 
 
@@ -178,15 +138,14 @@ def _flags(trace: Trace, steps: set[int]) -> Flags:
     return {step: [a.code for a in by_step[step]] for step in steps if step in by_step}
 
 
-def _row(
-    comparison: Comparison, row: Row, left: Links, right: Links, flags: tuple[Flags, Flags]
+def _compare_row(
+    comparison: Comparison, row: Row, sides: tuple[Links, Links], flags: tuple[Flags, Flags]
 ) -> CompareRow:
     return CompareRow(
         step=row.step,
-        line=row.left.line,
         kind=row.left.kind,
-        left=_side(comparison.left, row.left, left, flags[0].get(row.step, [])),
-        right=_side(comparison.right, row.right, right, flags[1].get(row.step, [])),
+        left=_side(comparison.left, row.left, sides[0], flags[0].get(row.step, [])),
+        right=_side(comparison.right, row.right, sides[1], flags[1].get(row.step, [])),
         rule_differs=row.rule_differs,
         blocks_differ=row.blocks_differ,
         differs=row.differs,
@@ -208,7 +167,7 @@ def _final_blocks(trace: Trace) -> tuple[FinalBlock, ...]:
         FinalBlock(
             label=block_label(trace, block.number),
             id=str(block.id) if block.id else "",
-            arguments=clip(block.text, BLOCK_TEXT_LIMIT),
+            arguments=clipped(block.text, BLOCK_TEXT_LIMIT),
             starts=len(block.start_steps),
             phantom=is_phantom(trace, block.number),
         )

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from webapp.readers import FORMATS, decode, read
 from webapp.records import ReadResult
 from webapp.redact import redact
+from webapp.web.text import printable
 
 INPUT_FORMATS = ("auto", *FORMATS)
 FORM_OVERHEAD = 64 * 1024
@@ -41,10 +42,9 @@ class BadInput(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A stream ready to store: its bytes, its text, what the reader found, what was removed."""
+    """A stream ready to store: its bytes, what the reader found, what was removed."""
 
     raw: bytes
-    text: str
     result: ReadResult
     redactions: tuple[str, ...]
 
@@ -128,13 +128,19 @@ def encode_text(text: str) -> bytes:
 
 
 def clean_title(title: str | None, fallback: str) -> str:
-    """A one-line title of at most `MAX_TITLE` characters."""
-    text = " ".join((title or "").split()) or fallback
+    """A one-line title of at most `MAX_TITLE` characters, storable (no lone surrogates)."""
+    text = " ".join(printable(title or "").split()) or fallback
     return text[:MAX_TITLE]
 
 
-def prepare(raw: bytes, input_format: str) -> Prepared:
-    """Remove secrets, then read; raises ReaderError when no reader recognises the input."""
+def prepare(raw: bytes, input_format: str, limit: int) -> Prepared:
+    """Check size and format, remove secrets, then read.
+
+    Raises TooLarge over `limit` bytes, BadInput for a format no reader has, and ReaderError
+    when no reader recognises the input.
+    """
+    if len(raw) > limit:
+        raise TooLarge(limit)
     if input_format not in INPUT_FORMATS:
         raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
     text = decode(raw)
@@ -143,4 +149,4 @@ def prepare(raw: bytes, input_format: str) -> Prepared:
         text = redaction.text
         raw = encode_text(text)
     result = read(text, input_format)
-    return Prepared(raw, text, result, tuple(redaction.removed))
+    return Prepared(raw, result, tuple(redaction.removed))

@@ -7,9 +7,8 @@ JavaScript; htmx only makes stepping and scrolling cheaper.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -19,7 +18,7 @@ from starlette.templating import Jinja2Templates
 
 from webapp.examples import EXAMPLES
 from webapp.options import Options
-from webapp.readers import FORMATS, decode
+from webapp.readers import decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
 from webapp.settings import Settings
@@ -41,6 +40,8 @@ from webapp.web.ingest import (
 )
 from webapp.web.panels import detail, state
 from webapp.web.query import (
+    COMPARED,
+    DEFAULTS,
     PATHS,
     BadQuery,
     Links,
@@ -80,7 +81,7 @@ def _form_context(
     fields: dict[str, str] | None = None,
     error: str | None = None,
 ) -> dict[str, Any]:
-    values = {"policy": "adr-0019", "path": "client", "server_tools": "", "choice": "0"}
+    values = {"server_tools": "", "choice": str(DEFAULTS.choice), **options_query(DEFAULTS)}
     values.update(fields or {})
     values.setdefault("format", "auto")
     return {
@@ -93,7 +94,6 @@ def _form_context(
         "formats": INPUT_FORMATS,
         "examples": tuple(EXAMPLES.values()),
         "max_bytes": _settings(request).max_bytes,
-        "reader_formats": FORMATS,
     }
 
 
@@ -101,10 +101,6 @@ def _form_context(
 def home(request: Request) -> Response:
     """The paste box, the file picker, the options and the example gallery."""
     return render(_templates(request), request, "home.html", _form_context(request))
-
-
-def _stream_url(stream_id: str, options: Options) -> str:
-    return f"/s/{stream_id}?{urlencode({'step': 0, **options_query(options)})}"
 
 
 class _Refused(Exception):
@@ -136,16 +132,14 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
         options = parse_options(fields)
     except BadQuery as error:
         raise _Refused(str(error), 400, text) from error
-    if fmt not in INPUT_FORMATS:
-        raise _Refused(f"format must be one of {', '.join(INPUT_FORMATS)}", 400, text)
     upload = await form_file(form, "file", limit)
     raw, fallback = upload if upload is not None else (encode_text(text), "Pasted stream")
-    if len(raw) > limit:
-        raise TooLarge(limit)
     if not raw.strip():
         raise _Refused("Paste a stream or choose a file first.", 422, text)
     try:
-        prepared = await run_in_threadpool(prepare, raw, fmt)
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
+    except BadInput as error:
+        raise _Refused(str(error), 400, text) from error
     except ReaderError as error:
         shown = text
         if upload is not None:  # put the file's text in the box, unless it is huge
@@ -188,7 +182,7 @@ async def submit(request: Request) -> Response:
         title=accepted.title,
         input_format=accepted.input_format,
     )
-    return RedirectResponse(_stream_url(info.id, accepted.options), status_code=303)
+    return RedirectResponse(Links(info.id, accepted.options).step(0), status_code=303)
 
 
 def _too_large(request: Request, limit: int) -> Response:
@@ -212,9 +206,13 @@ def open_example(request: Request, key: str) -> Response:
             "message": "There is no built-in example by that name.",
         }
         return render(_templates(request), request, "error.html", context, 404)
-    prepared = prepare(example.data(), "auto")
+    limit = _settings(request).max_bytes
+    try:
+        prepared = prepare(example.data(), "auto", limit)
+    except TooLarge:
+        return _too_large(request, limit)
     info = _service(request).store(prepared, title=f"Example: {example.title}")
-    return RedirectResponse(_stream_url(info.id, example.options), status_code=303)
+    return RedirectResponse(Links(info.id, example.options).step(0), status_code=303)
 
 
 def _view(request: Request, stream_id: str) -> tuple[TraceView, Links, int]:
@@ -244,13 +242,11 @@ def stream_page(request: Request, stream_id: str) -> Response:
         return render(templates, request, "_stage.html", context)
     size = _settings(request).timeline_window
     context.update(
-        info=view.reading.info,
         options=view.options,
         summary=views.summary(view),
         window=views.window_around(view, links, step, size),
         policies=POLICIES,
         paths=PATHS,
-        compare_url=links.compare(),
     )
     return render(templates, request, "stream.html", context)
 
@@ -290,8 +286,8 @@ def compare(request: Request, stream_id: str) -> Response:
     """Two policies side by side; an htmx request gets only the next rows."""
     query = request.query_params
     options = parse_options(query)
-    left = parse_policy(query.get("left"), "exact-key", "left")
-    right = parse_policy(query.get("right"), "adr-0019", "right")
+    left = parse_policy(query.get("left"), COMPARED[0], "left")
+    right = parse_policy(query.get("right"), COMPARED[1], "right")
     only = query.get("only") or ""
     if only not in ("", "differing"):
         raise BadQuery("only must be 'differing' or absent")
@@ -299,14 +295,14 @@ def compare(request: Request, stream_id: str) -> Response:
     service = _service(request)
     comparison = service.comparison(stream_id, options, left, right)
     size = _settings(request).timeline_window
-    page = compare_page(comparison, stream_id, options, only=bool(only), start=start, size=size)
+    links = Links(stream_id, replace(options, policy=right))
+    page = compare_page(comparison, links, only=bool(only), start=start, size=size)
     templates = _templates(request)
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
     reading = service.reading(stream_id)
-    links = Links(stream_id, Options(right, options.path, options.server_tools, options.choice))
-    context.update(info=reading.info, links=links, policies=POLICIES, paths=PATHS)
+    context.update(title=views.stream_title(reading.info), links=links)
     return render(templates, request, "compare.html", context)
 
 

@@ -11,7 +11,7 @@ from webapp.jsvalue import is_number, truthy
 from webapp.rules import RULES
 from webapp.trace import Anomaly, BlockState, Event, Fragment
 from webapp.web.service import TraceView
-from webapp.web.text import Clipped, Excerpt, clip, clip_head, excerpt, literal, pretty_json
+from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json
 from webapp.web.views import block_label, is_phantom
 
 _MEANINGS = {rule.name: rule.meaning for rule in RULES}
@@ -43,7 +43,6 @@ class FragmentDetail:
     block: str
     phantom: bool
     keys: tuple[KeyRow, ...]
-    appended: Clipped
     late: bool
     oddities: tuple[str, ...]
 
@@ -62,13 +61,11 @@ class Detail:
     """The detail panel: the record, its fragments, the events, the anomalies."""
 
     step: int
-    last: int
     line: int | None
     kind: str
     note: str | None
     error: str | None
     assembled: bool
-    finish_reason: str | None
     chunk: Clipped | None
     source: Clipped | None
     """The record's text as it appeared in the input (shown when there is no parsed chunk)."""
@@ -88,22 +85,20 @@ def detail(view: TraceView, step: int) -> Detail:
     remarks: list[str] = []
     if record is not None:
         if record.kind == "chunk":
-            chunk = clip_head(pretty_json(record.value), CHUNK_LIMIT)
+            chunk = clipped_head(pretty_json(record.value), CHUNK_LIMIT)
         elif record.text:
-            source = clip_head(record.text, CHUNK_LIMIT)
+            source = clipped_head(record.text, CHUNK_LIMIT)
         if record.wrapped:
             remarks.append(f"The input held a bare {record.wrapped}; it was wrapped into a chunk.")
         if record.event:
             remarks.append(f"SSE event: {record.event}")
     return Detail(
         step=step,
-        last=view.last,
         line=current.line,
         kind=current.kind,
         note=current.note,
         error=current.error,
         assembled=current.assembled,
-        finish_reason=current.finish_reason,
         chunk=chunk,
         source=source,
         remarks=tuple(remarks),
@@ -133,7 +128,6 @@ def _fragment(view: TraceView, fragment: Fragment) -> FragmentDetail:
         block=block_label(view.trace, fragment.block),
         phantom=is_phantom(view.trace, fragment.block),
         keys=keys,
-        appended=clip(fragment.appended, VALUE_LIMIT),
         late=fragment.late,
         oddities=fragment.oddities,
     )
@@ -147,7 +141,7 @@ def _key(name: str, value: Any, counts: bool, rule: str) -> KeyRow:
             else ("absent or null: does not count")
         )
         return KeyRow(name, Clipped("absent"), False, note)
-    shown = clip(literal(value), VALUE_LIMIT)
+    shown = clipped(literal(value), VALUE_LIMIT)
     if name == "function.arguments":
         return KeyRow(name, shown, True, rule)
     return KeyRow(name, shown, counts, f"counts ({rule})" if counts else f"ignored ({rule})")
@@ -162,7 +156,7 @@ def _event(event: Event) -> EventRow:
         ("content", event.content),
     ):
         if value is not None:
-            fields.append((label, clip(literal(value), EVENT_LIMIT)))
+            fields.append((label, clipped(literal(value), EVENT_LIMIT)))
     return EventRow(event.type, event.contentIndex, tuple(fields))
 
 
@@ -197,7 +191,6 @@ class State:
     cards: tuple[BlockCard, ...]
     hidden: int
     total: int
-    server_path: bool
 
 
 def state(view: TraceView, step: int) -> State:
@@ -224,7 +217,6 @@ def state(view: TraceView, step: int) -> State:
         cards=tuple(cards),
         hidden=opened - len(numbers),
         total=opened,
-        server_path=trace.path == "server-tools",
     )
 
 
@@ -236,7 +228,7 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
         result = classify(block.text)
         parse = result.state
         if result.state in ("complete", "partial") and result.value is not None:
-            parsed = clip_head(pretty_json(result.value), VALUE_LIMIT)
+            parsed = clipped_head(pretty_json(result.value), VALUE_LIMIT)
         if result.state == "invalid":
             parse_error = result.error
     title = f"{'candidate' if server else 'block'} #{block.number}" if tool else block.kind
@@ -255,9 +247,7 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
         parse_error=parse_error,
         starts=block.starts,
         status=_status(block, server) if tool else None,
-        touched=(block.number in touched)
-        if tool and block.number is not None
-        else bool(block.appended),
+        touched=_touched(block, tool, touched),
         opened_here=block.opened_step == step,
         nameless=tool and not truthy(block.name),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import get_args
+from typing import TypeVar, get_args
 from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
@@ -18,8 +18,13 @@ from webapp.rules import POLICIES, Policy
 from webapp.trace import AssemblyPath
 
 PATHS: tuple[AssemblyPath, ...] = get_args(AssemblyPath)
+DEFAULTS = Options()
+"""The options a URL gets when it names none."""
 MAX_CHOICE = 1000
 MAX_SERVER_TOOLS = 50
+
+
+T = TypeVar("T", bound=str)
 
 
 class BadQuery(ValueError):
@@ -33,24 +38,26 @@ def _one(params: QueryParams | Mapping[str, str], name: str) -> str | None:
     return value.strip()
 
 
-def parse_policy(value: str | None, default: Policy = "adr-0019", name: str = "policy") -> Policy:
-    """A policy name, or the default when absent or empty."""
+def _one_of(value: str | None, choices: tuple[T, ...], default: T, name: str) -> T:
+    """`value` when it is one of `choices`, `default` when it is absent or empty."""
     if not value:
         return default
-    for policy in POLICIES:
-        if value == policy:
-            return policy
-    raise BadQuery(f"{name} must be one of {', '.join(POLICIES)} (got {value[:40]!r})")
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise BadQuery(f"{name} must be one of {', '.join(choices)} (got {value[:40]!r})")
+
+
+def parse_policy(
+    value: str | None, default: Policy = DEFAULTS.policy, name: str = "policy"
+) -> Policy:
+    """A policy name, or the default when absent or empty."""
+    return _one_of(value, POLICIES, default, name)
 
 
 def parse_path(value: str | None) -> AssemblyPath:
-    """An assembly path, "client" when absent or empty."""
-    if not value:
-        return "client"
-    for path in PATHS:
-        if value == path:
-            return path
-    raise BadQuery(f"path must be one of {', '.join(PATHS)} (got {value[:40]!r})")
+    """An assembly path, the default ("client") when absent or empty."""
+    return _one_of(value, PATHS, DEFAULTS.path, "path")
 
 
 def parse_server_tools(values: list[str]) -> tuple[str, ...]:
@@ -104,9 +111,15 @@ def options_query(options: Options) -> dict[str, str]:
     return items
 
 
+COMPARED: tuple[Policy, Policy] = ("exact-key", "adr-0019")
+"""The policies the compare page puts left and right when its URL names no others."""
+EDITED_ON_PAGE = ("server_tools", "choice")
+"""The options the timeline page's own form edits; the form keeps the rest as hidden fields."""
+
+
 @dataclass(frozen=True, slots=True)
 class Links:
-    """URLs of one stream under one set of options."""
+    """The URLs of one stream's pages under one set of options: the one place they are built."""
 
     stream_id: str
     options: Options
@@ -115,6 +128,14 @@ class Links:
     def base(self) -> str:
         """The timeline page without a query."""
         return f"/s/{self.stream_id}"
+
+    def with_policy(self, policy: Policy) -> Links:
+        """The same stream's links under another policy."""
+        return Links(self.stream_id, replace(self.options, policy=policy))
+
+    def with_path(self, path: AssemblyPath) -> Links:
+        """The same stream's links on another path."""
+        return Links(self.stream_id, replace(self.options, path=path))
 
     def _with(self, path: str, first: Mapping[str, str | int], **extra: str | int) -> str:
         items: dict[str, str | int] = dict(first)
@@ -126,6 +147,11 @@ class Links:
         """The timeline page at `step`."""
         return self._with(self.base, {"step": step})
 
+    def hidden_fields(self, step: int) -> tuple[tuple[str, str], ...]:
+        """The query of the page at `step` without what the page's form edits, as form fields."""
+        items = {"step": str(step), **options_query(self.options)}
+        return tuple((k, v) for k, v in items.items() if k not in EDITED_ON_PAGE)
+
     def rows(self, start: int, end: int, step: int, direction: str) -> str:
         """Timeline rows `start` to `end` (exclusive) to put `direction` of those shown."""
         first: dict[str, str | int] = {"start": start, "end": end, "step": step}
@@ -136,24 +162,22 @@ class Links:
         """The timeline window around `step`."""
         return self._with(f"{self.base}/timeline", {"step": step})
 
-    def policy(self, policy: Policy, step: int) -> str:
-        """The same step under another policy."""
-        other = Links(self.stream_id, replace(self.options, policy=policy))
-        return other.step(step)
-
-    def path(self, path: AssemblyPath, step: int) -> str:
-        """The same step on another path."""
-        other = Links(self.stream_id, replace(self.options, path=path))
-        return other.step(step)
-
-    def compare(self, **extra: str | int) -> str:
-        """The compare page for this stream, path, server tools and choice."""
-        items: dict[str, str | int] = {"path": self.options.path}
-        if self.options.server_tools:
-            items["server_tools"] = ",".join(self.options.server_tools)
-        if self.options.choice:
-            items["choice"] = self.options.choice
-        items.update(extra)
+    def compare(
+        self,
+        left: Policy = COMPARED[0],
+        right: Policy = COMPARED[1],
+        *,
+        only: bool = False,
+        start: int = 0,
+    ) -> str:
+        """The compare page of `left` and `right` on this path, server tools and choice."""
+        items: dict[str, str | int] = {"left": left, "right": right}
+        items.update(options_query(self.options))
+        del items["policy"]
+        if only:
+            items["only"] = "differing"
+        if start:
+            items["start"] = start
         return f"{self.base}/compare?{urlencode(items)}"
 
     @property

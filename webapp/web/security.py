@@ -17,7 +17,7 @@ CSP = (
 class SecurityHeaders:
     """ASGI middleware that adds the same security headers to every response.
 
-    `docs_csp` is the policy for the OpenAPI page alone, which loads Swagger UI from its CDN
+    `docs_csp` is the policy for the OpenAPI page alone, which loads Swagger UI from /static
     and runs one inline script (allowed by its hash, not by 'unsafe-inline').
     """
 

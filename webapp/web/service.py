@@ -112,7 +112,6 @@ class Service:
     """The store and the caches in front of the core."""
 
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
         self.storage = Storage(settings.db_path)
         self._readings: Memo[str, Reading] = Memo(max(2, settings.trace_cache_size // 2))
         self._traces: Memo[tuple[str, Options], TraceView] = Memo(settings.trace_cache_size)

@@ -47,7 +47,7 @@ class Clipped:
     tail: str = ""
 
 
-def clip(text: str, limit: int) -> Clipped:
+def clipped(text: str, limit: int) -> Clipped:
     """The text whole when it fits; else its first and last `limit // 2` characters."""
     if len(text) <= limit:
         return Clipped(text)
@@ -55,7 +55,7 @@ def clip(text: str, limit: int) -> Clipped:
     return Clipped(text[:half], len(text) - 2 * half, text[-half:])
 
 
-def clip_head(text: str, limit: int) -> Clipped:
+def clipped_head(text: str, limit: int) -> Clipped:
     """The text whole when it fits; else its first `limit` characters."""
     if len(text) <= limit:
         return Clipped(text)
@@ -87,7 +87,7 @@ def excerpt(
     return Excerpt(
         hidden_before=hidden,
         before=before[hidden:],
-        appended=clip(text[cut:], appended_limit),
+        appended=clipped(text[cut:], appended_limit),
         has_appended=cut < len(text),
         total=len(text),
     )

@@ -15,7 +15,7 @@ from webapp.storage import StreamInfo
 from webapp.trace import Step, Trace
 from webapp.web.query import Links
 from webapp.web.service import TraceView
-from webapp.web.text import clip_head, literal, tally
+from webapp.web.text import clipped_head, literal, tally
 
 
 def block_label(trace: Trace, number: int | None) -> str:
@@ -33,6 +33,11 @@ def is_phantom(trace: Trace, number: int | None) -> bool:
     if number is None or not 0 <= number < len(trace.blocks):
         return False
     return trace.blocks[number].is_phantom
+
+
+def stream_title(info: StreamInfo) -> str:
+    """The stream's title, or "Untitled stream"."""
+    return info.title or "Untitled stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +81,7 @@ def summary(view: TraceView) -> Summary:
     ]
     counts = Counter(anomaly.code for anomaly in trace.anomalies)
     return Summary(
-        title=info.title or "Untitled stream",
+        title=stream_title(info),
         facts=tuple(facts),
         rules=tuple((rule.name, trace.rule_counts.get(rule.name, 0)) for rule in RULES),
         anomalies=tuple(sorted(counts.items())),
@@ -104,13 +109,13 @@ def _tool_name(tool: dict[str, Any]) -> str:
         return str(function["name"])
     if isinstance(tool.get("name"), str):
         return str(tool["name"])
-    return clip_head(literal(tool), 80).head
+    return clipped_head(literal(tool), 80).head
 
 
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else literal(value)
-    clipped = clip_head(text, 200)
-    return clipped.head + ("…" if clipped.hidden else "")
+    cut = clipped_head(text, 200)
+    return cut.head + ("…" if cut.hidden else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +142,6 @@ class Nav:
     last_url: str
     prev_anomaly_url: str | None
     next_anomaly_url: str | None
-    anomaly_count: int
     rules: tuple[RuleLink, ...]
     timeline_url: str
 
@@ -168,7 +172,6 @@ def nav(view: TraceView, links: Links, step: int) -> Nav:
         last_url=links.step(view.last),
         prev_anomaly_url=url(view.prev_anomaly(step)),
         next_anomaly_url=url(view.next_anomaly(step)),
-        anomaly_count=len(view.trace.anomalies),
         rules=rules,
         timeline_url=links.timeline(step),
     )
@@ -185,7 +188,7 @@ class Badge:
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
+class TimelineRow:
     """One step in the timeline."""
 
     step: int
@@ -206,8 +209,7 @@ class Window:
 
     start: int
     end: int
-    total: int
-    rows: tuple[Row, ...]
+    rows: tuple[TimelineRow, ...]
     before_url: str | None
     after_url: str | None
     before_page: str | None
@@ -219,12 +221,13 @@ def window(view: TraceView, links: Links, start: int, end: int, selected: int, s
     total = len(view.trace.steps)
     start = max(0, min(start, total))
     end = max(start, min(end, total))
-    rows = tuple(_row(view, links, view.trace.steps[n], selected) for n in range(start, end))
+    rows = tuple(
+        _timeline_row(view, links, view.trace.steps[n], selected) for n in range(start, end)
+    )
     before = max(0, start - size)
     return Window(
         start=start,
         end=end,
-        total=total,
         rows=rows,
         before_url=links.rows(before, start, selected, "before") if start > 0 else None,
         after_url=links.rows(end, min(total, end + size), selected, "after")
@@ -256,10 +259,10 @@ def badges(trace: Trace, step: Step) -> tuple[Badge, ...]:
     )
 
 
-def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
+def _timeline_row(view: TraceView, links: Links, step: Step, selected: int) -> TimelineRow:
     trace = view.trace
     step_badges = badges(trace, step)
-    return Row(
+    return TimelineRow(
         step=step.step,
         line=step.line,
         kind=step.kind,
@@ -269,7 +272,7 @@ def _row(view: TraceView, links: Links, step: Step, selected: int) -> Row:
         badges=step_badges,
         marks=_marks(trace, step),
         anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
-        error=clip_head(step.error, 120).head if step.error else None,
+        error=clipped_head(step.error, 120).head if step.error else None,
     )
 
 
