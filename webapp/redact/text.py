@@ -11,9 +11,7 @@ import re
 
 from webapp.redact.rules import REDACTED, redact_query, secret_header, variable_only
 
-_HEADER_LINE = re.compile(
-    r"(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+):(?P<space>[ \t]*)(?P<value>[^\r\n]*?)[ \t]*$"
-)
+_HEADER_NAME = re.compile(r"(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*")
 _STATUS_OR_REQUEST = re.compile(r"(?:HTTP/\d(?:\.\d)? \d{3}\b|[A-Z]+ \S+ HTTP/\d(?:\.\d)?[ \t]*$)")
 _COMMAND = re.compile(r"[ \t]*(?:\$[ \t]*)?curl(?:\.exe)?(?:[ \t]|$)")
 _OPENER = re.compile(
@@ -37,13 +35,27 @@ class _Edits:
             self.removed.extend(said)
 
     def result(self) -> str:
-        pieces, last = [], 0
-        for start, end, new in self.spans:
-            pieces.append(self.text[last:start])
-            pieces.append(new)
-            last = end
-        pieces.append(self.text[last:])
-        return "".join(pieces)
+        return _splice(self.text, self.spans)
+
+
+def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """The text with each (start, end) span, in order and apart, replaced by its new text."""
+    pieces, last = [], 0
+    for start, end, new in spans:
+        pieces += [text[last:start], new]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _header(line: str) -> tuple[str, str, int, int] | None:
+    """A `name: value` line's name, value and the value's span (without trailing blanks)."""
+    match = _HEADER_NAME.match(line)
+    if match is None:
+        return None
+    start = match.end()
+    end = max(start, len(line.rstrip(" \t")))
+    return match.group("name"), line[start:end], start, end
 
 
 def _line_end(text: str, pos: int) -> tuple[int, int]:
@@ -83,7 +95,7 @@ def _block(text: str, start: int, number: int, edits: _Edits) -> int:
         start = after
         end, after = _line_end(text, start)
         line = text[start:end]
-        if not line.strip() or not (_HEADER_LINE.match(line) or line[0] in " \t"):
+        if not line.strip() or not (_HEADER_NAME.match(line) or line[0] in " \t"):
             return start
         new, said = _header_line(line, number, "")
         edits.line(start, end, new, said)
@@ -103,10 +115,11 @@ def _verbose_line(line: str, number: int) -> tuple[str, list[str]]:
             said.append(f"{name} header (line {number})")
             return f"[{name}: {REDACTED}]"
 
-        new = _BRACKETED.sub(bracketed, rest)
+        last = rest.rfind("]") + 1  # no match can end past it: no scan runs on to the end
+        new = _BRACKETED.sub(bracketed, rest[:last]) + rest[last:]
         new, more = _query_line(new, number)
         return prefix + new, said + more
-    if _HEADER_LINE.match(rest):
+    if _HEADER_NAME.match(rest):
         new, said = _header_line(rest, number, "")
         return prefix + new, said
     new, said = _query_line(rest, number)
@@ -114,12 +127,11 @@ def _verbose_line(line: str, number: int) -> tuple[str, list[str]]:
 
 
 def _header_line(line: str, number: int, where: str) -> tuple[str, list[str]]:
-    match = _HEADER_LINE.match(line)
-    if match is None:
+    header = _header(line)
+    if header is None:
         return line, []
-    name, value = match.group("name"), match.group("value")
+    name, value, start, end = header
     if secret_header(name) and value and value != REDACTED and not variable_only(value):
-        start, end = match.span("value")
         return line[:start] + REDACTED + line[end:], [f"{name} header{where} (line {number})"]
     return _query_line(line, number)
 
@@ -168,6 +180,8 @@ def _command_line(line: str, number: int) -> tuple[str, list[str]]:
     spans: list[tuple[int, int]] = []
     said: list[str] = []
     for match in _FLAG.finditer(line):
+        if spans and match.start() < spans[-1][1]:
+            continue  # inside an argument already redacted
         flag = match.group("flag")
         start, end = _argument(line, match.end())
         content = line[start:end]
@@ -175,8 +189,8 @@ def _command_line(line: str, number: int) -> tuple[str, list[str]]:
         if span is not None:
             spans.append((start + span[0], start + span[1]))
             said.append(f"{_what(flag, content)} in the curl command (line {number})")
-    for start, end in reversed(spans):
-        line = line[:start] + REDACTED + line[end:]
+    if spans:
+        line = _splice(line, [(start, end, REDACTED) for start, end in spans])
     new, more = _query_line(line, number)
     return new, said + more
 
@@ -184,13 +198,13 @@ def _command_line(line: str, number: int) -> tuple[str, list[str]]:
 def _secret_in_argument(flag: str, content: str) -> tuple[int, int] | None:
     """The part of a curl argument that is secret, as a span within it."""
     if flag in ("-H", "--header"):
-        match = _HEADER_LINE.match(content)
-        if match is None:
+        header = _header(content)
+        if header is None:
             return None
-        value = match.group("value")
-        if not (secret_header(match.group("name")) and value) or value == REDACTED:
+        name, value, start, end = header
+        if not (secret_header(name) and value) or value == REDACTED:
             return None
-        return None if variable_only(value) else match.span("value")
+        return None if variable_only(value) else (start, end)
     if flag in ("-u", "--user", "--proxy-user"):
         colon = content.find(":")
         if (
