@@ -18,7 +18,13 @@ from webapp.readers import http
 from webapp.redact import redact
 from webapp.redact.copies import Copies
 from webapp.redact.har import redact_har
-from webapp.redact.rules import redact_query, secret_header, secrets_in, variable_only
+from webapp.redact.rules import (
+    redact_query,
+    redact_userinfo,
+    secret_header,
+    secrets_in,
+    variable_only,
+)
 from webapp.redact.text import redact_text
 
 N = 16_000
@@ -103,6 +109,22 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
     "a long header name": (secret_header, lambda n: "x-" + "tok" * (n // 3)),
     "a scheme and blanks": (secrets_in, lambda n: "Bearer " + " " * n + "x y"),
     "a variable and blanks": (variable_only, lambda n: "Bearer " + " " * n + "$x y"),
+    "a long scheme-like run": (redact_userinfo, lambda n: "a" * n + "://"),
+    "many scheme-like starts": (redact_userinfo, lambda n: "a://b:" * (n // 6)),
+    "a URL password run": (redact_userinfo, lambda n: "a://u:" + "p:" * (n // 2)),
+    "a prompt-like line": (redact_text, lambda n: "user@" * (n // 5) + "\n"),
+    "a PowerShell-like prompt": (redact_text, lambda n: "PS " + "x" * n + "\n"),
+    "a venv-like prompt": (redact_text, lambda n: "(" + "x" * n + "\n"),
+    "pasted header lines": (redact_text, lambda n: "X-Api-Key: a\n" * (n // 13) + "data: 1\n"),
+    "a folded secret header": (
+        redact_text,
+        lambda n: "HTTP/1.1 200 OK\nAuthorization: a\n" + " b\n" * (n // 3),
+    ),
+    "a quoted secret carried over many lines": (
+        redact_text,
+        lambda n: 'curl -H "Authorization: Bearer \\\n' + "a\n" * (n // 2),
+    ),
+    "many quotes in a command": (redact_text, lambda n: "curl \\\n" + "'\"" * (n // 2)),
     "deeply nested HAR objects": (redact, _nested_har),
     "deeply nested HAR arrays": (redact_har, _nested_arrays_har),
     "HAR with many distinct secrets": (redact_har, _har_entries),

@@ -22,6 +22,7 @@ from webapp.redact.rules import (
     LONG_ENOUGH,
     REDACTED,
     redact_query,
+    redact_userinfo,
     secret_header,
     secret_param,
     secrets_in,
@@ -147,9 +148,18 @@ def _decide(place: _Place, get: Callable[[str], str | None]) -> list[_Edit]:
     keys = ["url", "redirectURL"] + (["value"] if container == "headers" and not edits else [])
     for key in keys:
         text = get(key)
-        new, names, values = redact_query(text) if text else ("", [], [])
-        for param in names:
-            edits.append((key, new, f"query parameter {param!r} in a URL ({where})", values))
+        if not text:
+            continue
+        new, names, values = redact_query(text)
+        new, passwords = redact_userinfo(new)
+        said = [f"query parameter {param!r} in a URL ({where})" for param in names]
+        said += [f"password in a URL ({where})" for _ in passwords]
+        edits.extend((key, new, words, values + passwords) for words in said)
+    posted = get("text") if place.key == "postData" else None
+    if posted and (get("mimeType") or "").startswith("application/x-www-form-urlencoded"):
+        new, names, values = redact_query("&" + posted)
+        said = [f"form parameter {param!r} in the posted text ({where})" for param in names]
+        edits.extend(("text", new[1:], words, values) for words in said)
     return edits
 
 
