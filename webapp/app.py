@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.settings import Settings
 from webapp.web import api, errors, pages
-from webapp.web.security import CSP, SecurityHeaders
+from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.service import Service
 from webapp.web.templating import STATIC, make_templates
 
@@ -62,6 +62,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.settings = settings
     app.state.service = service
     app.state.templates = make_templates()
+    app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
     app.add_middleware(SecurityHeaders, docs_path=DOCS_PATH, docs_csp=_docs_csp())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
