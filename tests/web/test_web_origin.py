@@ -35,6 +35,8 @@ def test_a_post_without_origin_passes(client: TestClient) -> None:
         {"Origin": "https://testserver"},  # behind a proxy that ends TLS
         {"Sec-Fetch-Site": "same-origin"},
         {"Sec-Fetch-Site": "none"},
+        # A form post from our own page: no-referrer makes the browser send Origin: null.
+        {"Origin": "null", "Sec-Fetch-Site": "same-origin"},
     ],
 )
 def test_a_same_origin_post_passes(client: TestClient, headers: dict[str, str]) -> None:
@@ -48,7 +50,9 @@ def test_a_same_origin_post_passes(client: TestClient, headers: dict[str, str]) 
         {"Origin": "https://evil.example"},
         {"Origin": "http://testserver:3000", "Sec-Fetch-Site": "same-site"},
         {"Origin": "null"},
+        {"Origin": "null", "Sec-Fetch-Site": "same-site"},
         {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
     ],
 )
 def test_a_cross_site_post_is_refused(client: TestClient, headers: dict[str, str]) -> None:

@@ -76,9 +76,11 @@ def normalise_origin(origin: str) -> str:
 class RefuseCrossSite:
     """ASGI middleware that refuses POST/PUT/PATCH/DELETE sent by another site's page.
 
-    A request is refused when its `Origin` is neither this server's (its `Host`) nor in
-    `allow_origins`, or, without `Origin`, when `Sec-Fetch-Site` says `cross-site`. Requests
-    with neither header (curl, scripts) pass: only browsers send them, and always on a post.
+    `Sec-Fetch-Site: same-origin` (or `none`, the user's own doing) passes: browsers set it
+    and pages cannot. Otherwise the `Origin` must be this server's (its `Host`) or one of
+    `allow_origins`; `Origin: null` (what our no-referrer policy makes a browser send when it
+    has no Sec-Fetch-Site) and `Sec-Fetch-Site: cross-site`/`same-site` are refused. Requests
+    with neither header (curl, scripts) pass: browsers always send one on a post.
     """
 
     def __init__(self, app: ASGIApp, allow_origins: tuple[str, ...] = ()) -> None:
@@ -88,15 +90,18 @@ class RefuseCrossSite:
     def refusal(self, headers: Headers) -> str | None:
         """Why a request with these headers is refused, or None."""
         origin = headers.get("origin")
+        site = headers.get("sec-fetch-site", "").strip().lower()
+        if origin is not None and normalise_origin(origin) in self.allowed:
+            return None
+        if site in ("same-origin", "none"):
+            return None
         if origin is not None:
-            if normalise_origin(origin) in self.allowed:
-                return None
             host = headers.get("host", "")
             own = {_host(f"{scheme}://{host}") for scheme in _DEFAULT_PORTS} - {None}
             if _host(origin) in own:
                 return None
             return f"this request comes from the page of another site ({origin[:100]})"
-        if headers.get("sec-fetch-site", "").lower() == "cross-site":
+        if site in ("cross-site", "same-site"):
             return "this request comes from the page of another site"
         return None
 
