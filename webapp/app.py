@@ -13,7 +13,7 @@ from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
 from webapp.web import api, errors, pages
 from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
-from webapp.web.security import CSP, SecurityHeaders
+from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.service import Service
 from webapp.web.templating import STATIC, make_templates
 
@@ -42,6 +42,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.settings = settings
     app.state.service = service
     app.state.templates = make_templates()
+    app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
     app.add_middleware(SecurityHeaders, docs_path=DOCS_PATH, docs_csp=docs_csp())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)

@@ -18,3 +18,5 @@ class Settings:
     """How many assembled traces (stream, options) are kept in memory."""
     timeline_window: int = 120
     """How many timeline rows one window shows, and how many each scroll loads."""
+    allow_origins: tuple[str, ...] = ()
+    """Other sites' origins (`https://a.example`) whose pages may post to this server."""

@@ -247,7 +247,14 @@ def _compare(file: str, input_format: str, chosen: Options, output: str) -> None
     show_default=True,
     help="Largest upload accepted, in bytes.",
 )
-def serve(host: str, port: int, db: Path, max_bytes: int) -> None:
+@click.option(
+    "--allow-origins",
+    default="",
+    metavar="ORIGINS",
+    help="Other sites whose pages may post streams here, space- or comma-separated "
+    "(e.g. 'https://a.example https://b.example'); posts from any other site get a 403.",
+)
+def serve(host: str, port: int, db: Path, max_bytes: int, allow_origins: str) -> None:
     """Run the web app with uvicorn."""
     import uvicorn  # imported here so that trace, check and compare never load the web stack
 
@@ -258,7 +265,9 @@ def serve(host: str, port: int, db: Path, max_bytes: int) -> None:
         db.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"cannot create the folder of --db {db}: {error.strerror}") from None
-    uvicorn.run(create_app(Settings(db_path=db, max_bytes=max_bytes)), host=host, port=port)
+    origins = tuple(allow_origins.replace(",", " ").split())
+    settings = Settings(db_path=db, max_bytes=max_bytes, allow_origins=origins)
+    uvicorn.run(create_app(settings), host=host, port=port)
 
 
 def load(file: str, input_format: str) -> ReadResult:

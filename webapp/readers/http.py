@@ -1,9 +1,9 @@
 """An HTTP response dump (`curl -i`, `curl -v 2>&1`): the status and headers before the body.
 
-Recognised before the body: blank lines; a pasted `curl` command (with `\\`, `^` or backtick
-continuations, or a quote left open); curl's `Note:`/`Warning:` lines, its `-v` lines (`* `,
-`> `, `< `, `{ [5 bytes data]`, `} [...]`) and its progress meter; a status line
-(`HTTP/1.1 200 OK`, `HTTP/2 200`) and the header lines after it. The last status wins
+Recognised before the body: blank lines; a pasted `curl` command, after a shell prompt or not
+(with `\\`, `^` or backtick continuations, or a quote left open); curl's `Note:`/`Warning:`
+lines, its `-v` lines (`* `, `> `, `< `, `{ [5 bytes data]`, `} [...]`) and its progress meter;
+a status line (`HTTP/1.1 200 OK`, `HTTP/2 200`) and the header lines after it. The last status wins
 (`100 Continue`, a proxy's `200 Connection established`, redirects). The body keeps its
 original line numbers; curl's own lines inside it become filler lines its reader ignores.
 """
@@ -17,11 +17,16 @@ from dataclasses import dataclass
 from webapp.readers.parse import LINE_BREAK
 
 STATUS = re.compile(r"HTTP/\d(?:\.\d)? (\d{3})\b[^\r\n]*")
-REQUEST = re.compile(r"[A-Z]+ \S+ HTTP/\d(?:\.\d)?[ \t]*$")
 HEADER = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+:")
 VERBOSE = re.compile(r"(?:[*<>](?: |$)|[{}] \[)")
 _CURL_NOTE = re.compile(r"(?:Note|Warning): ")
-COMMAND = re.compile(r"[ \t]*(?:\$[ \t]*)?curl(?:\.exe)?(?:[ \t]|$)")
+PROMPT = (
+    r"[ \t]*(?:\([^()\r\n]*\)[ \t]*)?"  # a virtualenv's "(venv) "
+    r"(?:[\w.@:~/\\-]*[$#%>]|PS[ \t][^>\r\n]*>)?"  # user@box:~$, %, #, > (PS2), C:\>, PS C:\>
+    r"[ \t]*(?:sudo[ \t]+)?"
+)
+"""A shell prompt and what may stand before a command: shared with `webapp.redact`."""
+COMMAND = re.compile(PROMPT + r"curl(?:\.exe)?(?:[ \t]|$)")
 _PROGRESS = re.compile(
     r"[ \t]*(?:% Total\b|Dload\b|\d{1,3}[ \t]+\S+[ \t]+\d{1,3}[ \t]+\S+[ \t]+\d{1,3}[ \t].*"
     r"(?:--:--:--|\d:\d\d:\d\d))"
@@ -61,12 +66,26 @@ def lines(text: str) -> Iterator[tuple[int, int, int]]:
         pos = match.end()
 
 
-def command_continues(line: str, quote_open: bool) -> tuple[bool, bool]:
-    """Whether a shell command goes on after this line, and whether a `'` quote is still open."""
-    if line.count("'") % 2:
-        quote_open = not quote_open
-    stripped = line.rstrip()
-    return quote_open or stripped.endswith(("\\", "^", "`")), quote_open
+_UNQUOTED = re.compile(r"""(?:[^'"\\]++|\\.?)*+""", re.DOTALL)
+_IN_QUOTES = {"'": re.compile(r"[^']*+"), '"': re.compile(r'(?:[^"\\]++|\\.?)*+', re.DOTALL)}
+
+
+def quote_after(line: str, quote: str) -> str:
+    """The shell quote (`'`, `"` or "") still open after this line, given the one open before."""
+    pos = 0
+    while True:
+        match = (_IN_QUOTES[quote] if quote else _UNQUOTED).match(line, pos)
+        pos = match.end() if match else len(line)  # these patterns always match
+        if pos >= len(line):
+            return quote
+        quote = "" if quote else line[pos]
+        pos += 1
+
+
+def command_continues(line: str, quote: str) -> tuple[bool, str]:
+    """Whether a shell command goes on after this line, and the quote still open after it."""
+    quote = quote_after(line, quote)
+    return bool(quote) or line.rstrip().endswith(("\\", "^", "`")), quote
 
 
 class _Head:
@@ -80,12 +99,12 @@ class _Head:
         self.progress = False
         self.in_headers = False
         self.in_command = False
-        self.quote_open = False
+        self.quote = ""
 
     def take(self, line: str) -> bool:
         """Consume a line that belongs before the body; False when the body starts here."""
         if self.in_command:
-            self.in_command, self.quote_open = command_continues(line, self.quote_open)
+            self.in_command, self.quote = command_continues(line, self.quote)
             return True
         if not line.strip():
             self.in_headers = False
@@ -108,7 +127,7 @@ class _Head:
         if self.status is None and _CURL_NOTE.match(line):
             return True
         if self.status is None and COMMAND.match(line):
-            self.in_command, self.quote_open = command_continues(line, False)
+            self.in_command, self.quote = command_continues(line, "")
             return True
         return False
 

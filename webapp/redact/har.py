@@ -1,9 +1,11 @@
 """Redaction of a HAR file in place: exact spans of secret strings, every other byte kept.
 
-The JSON tokens are walked to find, for each object, its path and the spans of its string
-members; `_decide` says which of them are secrets. The spans are replaced by "[redacted]",
-copies of the secret values elsewhere too, and the result is walked again (and re-parsed)
-to check nothing is left; if that check fails, the parsed HAR is redacted and re-serialised.
+The JSON tokens are walked to find, for each object, its place (HAR entry, container) and
+the spans of its string members; `_decide` says which of them are secrets. The spans are
+replaced by "[redacted]", copies of the secret values elsewhere too, and the result is walked
+again (and re-parsed) to check nothing is left; if that check fails, the parsed HAR is
+redacted and re-serialised. A place is derived from its parent's in constant time, so deep
+nesting costs no more than its length.
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import orjson
 
+from webapp.redact.copies import Copies
 from webapp.redact.rules import (
     LONG_ENOUGH,
     REDACTED,
     redact_query,
+    redact_userinfo,
     secret_header,
     secret_param,
     secrets_in,
@@ -29,18 +34,45 @@ _JSON_TOKEN = re.compile(
     re.DOTALL,
 )
 _Key = str | int
-_Path = tuple[_Key, ...]
 _Edit = tuple[str, str, str, list[str]]
 """(key in the object, its new value, what was removed in words, the secret values)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a JSON value sits, as far as the decisions need it (never its whole path)."""
+
+    key: _Key | None
+    """Its key in its parent (None for the root, "" when unknown)."""
+    parent_key: _Key | None
+    entry: int | None
+    """The number of the HAR entry it is in (from 1), if any."""
+    side: str
+    """The entry's member it is in ("request", "response"), or ""."""
+    depth: int
+    """How far below the entry it is (0: the entry itself)."""
+
+    def child(self, key: _Key | None) -> _Place:
+        """The place of a member of this value, in constant time."""
+        key = "" if key is None else key
+        if self.entry is not None:
+            side = (key if isinstance(key, str) else "") if self.depth == 0 else self.side
+            return _Place(key, self.key, self.entry, side, self.depth + 1)
+        if self.key == "entries" and isinstance(key, int):
+            return _Place(key, self.key, key + 1, "", 0)
+        return _Place(key, self.key, None, "", -1)
+
+
+_ROOT = _Place(None, None, None, "", -1)
 
 
 class _Frame:
     """An open JSON container while walking tokens."""
 
-    __slots__ = ("current", "index", "is_object", "key", "strings")
+    __slots__ = ("current", "index", "is_object", "place", "strings")
 
-    def __init__(self, key: _Key | None, is_object: bool) -> None:
-        self.key = key
+    def __init__(self, place: _Place, is_object: bool) -> None:
+        self.place = place
         self.is_object = is_object
         self.index = 0
         self.current: str | None = None
@@ -57,8 +89,8 @@ def _decode(raw: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _objects(text: str) -> Iterator[tuple[_Path, dict[str, tuple[int, int]]]]:
-    """Every JSON object's path and the spans of its string members, as each closes."""
+def _objects(text: str) -> Iterator[tuple[_Place, dict[str, tuple[int, int]]]]:
+    """Every JSON object's place and the spans of its string members, as each closes."""
     stack: list[_Frame] = []
     pos = 0
     while (match := _JSON_TOKEN.match(text, pos)) is not None and match.end() > pos:
@@ -73,41 +105,34 @@ def _objects(text: str) -> Iterator[tuple[_Path, dict[str, tuple[int, int]]]]:
             continue
         punct = match.group("punct")
         if punct in ("{", "["):
-            key = None if top is None else (top.current if top.is_object else top.index)
-            stack.append(_Frame(key, punct == "{"))
+            if top is None:
+                place = _ROOT
+            else:
+                place = top.place.child(top.current if top.is_object else top.index)
+            stack.append(_Frame(place, punct == "{"))
         elif punct in ("}", "]") and stack:
             frame = stack.pop()
             if frame.is_object:
-                yield _path(stack, frame), frame.strings
+                yield frame.place, frame.strings
         elif punct == "," and top is not None:
             top.current = None
             top.index += 1
     while stack:
         frame = stack.pop()
         if frame.is_object:
-            yield _path(stack, frame), frame.strings
+            yield frame.place, frame.strings
 
 
-def _path(stack: list[_Frame], frame: _Frame) -> _Path:
-    if not stack:
-        return ()
-    keys = [f.key for f in stack[1:]] + [frame.key]
-    return tuple(k if k is not None else "" for k in keys)
+def _where(place: _Place) -> str:
+    if place.entry is None:
+        return "HAR"
+    return f"HAR entry {place.entry} {place.side}".rstrip()
 
 
-def _where(path: _Path) -> str:
-    for i, key in enumerate(path[:-1]):
-        if key == "entries" and isinstance(path[i + 1], int):
-            entry = int(path[i + 1]) + 1
-            side = path[i + 2] if len(path) > i + 2 and isinstance(path[i + 2], str) else ""
-            return f"HAR entry {entry} {side}".rstrip()
-    return "HAR"
-
-
-def _decide(path: _Path, get: Callable[[str], str | None]) -> list[_Edit]:
+def _decide(place: _Place, get: Callable[[str], str | None]) -> list[_Edit]:
     """What to replace in one HAR object, by its place and its name/value/url members."""
-    where = _where(path)
-    container = path[-2] if len(path) >= 2 and isinstance(path[-1], int) else None
+    where = _where(place)
+    container = place.parent_key if isinstance(place.key, int) else None
     name, value = get("name"), get("value")
     edits: list[_Edit] = []
     if name is not None and value and value != REDACTED:
@@ -123,9 +148,18 @@ def _decide(path: _Path, get: Callable[[str], str | None]) -> list[_Edit]:
     keys = ["url", "redirectURL"] + (["value"] if container == "headers" and not edits else [])
     for key in keys:
         text = get(key)
-        new, names, values = redact_query(text) if text else ("", [], [])
-        for param in names:
-            edits.append((key, new, f"query parameter {param!r} in a URL ({where})", values))
+        if not text:
+            continue
+        new, names, values = redact_query(text)
+        new, passwords = redact_userinfo(new)
+        said = [f"query parameter {param!r} in a URL ({where})" for param in names]
+        said += [f"password in a URL ({where})" for _ in passwords]
+        edits.extend((key, new, words, values + passwords) for words in said)
+    posted = get("text") if place.key == "postData" else None
+    if posted and (get("mimeType") or "").startswith("application/x-www-form-urlencoded"):
+        new, names, values = redact_query("&" + posted)
+        said = [f"form parameter {param!r} in the posted text ({where})" for param in names]
+        edits.extend(("text", new[1:], words, values) for words in said)
     return edits
 
 
@@ -134,13 +168,13 @@ def _find(text: str) -> tuple[list[tuple[int, int, str]], list[str], set[str]]:
     spans: dict[int, tuple[int, int, str]] = {}
     removed: list[str] = []
     secrets: set[str] = set()
-    for path, strings in _objects(text):
+    for place, strings in _objects(text):
 
         def get(key: str, strings: dict[str, tuple[int, int]] = strings) -> str | None:
             span = strings.get(key)
             return None if span is None else _decode(text[span[0] : span[1]])
 
-        for key, new, said, found in _decide(path, get):
+        for key, new, said, found in _decide(place, get):
             start, end = strings[key]
             spans[start] = (start, end, json.dumps(new, ensure_ascii=False))  # one per member
             removed.append(said)
@@ -157,17 +191,9 @@ def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(pieces)
 
 
-def _forms(secrets: set[str]) -> set[str]:
+def _copies(secrets: set[str]) -> Copies:
     long = [s for s in secrets if len(s) >= LONG_ENOUGH and s != REDACTED]
-    return {json.dumps(s, ensure_ascii=a)[1:-1] for s in long for a in (True, False)}
-
-
-def _scrub(text: str, secrets: set[str]) -> tuple[str, int]:
-    copies = 0
-    for form in sorted(_forms(secrets), key=len, reverse=True):
-        copies += text.count(form)
-        text = text.replace(form, REDACTED)
-    return text, copies
+    return Copies(json.dumps(s, ensure_ascii=a)[1:-1] for s in long for a in (True, False))
 
 
 def _parse(text: str) -> tuple[object, bool]:
@@ -185,13 +211,13 @@ def _clean(text: str, secrets: set[str], must_parse: bool) -> bool:
         return False
     if _find(text)[0]:
         return False
-    return not any(form in text for form in _forms(secrets))
+    return not _copies(secrets).found_in(text)
 
 
 def redact_har(text: str) -> tuple[str, list[str]]:
     """Redact a HAR in place (see the module docstring); fall back to re-serialising it."""
     spans, removed, secrets = _find(text)
-    out, copies = _scrub(_splice(text, spans), secrets)
+    out, copies = _copies(secrets).replace(_splice(text, spans), REDACTED)
     if copies:
         removed.append(f"{copies} more copies of those values elsewhere in the HAR")
     value, parses = _parse(text)
@@ -205,29 +231,34 @@ def redact_har(text: str) -> tuple[str, list[str]]:
 
 
 def _redact_tree(root: object, secrets: set[str]) -> list[str]:
+    """Redact the parsed HAR in place: the secret members, then copies of their values."""
     removed: list[str] = []
-    stack: list[tuple[_Path, object]] = [((), root)]
-    forms = [s for s in secrets if len(s) >= LONG_ENOUGH]
+    forms = {s for s in secrets if len(s) >= LONG_ENOUGH}
+    strings: list[tuple[dict[str, object] | list[object], _Key, str]] = []
+    stack: list[tuple[_Place, object]] = [(_ROOT, root)]
     while stack:
-        path, node = stack.pop()
+        place, node = stack.pop()
         if isinstance(node, dict):
-            strings = {k: v for k, v in node.items() if isinstance(v, str)}
-            for member, new, said, found in _decide(path, strings.get):
+            members = {k: v for k, v in node.items() if isinstance(v, str)}
+            for member, new, said, found in _decide(place, members.get):
                 node[member] = new
                 removed.append(said)
-                forms.extend(s for s in found if len(s) >= LONG_ENOUGH)
+                forms.update(s for s in found if len(s) >= LONG_ENOUGH)
             items: list[tuple[_Key, object]] = list(node.items())
         elif isinstance(node, list):
-            items = [(i, child) for i, child in enumerate(node)]
+            items = list(enumerate(node))
         else:
             continue
         for key, child in items:
             if isinstance(child, dict | list):
-                stack.append(((*path, key), child))
-            elif isinstance(child, str) and any(f in child for f in forms):
-                for form in forms:
-                    child = child.replace(form, REDACTED)
-                _set(node, key, child)
+                stack.append((place.child(key), child))
+            elif isinstance(child, str):
+                strings.append((node, key, child))
+    copies = Copies(forms)
+    for node, key, child in strings:
+        new, count = copies.replace(child, REDACTED)
+        if count:
+            _set(node, key, new)
     return removed
 
 

@@ -18,9 +18,20 @@ _SECRET_HEADERS = frozenset(
         "x-api-key",
         "openai-api-key",
         "x-goog-api-key",
+        "openai-organization",  # ids rather than secrets, but they name an account
+        "openai-project",
+        "x-auth-key",
     }
 )
-_SECRET_HEADER_PARTS = ("api-key", "apikey", "api_key", "secret", "password", "authorization")
+_SECRET_HEADER_PARTS = (
+    "api-key",
+    "apikey",
+    "api_key",
+    "secret",
+    "password",
+    "authorization",
+    "subscription-key",  # Azure API Management's Ocp-Apim-Subscription-Key
+)
 _TOKEN_WORD = re.compile(r"token(?!s)")  # not x-ratelimit-remaining-tokens
 _SECRET_PARAMS = frozenset(
     {
@@ -43,6 +54,10 @@ _SECRET_PARAMS = frozenset(
 _QUERY_PARAM = re.compile(r"(?<=[?&;])(?P<name>[^=&#?;\s'\"<>]+)=(?P<value>[^&#;\s'\"<>]*)")
 _VARIABLE = re.compile(
     r"(?:(?:Bearer|Basic|Token)[ \t]+)?(?:\$\w+|\$\{\w+\}|%\w+%|\$env:\w+)", re.IGNORECASE
+)
+_USERINFO = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://"  # starts only where a scheme can start
+    r"[^\s/?#@:'\"<>]*:(?P<password>[^\s/?#@'\"<>]+)@"
 )
 _SCHEME = re.compile(r"(?:Bearer|Basic|Token)[ \t]+(?P<token>\S+)$", re.IGNORECASE)
 
@@ -83,6 +98,24 @@ def redact_query(text: str) -> tuple[str, list[str], list[str]]:
     if "=" not in text:
         return text, names, values
     return _QUERY_PARAM.sub(replace, text), names, values
+
+
+def redact_userinfo(text: str) -> tuple[str, list[str]]:
+    """Replace the passwords of `scheme://user:password@host` URLs; return the text and them."""
+    passwords: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        password = match.group("password")
+        if password == REDACTED or variable_only(password):
+            return match.group(0)
+        passwords.append(password)
+        start, end = match.span("password")
+        whole = match.start()
+        return match.group(0)[: start - whole] + REDACTED + match.group(0)[end - whole :]
+
+    if "://" not in text:
+        return text, passwords
+    return _USERINFO.sub(replace, text), passwords
 
 
 def secrets_in(value: str) -> list[str]:

@@ -1,26 +1,37 @@
 """Redaction of text: HTTP dumps and curl commands, header and command lines only.
 
-Blocks open at a status or request line (the header lines after it follow), at a curl -v
-line (`> `, `< `, `* `), or at a `curl` command (its continuation lines follow); nothing else
-is touched, so a body never is.
+Blocks open at a status or request line (the header lines after it follow, folded ones too),
+at a curl -v line (`> `, `< `, `* `), at a `curl` command after a shell prompt or not (its
+continuation lines follow), and, in the head of the input (before its first `data:` or JSON
+line), at a header line pasted without a status line. Nothing else is touched, so a body never
+is. Each pattern is matched once per line and cannot backtrack across it.
 """
 
 from __future__ import annotations
 
 import re
 
-from webapp.redact.rules import REDACTED, redact_query, secret_header, variable_only
+from webapp.readers.http import PROMPT, quote_after
+from webapp.redact.rules import (
+    REDACTED,
+    redact_query,
+    redact_userinfo,
+    secret_header,
+    variable_only,
+)
 
-_HEADER_LINE = re.compile(
-    r"(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+):(?P<space>[ \t]*)(?P<value>[^\r\n]*?)[ \t]*$"
-)
+_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_HEADER_NAME = re.compile(rf"(?P<name>{_NAME}):[ \t]*")
 _STATUS_OR_REQUEST = re.compile(r"(?:HTTP/\d(?:\.\d)? \d{3}\b|[A-Z]+ \S+ HTTP/\d(?:\.\d)?[ \t]*$)")
-_COMMAND = re.compile(r"[ \t]*(?:\$[ \t]*)?curl(?:\.exe)?(?:[ \t]|$)")
-_OPENER = re.compile(
-    r"(?m)^(?:[<>*](?: |$)|HTTP/\d|[A-Z]+ \S+ HTTP/\d|[ \t]*(?:\$[ \t]*)?curl(?:\.exe)?\b)"
-)
+_COMMAND_AT = PROMPT + r"curl(?:\.exe)?(?:[ \t]|$)"
+_COMMAND = re.compile(_COMMAND_AT)
+_OPENERS = rf"[<>*](?: |$)|HTTP/\d|[A-Z]+ \S+ HTTP/\d|{_COMMAND_AT}"
+_OPENER = re.compile(rf"(?m)^(?:{_OPENERS})")
+_HEAD_OPENER = re.compile(rf"(?m)^(?:{_OPENERS}|{_NAME}:)")
+"""In the head, a header line also opens a block (headers pasted without a status line)."""
+_BODY_START = re.compile(r"(?m)^(?:data:|[ \t]*[{\[]|ChatCompletionChunk\()")
 _LINE_END = re.compile(r"\r\n|\r|\n")
-_BRACKETED = re.compile(r"\[(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+): (?P<value>[^\]\r\n]*)\]")
+_BRACKETED = re.compile(rf"\[(?P<name>{_NAME}): (?P<value>[^\]\r\n]*)\]")
 
 
 class _Edits:
@@ -37,13 +48,27 @@ class _Edits:
             self.removed.extend(said)
 
     def result(self) -> str:
-        pieces, last = [], 0
-        for start, end, new in self.spans:
-            pieces.append(self.text[last:start])
-            pieces.append(new)
-            last = end
-        pieces.append(self.text[last:])
-        return "".join(pieces)
+        return _splice(self.text, self.spans)
+
+
+def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """The text with each (start, end) span, in order and apart, replaced by its new text."""
+    pieces, last = [], 0
+    for start, end, new in spans:
+        pieces += [text[last:start], new]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _header(line: str) -> tuple[str, str, int, int] | None:
+    """A `name: value` line's name, value and the value's span (without trailing blanks)."""
+    match = _HEADER_NAME.match(line)
+    if match is None:
+        return None
+    start = match.end()
+    end = max(start, len(line.rstrip(" \t")))
+    return match.group("name"), line[start:end], start, end
 
 
 def _line_end(text: str, pos: int) -> tuple[int, int]:
@@ -52,42 +77,81 @@ def _line_end(text: str, pos: int) -> tuple[int, int]:
 
 
 def redact_text(text: str) -> tuple[str, list[str]]:
+    """Redact the header and command lines of a text; return it and what was removed."""
     edits = _Edits(text)
+    body = _BODY_START.search(text)
+    head_end = body.start() if body else len(text)
     pos, number, counted = 0, 1, 0
-    while (match := _OPENER.search(text, pos)) is not None:
+    while True:
+        in_head = pos < head_end
+        opener, end = (_HEAD_OPENER, head_end) if in_head else (_OPENER, len(text))
+        match = opener.search(text, pos, end)
+        if match is None:
+            if in_head:
+                pos = head_end
+                continue
+            break
         start = match.start()
         number += text.count("\n", counted, start)
         counted = start
-        pos = _block(text, start, number, edits)
+        pos, body_follows = _block(text, start, number, edits, head_end if in_head else 0)
+        if body_follows:
+            head_end = min(head_end, pos)
         number += text.count("\n", start, pos)
         counted = pos
     return edits.result(), edits.removed
 
 
-def _block(text: str, start: int, number: int, edits: _Edits) -> int:
-    """Redact the block of lines opening at `start`; return where the block ends."""
+def _block(text: str, start: int, number: int, edits: _Edits, head_end: int) -> tuple[int, bool]:
+    """Redact the block of lines opening at `start`; return where the block ends, and whether
+    a body follows it (after a status or request line's headers, or curl -v's `<` line)."""
     end, after = _line_end(text, start)
     line = text[start:end]
+    if _COMMAND.match(line):
+        return _command_block(text, start, number, edits), False
     if line[:1] in "<>*" and line[1:2] in (" ", ""):
         new, said = _verbose_line(line, number)
         edits.line(start, end, new, said)
-        return after
-    if _COMMAND.match(line):
-        return _command_block(text, start, number, edits)
-    if not _STATUS_OR_REQUEST.match(line):
-        return after
-    new, said = _query_line(line, number)
-    edits.line(start, end, new, said)
-    while after < len(text):
-        number += 1
-        start = after
+        return after, line.rstrip() == "<"
+    if _STATUS_OR_REQUEST.match(line):
+        new, said = _url_line(line, number)
+        edits.line(start, end, new, said)
+        return _headers(text, after, number + 1, edits, len(text)), True
+    if start < head_end and _HEADER_NAME.match(line):
+        return _headers(text, start, number, edits, head_end), False
+    return after, False
+
+
+def _headers(text: str, start: int, number: int, edits: _Edits, limit: int) -> int:
+    """Redact header lines from `start` (and the lines folded into them) until a blank line."""
+    secret: str | None = None  # the name of the secret header the next folded line continues
+    while start < limit:
         end, after = _line_end(text, start)
         line = text[start:end]
-        if not line.strip() or not (_HEADER_LINE.match(line) or line[0] in " \t"):
+        if not line.strip():
             return start
-        new, said = _header_line(line, number, "")
+        if _COMMAND.match(line):
+            return start  # a command pasted right after the headers
+        if line[0] in " \t":
+            new, said = _folded(line, number, secret) if secret else _url_line(line, number)
+        elif (header := _header(line)) is not None:
+            secret = header[0] if secret_header(header[0]) else None
+            new, said = _header_line(line, number, "")
+        else:
+            return start
         edits.line(start, end, new, said)
-    return after
+        start, number = after, number + 1
+    return start
+
+
+def _folded(line: str, number: int, name: str) -> tuple[str, list[str]]:
+    """A line folded into a secret header's value (RFC 7230's obsolete line folding)."""
+    value = line.strip(" \t")
+    if not value or value == REDACTED or variable_only(value):
+        return line, []
+    start = len(line) - len(line.lstrip(" \t"))
+    new = line[:start] + REDACTED + line[start + len(value) :]
+    return new, [f"{name} header, folded line (line {number})"]
 
 
 def _verbose_line(line: str, number: int) -> tuple[str, list[str]]:
@@ -103,95 +167,130 @@ def _verbose_line(line: str, number: int) -> tuple[str, list[str]]:
             said.append(f"{name} header (line {number})")
             return f"[{name}: {REDACTED}]"
 
-        new = _BRACKETED.sub(bracketed, rest)
-        new, more = _query_line(new, number)
+        last = rest.rfind("]") + 1  # no match can end past it: no scan runs on to the end
+        new = _BRACKETED.sub(bracketed, rest[:last]) + rest[last:]
+        new, more = _url_line(new, number)
         return prefix + new, said + more
-    if _HEADER_LINE.match(rest):
+    if _HEADER_NAME.match(rest):
         new, said = _header_line(rest, number, "")
         return prefix + new, said
-    new, said = _query_line(rest, number)
+    new, said = _url_line(rest, number)
     return prefix + new, said
 
 
 def _header_line(line: str, number: int, where: str) -> tuple[str, list[str]]:
-    match = _HEADER_LINE.match(line)
-    if match is None:
+    header = _header(line)
+    if header is None:
         return line, []
-    name, value = match.group("name"), match.group("value")
+    name, value, start, end = header
     if secret_header(name) and value and value != REDACTED and not variable_only(value):
-        start, end = match.span("value")
         return line[:start] + REDACTED + line[end:], [f"{name} header{where} (line {number})"]
-    return _query_line(line, number)
+    return _url_line(line, number)
 
 
-def _query_line(line: str, number: int) -> tuple[str, list[str]]:
+def _url_line(line: str, number: int) -> tuple[str, list[str]]:
+    """Credential query parameters and URL passwords in a line."""
     new, names, _ = redact_query(line)
-    return new, [f"query parameter {name!r} (line {number})" for name in names]
+    new, passwords = redact_userinfo(new)
+    said = [f"query parameter {name!r} (line {number})" for name in names]
+    return new, said + [f"password in a URL (line {number})" for _ in passwords]
 
 
 _FLAG = re.compile(
-    r"(?<!\S)(?P<flag>-H|--header|-b|--cookie|-u|--user|--oauth2-bearer|--proxy-user)"
-    r"(?:=|[ \t]+)?(?=\S)"
+    r"(?<!\S)(?P<flag>-[sSvkLNiIfq]*[HbuU]|--header|--cookie|--user|--oauth2-bearer"
+    r"|--proxy-user)(?:=|[ \t]+)?(?=\S)"
 )
+_FLAG_NAMES = {
+    "H": "--header",
+    "b": "--cookie",
+    "u": "--user",
+    "U": "--proxy-user",
+}
 
 
 def _command_block(text: str, start: int, number: int, edits: _Edits) -> int:
-    continues, quote_open = True, False
+    """Redact a curl command and its continuation lines; return where it ends."""
+    continues, quote, carry = True, "", ""
     after = start
     while continues and start < len(text):
         end, after = _line_end(text, start)
         line = text[start:end]
-        new, said = _command_line(line, number)
+        new, said, carry = _command_line(line, number, carry)
         edits.line(start, end, new, said)
-        if line.count("'") % 2:
-            quote_open = not quote_open
-        continues = quote_open or line.rstrip().endswith(("\\", "^", "`"))
+        quote = quote_after(line, quote)
+        continues = bool(quote) or line.rstrip().endswith(("\\", "^", "`"))
         start, number = after, number + 1
     return after
 
 
-def _argument(line: str, pos: int) -> tuple[int, int]:
-    """The span of a shell argument's content starting at `pos` (inside its quotes, if any)."""
+def _argument(line: str, pos: int) -> tuple[int, int, str]:
+    """A shell argument's content starting at `pos` (inside its quotes, if any): its span, and
+    its quote when that is still open at the end of the line."""
     quote = line[pos]
     if quote in "'\"":
         close = pos + 1
         while close < len(line) and line[close] != quote:
             close += 2 if quote == '"' and line[close] == "\\" else 1
-        return pos + 1, min(close, len(line))
+        return pos + 1, min(close, len(line)), quote if close >= len(line) else ""
     end = pos
     while end < len(line) and not line[end].isspace():
         end += 1
-    return pos, end
+    return pos, end, ""
 
 
-def _command_line(line: str, number: int) -> tuple[str, list[str]]:
+def _carried(line: str, quote: str) -> tuple[int, int, bool]:
+    """The part of a line that continues a quoted secret from the line before: its span
+    (blanks around it left out), and whether the quote is still open after the line."""
+    end = 0
+    while end < len(line) and line[end] != quote:
+        end += 2 if quote == '"' and line[end] == "\\" else 1
+    still_open, end = end >= len(line), min(end, len(line))
+    start = len(line[:end]) - len(line[:end].lstrip(" \t"))
+    return start, max(start, len(line[:end].rstrip(" \t"))), still_open
+
+
+def _command_line(line: str, number: int, carry: str) -> tuple[str, list[str], str]:
+    """One line of a curl command; `carry` is the quote of a secret argument left open."""
     spans: list[tuple[int, int]] = []
     said: list[str] = []
-    for match in _FLAG.finditer(line):
-        flag = match.group("flag")
-        start, end = _argument(line, match.end())
+    skip = 0
+    if carry:
+        start, end, still_open = _carried(line, carry)
+        if start < end and line[start:end] != REDACTED:
+            spans.append((start, end))
+            said.append(f"the rest of a secret in the curl command (line {number})")
+        skip = len(line) if still_open else end + 1
+        carry = carry if still_open else ""
+    for match in _FLAG.finditer(line, skip):
+        if spans and match.start() < spans[-1][1]:
+            continue  # inside an argument already redacted
+        flag = _FLAG_NAMES.get(match.group("flag")[-1], match.group("flag"))
+        start, end, open_quote = _argument(line, match.end())
+        if open_quote and line.endswith("\\", start, end):  # the line's continuation stays
+            end = start + len(line[start : end - 1].rstrip(" \t"))
         content = line[start:end]
         span = _secret_in_argument(flag, content)
         if span is not None:
             spans.append((start + span[0], start + span[1]))
             said.append(f"{_what(flag, content)} in the curl command (line {number})")
-    for start, end in reversed(spans):
-        line = line[:start] + REDACTED + line[end:]
-    new, more = _query_line(line, number)
-    return new, said + more
+            carry = open_quote
+    if spans:
+        line = _splice(line, [(start, end, REDACTED) for start, end in spans])
+    new, more = _url_line(line, number)
+    return new, said + more, carry
 
 
 def _secret_in_argument(flag: str, content: str) -> tuple[int, int] | None:
     """The part of a curl argument that is secret, as a span within it."""
-    if flag in ("-H", "--header"):
-        match = _HEADER_LINE.match(content)
-        if match is None:
+    if flag == "--header":
+        header = _header(content)
+        if header is None:
             return None
-        value = match.group("value")
-        if not (secret_header(match.group("name")) and value) or value == REDACTED:
+        name, value, start, end = header
+        if not (secret_header(name) and value) or value == REDACTED:
             return None
-        return None if variable_only(value) else match.span("value")
-    if flag in ("-u", "--user", "--proxy-user"):
+        return None if variable_only(value) else (start, end)
+    if flag in ("--user", "--proxy-user"):
         colon = content.find(":")
         if (
             colon < 0
@@ -200,7 +299,7 @@ def _secret_in_argument(flag: str, content: str) -> tuple[int, int] | None:
         ):
             return None
         return colon + 1, len(content)
-    if flag in ("-b", "--cookie") and "=" not in content:
+    if flag == "--cookie" and "=" not in content:
         return None  # a cookie file's name, not cookies
     if content in ("", REDACTED) or variable_only(content):
         return None
@@ -208,12 +307,10 @@ def _secret_in_argument(flag: str, content: str) -> tuple[int, int] | None:
 
 
 def _what(flag: str, content: str) -> str:
-    if flag in ("-H", "--header"):
+    if flag == "--header":
         return f"{content.split(':', 1)[0]} header"
     return {
-        "-b": "cookie",
         "--cookie": "cookie",
-        "-u": "password",
         "--user": "password",
         "--proxy-user": "proxy password",
     }.get(flag, "bearer token")

@@ -8,6 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from webapp.web.api import json_response
 from webapp.web.htmx import wants_partial
@@ -85,6 +86,13 @@ def install(app: FastAPI) -> None:
             where = ".".join(str(part) for part in item.get("loc", ()))
             parts.append(f"{where}: {item.get('msg', 'invalid')}")
         return error_response(request, 422, "; ".join(parts) or "invalid request")
+
+    @app.exception_handler(ClientDisconnect)
+    async def gone(request: Request, error: ClientDisconnect) -> Response:
+        # A client that stops an upload is not a server failure: one line, no traceback
+        # (a handler for the class itself also keeps Starlette from re-raising it).
+        log.warning("client went away during %s %s", request.method, request.url.path)
+        return Response(status_code=400)
 
     @app.exception_handler(Exception)
     async def crash(request: Request, error: Exception) -> Response:
