@@ -13,7 +13,10 @@
 6. JSON: an array or values one after another (`jq`); at least one must parse.
 
 A leading BOM is dropped first. With a named format, that reader alone runs (SSE, JSON and
-JSON Lines still skip an HTTP dump's head). Nothing here does I/O or imports web code.
+JSON Lines still skip an HTTP dump's head). Another API's stream is named (`foreign`):
+Anthropic Messages and OpenAI Responses events are mapped to chat-completions chunks, Gemini's
+native stream and LangChain's reprs are refused with a message. Nothing here does I/O or
+imports web code.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from webapp.gcpause import paused_gc
-from webapp.readers import http
+from webapp.readers import foreign, http
 from webapp.readers.har import entries_of as _har_entries
 from webapp.readers.har import looks_like_har, might_be_har, read_har, read_har_value
 from webapp.readers.jsontext import read_any_json, read_json, read_jsonl
@@ -50,7 +53,13 @@ def read(text: str, fmt: str = "auto") -> ReadResult:
     if not text.strip():
         raise ReaderError("the input is empty")
     with paused_gc():
-        result = _detect(text) if fmt == "auto" else _read_as(text, fmt)
+        try:
+            result = _detect(text) if fmt == "auto" else _read_as(text, fmt)
+        except ReaderError as error:
+            if foreign.is_langchain(text):
+                raise ReaderError(foreign.langchain_message()) from None
+            raise error from None
+        result = foreign.adapt(result)
     return _with_model(_with_replacement_note(result, text))
 
 
@@ -89,6 +98,8 @@ def _detect(text: str) -> ReadResult:
         return _require(read_sse(text), "SSE")
     if has_repr_line(text):
         return read_repr(text)
+    if foreign.is_langchain(text):
+        raise ReaderError(foreign.langchain_message())
     result = read_any_json(text)
     if _found(result):
         return result
@@ -122,6 +133,8 @@ _NAMES = {"sse": "SSE", "json": "JSON", "jsonl": "JSON Lines", "har": "HAR", "re
 def _read_as(text: str, fmt: str) -> ReadResult:
     if fmt == "har":
         return read_har(text)
+    if fmt == "repr" and foreign.is_langchain(text):
+        raise ReaderError(foreign.langchain_message())
     if fmt == "repr":
         return _require(read_repr(text), "openai-python repr", valid=True)
     dump = http.split_dump(text)
