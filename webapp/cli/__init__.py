@@ -89,6 +89,15 @@ def _stream_options(*, with_policy: bool) -> Callable[[F], F]:
                 help="How to read FILE; auto detects it.",
             ),
             click.option(
+                "--har-entry",
+                "har_entry",
+                type=click.IntRange(min=1),
+                default=None,
+                metavar="N",
+                help="With a HAR file: read entry N (its 1-based place in log.entries). "
+                "Default: the first event-stream entry.",
+            ),
+            click.option(
                 "--format",
                 "output",
                 type=click.Choice(("text", "json")),
@@ -138,6 +147,7 @@ def trace(
     server_tools: tuple[str, ...] | None,
     choice: int,
     input_format: str,
+    har_entry: int | None,
     output: str,
 ) -> None:
     """Show every step: the rule each fragment took, the block it landed on, the events.
@@ -147,7 +157,7 @@ def trace(
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        _trace(file, input_format, chosen, output)
+        _trace(file, input_format, har_entry, chosen, output)
 
 
 @main.command(short_help="List the anomalies; exit 1 when there are any (for CI).")
@@ -159,6 +169,7 @@ def check(
     server_tools: tuple[str, ...] | None,
     choice: int,
     input_format: str,
+    har_entry: int | None,
     output: str,
 ) -> None:
     """Print the anomalies (code, step, line, message); exit 1 when there are any.
@@ -168,7 +179,7 @@ def check(
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        anomalies = _check(file, input_format, chosen, output)
+        anomalies = _check(file, input_format, har_entry, chosen, output)
     if anomalies:
         sys.exit(1)
 
@@ -181,6 +192,7 @@ def compare(
     server_tools: tuple[str, ...] | None,
     choice: int,
     input_format: str,
+    har_entry: int | None,
     output: str,
 ) -> None:
     """Show where policies exact-key and adr-0019 disagree on the same stream.
@@ -190,7 +202,7 @@ def compare(
     """
     chosen = options("adr-0019", path, server_tools, choice)
     with paused_gc():
-        _compare(file, input_format, chosen, output)
+        _compare(file, input_format, har_entry, chosen, output)
 
 
 # The work of each command, in functions of their own so that the records and the trace are
@@ -198,8 +210,10 @@ def compare(
 # first pass would walk every object made during the pause (0.2 s at 100,000 steps).
 
 
-def _trace(file: str, input_format: str, chosen: Options, output: str) -> None:
-    source = load(file, input_format)
+def _trace(
+    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
+) -> None:
+    source = load(file, input_format, har_entry)
     result = assemble(source.records, chosen)
     if output == "json":
         write_json(trace_document(result, source))
@@ -207,8 +221,10 @@ def _trace(file: str, input_format: str, chosen: Options, output: str) -> None:
         write_text(lambda paint: trace_lines(result, source, paint))
 
 
-def _check(file: str, input_format: str, chosen: Options, output: str) -> int:
-    source = load(file, input_format)
+def _check(
+    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
+) -> int:
+    source = load(file, input_format, har_entry)
     result = assemble(source.records, chosen)
     if output == "json":
         write_json(check_document(result, source))
@@ -217,8 +233,10 @@ def _check(file: str, input_format: str, chosen: Options, output: str) -> int:
     return len(result.anomalies)
 
 
-def _compare(file: str, input_format: str, chosen: Options, output: str) -> None:
-    source = load(file, input_format)
+def _compare(
+    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
+) -> None:
+    source = load(file, input_format, har_entry)
     result = compare_policies(source.records, chosen)
     if output == "json":
         write_json(compare_document(result, source))
@@ -259,14 +277,14 @@ def serve(host: str, port: int, db: Path, max_bytes: int) -> None:
     uvicorn.run(create_app(Settings(db_path=db, max_bytes=max_bytes)), host=host, port=port)
 
 
-def load(file: str, input_format: str) -> ReadResult:
+def load(file: str, input_format: str, har_entry: int | None = None) -> ReadResult:
     """Read FILE (or stdin for '-') and parse it into records; unusable input exits 2."""
     try:
         data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as error:
         raise InputError(f"cannot read {file}: {error.strerror or error}") from None
     try:
-        return read(decode(data), input_format)
+        return read(decode(data), input_format, har_entry)
     except ReaderError as error:
         raise InputError(f"{'stdin' if file == '-' else file}: {error}") from None
 

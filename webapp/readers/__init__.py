@@ -45,8 +45,12 @@ def decode(data: bytes) -> str:
     return decode_bytes(data)
 
 
-def read(text: str, fmt: str = "auto") -> ReadResult:
-    """Read a stream in the named format, or the detected one with "auto"."""
+def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResult:
+    """Read a stream in the named format, or the detected one with "auto".
+
+    `har_entry` picks a HAR's entry by its 1-based place in `log.entries` (default: the first
+    event stream); `ReadResult.entries` lists the ones there are.
+    """
     if fmt != "auto" and fmt not in FORMATS:
         raise ReaderError(f"unknown format {fmt!r}: choose auto, {', '.join(FORMATS)}")
     text = text.removeprefix("\ufeff")
@@ -54,11 +58,17 @@ def read(text: str, fmt: str = "auto") -> ReadResult:
         raise ReaderError("the input is empty")
     with paused_gc():
         try:
-            result = _detect(text) if fmt == "auto" else _read_as(text, fmt)
+            auto = fmt == "auto"
+            result = _detect(text, har_entry) if auto else _read_as(text, fmt, har_entry)
         except ReaderError as error:
             if foreign.is_langchain(text):
                 raise ReaderError(foreign.langchain_message()) from None
             raise error from None
+        if har_entry is not None and result.format != "har":
+            raise ReaderError(
+                f"an entry ({har_entry}) was chosen, but the input is not a HAR file "
+                f"(it reads as {_NAMES.get(result.format, result.format)})"
+            )
         result = foreign.adapt(result)
     return _with_model(_with_replacement_note(result, text))
 
@@ -84,13 +94,13 @@ def _first_error(result: ReadResult) -> str:
     return "nothing in it"
 
 
-def _detect(text: str) -> ReadResult:
+def _detect(text: str, har_entry: int | None) -> ReadResult:
     if looks_like_har(text):
-        return read_har(text)
+        return read_har(text, har_entry)
     if might_be_har(text):
         value, error = parse_json(text)
         if error is None and _har_entries(value) is not None:
-            return read_har_value(value)
+            return read_har_value(value, har_entry)
     dump = http.split_dump(text)
     if dump is not None:
         return _read_body(dump, None)
@@ -130,9 +140,9 @@ _PLAIN: dict[str, Callable[[str, int], ReadResult | None]] = {
 _NAMES = {"sse": "SSE", "json": "JSON", "jsonl": "JSON Lines", "har": "HAR", "repr": "repr"}
 
 
-def _read_as(text: str, fmt: str) -> ReadResult:
+def _read_as(text: str, fmt: str, har_entry: int | None) -> ReadResult:
     if fmt == "har":
-        return read_har(text)
+        return read_har(text, har_entry)
     if fmt == "repr" and foreign.is_langchain(text):
         raise ReaderError(foreign.langchain_message())
     if fmt == "repr":
