@@ -116,7 +116,7 @@ def _detect(text: str, har_entry: int | None) -> ReadResult:
     raise ReaderError(_unrecognised(text, _first_error(result)))
 
 
-_INDENTED_DATA = re.compile(r"(?m)^[ \t]+data:")
+_INDENTED_DATA = re.compile(r"(?m)^[ \t]++data:")
 
 
 def _unrecognised(text: str, json_error: str) -> str:

@@ -8,7 +8,6 @@ another API's events are not those fragments, so reading them as chunks would sh
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +27,7 @@ _WHY = (
     "decision 0019 is about how a chat-completions stream's delta.tool_calls fragments are "
     "joined into calls"
 )
-_LANGCHAIN = re.compile(r"AIMessageChunk\(|tool_call_chunks=\[|'type': 'tool_call_chunk'")
+_LANGCHAIN_MARKS = ("AIMessageChunk(", "tool_call_chunks=[", "'type': 'tool_call_chunk'")
 
 
 def kind_of(records: tuple[Record, ...]) -> str | None:
@@ -109,7 +108,7 @@ def gemini_message() -> str:
 
 def is_langchain(text: str) -> bool:
     """Whether the text holds LangChain's `AIMessageChunk(...)` reprs or tool_call_chunks."""
-    return _LANGCHAIN.search(text) is not None
+    return any(mark in text for mark in _LANGCHAIN_MARKS)
 
 
 def langchain_message() -> str:

@@ -3,10 +3,11 @@
 A top-level array stands for its elements, one record each, unless it is a bare
 `delta.tool_calls` array (one record). Every value goes through `shape.classify`, so bare
 deltas, choices and fragments are wrapped into chunks. A value that does not parse becomes an
-`invalid` record; reading resumes at the next line indented no deeper than the broken value's
-own line (its closing bracket at that depth is taken as part of it), so a broken record in
-`jq` output, a pretty-printed array or JSON Lines costs only itself. Comments and trailing
-commas are blanked out first (`comments`); records keep the text as it was pasted.
+`invalid` record and reading resumes where it ends (`recovery`: where its brackets close, or
+at the next line that opens a value no deeper than its own), so a broken record in `jq`
+output, a pretty-printed array or JSON Lines costs only itself, in time linear in the input.
+Comments and trailing commas are blanked out first (`comments`); records keep the text as it
+was pasted.
 """
 
 from __future__ import annotations
@@ -22,15 +23,14 @@ from webapp.readers.parse import (
     LineCounter,
     cut_off,
     parse_json,
-    scan_json,
     split_lines,
     strip_js,
 )
+from webapp.readers.recovery import Resumer, scan_window
 from webapp.readers.shape import classify, is_fragment_list, members
 from webapp.records import ReadResult, Record
 
 _WS = re.compile(r"[ \t\r\n]*")
-_NEXT_LINE = re.compile(r"(?:\r\n|\r|\n)([ \t]*)(?=[^ \t\r\n])")
 _DONE = "[DONE]"
 
 
@@ -51,6 +51,8 @@ class _Scanner:
         self.text = text = cleaned.text
         self.source = cleaned.source
         self.lines = LineCounter(text, first_line)
+        self.resumer = Resumer(text)
+        self.last_size = 0
         self.records: list[Record] = []
         self.notes: list[str] = []
         self.loose_line: int | None = None
@@ -71,9 +73,10 @@ class _Scanner:
 
     def _take(self, pos: int) -> tuple[_Item | Record, int]:
         try:
-            value, end = scan_json(self.text, pos)
-        except JsonError as error:
-            return self._broken(pos, error.pos)
+            value, end = scan_window(self.text, pos, self.last_size)
+        except JsonError:
+            return self._broken(pos)
+        self.last_size = end - pos
         return (value, self.lines.line_at(pos), self.source[pos:end]), end
 
     def _array(self, start: int) -> int:
@@ -120,9 +123,9 @@ class _Scanner:
         if self.loose_line is None:
             self.loose_line = self.lines.line_at(pos)
 
-    def _broken(self, pos: int, error_pos: int | None) -> tuple[_Item | Record, int]:
+    def _broken(self, pos: int) -> tuple[_Item | Record, int]:
         text = self.text
-        resume = _resume(text, pos, error_pos)
+        resume = self.resumer.resume(pos)
         raw = text[pos:resume].rstrip(" \t\r\n")
         if raw.endswith(","):
             raw = raw[:-1].rstrip(" \t\r\n")
@@ -141,25 +144,6 @@ class _Scanner:
 
 def _skip(text: str, pos: int) -> int:
     return _WS.match(text, pos).end()  # type: ignore[union-attr]
-
-
-def _indent(text: str, pos: int) -> int:
-    line_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
-    prefix = text[line_start:pos]
-    return len(prefix) - len(prefix.lstrip(" \t"))
-
-
-def _resume(text: str, pos: int, error_pos: int | None) -> int:
-    """Where to go on after a broken value: see the module docstring."""
-    depth = _indent(text, pos)
-    for match in _NEXT_LINE.finditer(text, max(pos, error_pos or pos)):
-        indent = len(match.group(1))
-        if indent > depth:
-            continue
-        if indent == depth and text[match.end()] in "}]":
-            continue
-        return match.start(1)
-    return len(text)
 
 
 def read_json(text: str, first_line: int = 1) -> ReadResult:
