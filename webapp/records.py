@@ -33,6 +33,8 @@ class Entry:
 
     label: str
     detail: str = ""
+    number: int | None = None
+    """Its number in the input (a HAR entry's 1-based place in `log.entries`), to pick it by."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,9 @@ class ReadResult:
     """The request's declared tools (HAR `postData`), for display only."""
     others: tuple[Entry, ...] = ()
     """Other streams found in the input and not followed (HAR entries beyond the first)."""
+    entries: tuple[Entry, ...] = ()
+    """Every stream found in the input, the one read included (a HAR's event-stream entries,
+    in order), for a page to offer: `read(..., har_entry=entry.number)` reads another."""
     meta: dict[str, Any] = field(default_factory=dict)
     """Anything else a reader wants shown (request URL without query, response status)."""
 

@@ -89,6 +89,15 @@ def _stream_options(*, with_policy: bool) -> Callable[[F], F]:
                 help="How to read FILE; auto detects it.",
             ),
             click.option(
+                "--har-entry",
+                "har_entry",
+                type=click.IntRange(min=1),
+                default=None,
+                metavar="N",
+                help="With a HAR file: read entry N (its 1-based place in log.entries). "
+                "Default: the first event-stream entry.",
+            ),
+            click.option(
                 "--format",
                 "output",
                 type=click.Choice(("text", "json")),
@@ -138,6 +147,7 @@ def trace(
     server_tools: tuple[str, ...] | None,
     choice: int,
     input_format: str,
+    har_entry: int | None,
     output: str,
 ) -> None:
     """Show every step: the rule each fragment took, the block it landed on, the events.
@@ -147,7 +157,7 @@ def trace(
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        _trace(file, input_format, chosen, output)
+        _trace(file, input_format, har_entry, chosen, output)
 
 
 @main.command(short_help="List the anomalies; exit 1 on any error (for CI).")
@@ -160,6 +170,7 @@ def check(
     server_tools: tuple[str, ...] | None,
     choice: int,
     input_format: str,
+    har_entry: int | None,
     output: str,
     strict: bool,
 ) -> None:
@@ -170,7 +181,7 @@ def check(
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        severities = _check(file, input_format, chosen, output)
+        severities = _check(file, input_format, har_entry, chosen, output)
     if "error" in severities or (strict and severities):
         sys.exit(1)
 
@@ -183,6 +194,7 @@ def compare(
     server_tools: tuple[str, ...] | None,
     choice: int,
     input_format: str,
+    har_entry: int | None,
     output: str,
 ) -> None:
     """Show where policies exact-key and adr-0019 disagree on the same stream.
@@ -192,7 +204,7 @@ def compare(
     """
     chosen = options("adr-0019", path, server_tools, choice)
     with paused_gc():
-        _compare(file, input_format, chosen, output)
+        _compare(file, input_format, har_entry, chosen, output)
 
 
 # The work of each command, in functions of their own so that the records and the trace are
@@ -200,8 +212,10 @@ def compare(
 # first pass would walk every object made during the pause (0.2 s at 100,000 steps).
 
 
-def _trace(file: str, input_format: str, chosen: Options, output: str) -> None:
-    source = load(file, input_format)
+def _trace(
+    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
+) -> None:
+    source = load(file, input_format, har_entry)
     result = assemble(source.records, chosen)
     if output == "json":
         write_json(trace_document(result, source))
@@ -209,8 +223,10 @@ def _trace(file: str, input_format: str, chosen: Options, output: str) -> None:
         write_text(lambda paint: trace_lines(result, source, paint))
 
 
-def _check(file: str, input_format: str, chosen: Options, output: str) -> set[str]:
-    source = load(file, input_format)
+def _check(
+    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
+) -> set[str]:
+    source = load(file, input_format, har_entry)
     result = assemble(source.records, chosen)
     if output == "json":
         write_json(check_document(result, source))
@@ -219,8 +235,10 @@ def _check(file: str, input_format: str, chosen: Options, output: str) -> set[st
     return {anomaly.severity for anomaly in result.anomalies}
 
 
-def _compare(file: str, input_format: str, chosen: Options, output: str) -> None:
-    source = load(file, input_format)
+def _compare(
+    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
+) -> None:
+    source = load(file, input_format, har_entry)
     result = compare_policies(source.records, chosen)
     if output == "json":
         write_json(compare_document(result, source))
@@ -270,14 +288,14 @@ def serve(host: str, port: int, db: Path, max_bytes: int, allow_origins: str) ->
     uvicorn.run(create_app(settings), host=host, port=port)
 
 
-def load(file: str, input_format: str) -> ReadResult:
+def load(file: str, input_format: str, har_entry: int | None = None) -> ReadResult:
     """Read FILE (or stdin for '-') and parse it into records; unusable input exits 2."""
     try:
         data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as error:
         raise InputError(f"cannot read {file}: {error.strerror or error}") from None
     try:
-        return read(decode(data), input_format)
+        return read(decode(data), input_format, har_entry)
     except ReaderError as error:
         raise InputError(f"{'stdin' if file == '-' else file}: {error}") from None
 

@@ -13,7 +13,10 @@
 6. JSON: an array or values one after another (`jq`); at least one must parse.
 
 A leading BOM is dropped first. With a named format, that reader alone runs (SSE, JSON and
-JSON Lines still skip an HTTP dump's head). Nothing here does I/O or imports web code.
+JSON Lines still skip an HTTP dump's head). Another API's stream is named (`foreign`):
+Anthropic Messages and OpenAI Responses events are mapped to chat-completions chunks, Gemini's
+native stream and LangChain's reprs are refused with a message. Nothing here does I/O or
+imports web code.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from webapp.gcpause import paused_gc
-from webapp.readers import http
+from webapp.readers import foreign, http
 from webapp.readers.har import entries_of as _har_entries
 from webapp.readers.har import looks_like_har, might_be_har, read_har, read_har_value
 from webapp.readers.jsontext import read_any_json, read_json, read_jsonl
@@ -42,15 +45,31 @@ def decode(data: bytes) -> str:
     return decode_bytes(data)
 
 
-def read(text: str, fmt: str = "auto") -> ReadResult:
-    """Read a stream in the named format, or the detected one with "auto"."""
+def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResult:
+    """Read a stream in the named format, or the detected one with "auto".
+
+    `har_entry` picks a HAR's entry by its 1-based place in `log.entries` (default: the first
+    event stream); `ReadResult.entries` lists the ones there are.
+    """
     if fmt != "auto" and fmt not in FORMATS:
         raise ReaderError(f"unknown format {fmt!r}: choose auto, {', '.join(FORMATS)}")
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise ReaderError("the input is empty")
     with paused_gc():
-        result = _detect(text) if fmt == "auto" else _read_as(text, fmt)
+        try:
+            auto = fmt == "auto"
+            result = _detect(text, har_entry) if auto else _read_as(text, fmt, har_entry)
+        except ReaderError as error:
+            if foreign.is_langchain(text):
+                raise ReaderError(foreign.langchain_message()) from None
+            raise error from None
+        if har_entry is not None and result.format != "har":
+            raise ReaderError(
+                f"an entry ({har_entry}) was chosen, but the input is not a HAR file "
+                f"(it reads as {_NAMES.get(result.format, result.format)})"
+            )
+        result = foreign.adapt(result)
     return _with_model(_with_replacement_note(result, text))
 
 
@@ -75,13 +94,13 @@ def _first_error(result: ReadResult) -> str:
     return "nothing in it"
 
 
-def _detect(text: str) -> ReadResult:
+def _detect(text: str, har_entry: int | None) -> ReadResult:
     if looks_like_har(text):
-        return read_har(text)
+        return read_har(text, har_entry)
     if might_be_har(text):
         value, error = parse_json(text)
         if error is None and _har_entries(value) is not None:
-            return read_har_value(value)
+            return read_har_value(value, har_entry)
     dump = http.split_dump(text)
     if dump is not None:
         return _read_body(dump, None)
@@ -89,13 +108,15 @@ def _detect(text: str) -> ReadResult:
         return _require(read_sse(text), "SSE")
     if has_repr_line(text):
         return read_repr(text)
+    if foreign.is_langchain(text):
+        raise ReaderError(foreign.langchain_message())
     result = read_any_json(text)
     if _found(result):
         return result
     raise ReaderError(_unrecognised(text, _first_error(result)))
 
 
-_INDENTED_DATA = re.compile(r"(?m)^[ \t]+data:")
+_INDENTED_DATA = re.compile(r"(?m)^[ \t]++data:")
 
 
 def _unrecognised(text: str, json_error: str) -> str:
@@ -119,9 +140,11 @@ _PLAIN: dict[str, Callable[[str, int], ReadResult | None]] = {
 _NAMES = {"sse": "SSE", "json": "JSON", "jsonl": "JSON Lines", "har": "HAR", "repr": "repr"}
 
 
-def _read_as(text: str, fmt: str) -> ReadResult:
+def _read_as(text: str, fmt: str, har_entry: int | None) -> ReadResult:
     if fmt == "har":
-        return read_har(text)
+        return read_har(text, har_entry)
+    if fmt == "repr" and foreign.is_langchain(text):
+        raise ReaderError(foreign.langchain_message())
     if fmt == "repr":
         return _require(read_repr(text), "openai-python repr", valid=True)
     dump = http.split_dump(text)

@@ -1,9 +1,11 @@
-"""HAR 1.2 from browser devtools: the first event-stream response, read as server-sent events.
+"""HAR 1.2 from browser devtools: an event-stream response, read as server-sent events.
 
 An entry is a stream when its response's mimeType is `text/event-stream` or its body's first
-non-blank line starts with `data:`. Entries whose URL has `chat/completions` come first; the
-others are listed, not read. Only the request's model and tools, the method, the URL without
-its query and the status are kept: no header, cookie or query string reaches the result.
+non-blank line starts with `data:`. Without a chosen entry, entries whose URL has
+`chat/completions` come first and the first with a body is read; the others are listed, not
+read. A chosen entry (its 1-based place in `log.entries`) is read, or refused with the list.
+Only the request's model and tools, the method, the URL without its query and the status are
+kept: no header, cookie or query string reaches the result.
 """
 
 from __future__ import annotations
@@ -105,16 +107,16 @@ def _request(entry: dict[str, Any]) -> tuple[str | None, tuple[dict[str, Any], .
     return (model if isinstance(model, str) else None), kept
 
 
-def read_har(text: str) -> ReadResult:
-    """Read the first event-stream response of a HAR file."""
+def read_har(text: str, entry: int | None = None) -> ReadResult:
+    """Read a HAR file's chosen event-stream entry, or its first one."""
     value, error = parse_json(text)
     if error is not None:
         raise ReaderError(f"not a HAR file: the JSON does not parse ({error})")
-    return read_har_value(value)
+    return read_har_value(value, entry)
 
 
-def read_har_value(value: Any) -> ReadResult:
-    """Read the first event-stream response of an already parsed HAR."""
+def read_har_value(value: Any, entry: int | None = None) -> ReadResult:
+    """Read an already parsed HAR's chosen event-stream entry, or its first one."""
     entries = entries_of(value)
     if entries is None:
         raise ReaderError("not a HAR file: no log.entries list")
@@ -124,6 +126,8 @@ def read_har_value(value: Any) -> ReadResult:
             f"the HAR has {len(entries)} entries but none is an event stream "
             "(mimeType text/event-stream or a body starting with data:)"
         )
+    if entry is not None:
+        return _result(_chosen(entry, streams, entries), streams, len(entries))
     usable = sorted((s for s in streams if s.body.strip()), key=lambda s: not s.chat)
     if not usable:
         labels = "; ".join(s.label for s in streams)
@@ -134,14 +138,37 @@ def read_har_value(value: Any) -> ReadResult:
     return _result(usable[0], streams, len(entries))
 
 
+def _listing(streams: list[_Stream]) -> str:
+    return "; ".join(
+        s.label + ("" if s.body.strip() else " (no response body saved)") for s in streams
+    )
+
+
+def _chosen(number: int, streams: list[_Stream], entries: list[Any]) -> _Stream:
+    """The stream at entry `number`, or ReaderError listing the entries there are."""
+    for stream in streams:
+        if stream.number == number:
+            if not stream.body.strip():
+                raise ReaderError(
+                    f"HAR {stream.label} holds no response body (browsers do not always save "
+                    f"streamed bodies); its event-stream entries: {_listing(streams)}"
+                )
+            return stream
+    if 1 <= number <= len(entries):
+        why = f"entry {number} is not an event stream"
+    else:
+        why = f"there is no entry {number} (the HAR has entries 1-{len(entries)})"
+    raise ReaderError(f"{why}; the HAR's event-stream entries: {_listing(streams)}")
+
+
 def _result(chosen: _Stream, streams: list[_Stream], total: int) -> ReadResult:
     body = read_sse(chosen.body)
     model, tools = _request(chosen.entry)
-    others = tuple(
-        Entry(s.label, "" if s.body.strip() else "no response body saved")
+    listed = tuple(
+        Entry(s.label, "" if s.body.strip() else "no response body saved", s.number)
         for s in streams
-        if s is not chosen
     )
+    others = tuple(e for s, e in zip(streams, listed, strict=True) if s is not chosen)
     notes = [
         f"read {chosen.label} (of {total} entries); "
         "line numbers count lines within its response body",
@@ -162,5 +189,6 @@ def _result(chosen: _Stream, streams: list[_Stream], total: int) -> ReadResult:
         model=model,
         tools=tools,
         others=others,
+        entries=listed,
         meta=meta,
     )

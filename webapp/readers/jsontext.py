@@ -3,9 +3,11 @@
 A top-level array stands for its elements, one record each, unless it is a bare
 `delta.tool_calls` array (one record). Every value goes through `shape.classify`, so bare
 deltas, choices and fragments are wrapped into chunks. A value that does not parse becomes an
-`invalid` record; reading resumes at the next line indented no deeper than the broken value's
-own line (its closing bracket at that depth is taken as part of it), so a broken record in
-`jq` output, a pretty-printed array or JSON Lines costs only itself.
+`invalid` record and reading resumes where it ends (`recovery`: where its brackets close, or
+at the next line that opens a value no deeper than its own), so a broken record in `jq`
+output, a pretty-printed array or JSON Lines costs only itself, in time linear in the input.
+Comments and trailing commas are blanked out first (`comments`); records keep the text as it
+was pasted.
 """
 
 from __future__ import annotations
@@ -14,21 +16,21 @@ import re
 from typing import Any
 
 from webapp.jsoncheck import cut_short
+from webapp.readers.comments import Cleaned, clean
 from webapp.readers.parse import (
     LINE_BREAK,
     TRUNCATED,
     JsonError,
     LineCounter,
     parse_json,
-    scan_json,
     split_lines,
     strip_js,
 )
+from webapp.readers.recovery import Resumer, scan_window
 from webapp.readers.shape import classify, is_fragment_list, members
 from webapp.records import ReadResult, Record
 
 _WS = re.compile(r"[ \t\r\n]*")
-_NEXT_LINE = re.compile(r"(?:\r\n|\r|\n)([ \t]*)(?=[^ \t\r\n])")
 _DONE = "[DONE]"
 
 
@@ -44,9 +46,13 @@ _Item = tuple[Any, int, str]
 class _Scanner:
     """Walks concatenated JSON values, keeping each record's start line."""
 
-    def __init__(self, text: str, first_line: int) -> None:
-        self.text = text
+    def __init__(self, cleaned: Cleaned, first_line: int) -> None:
+        self.cleaned = cleaned
+        self.text = text = cleaned.text
+        self.source = cleaned.source
         self.lines = LineCounter(text, first_line)
+        self.resumer = Resumer(text)
+        self.last_size = 0
         self.records: list[Record] = []
         self.notes: list[str] = []
         self.loose_line: int | None = None
@@ -67,10 +73,11 @@ class _Scanner:
 
     def _take(self, pos: int) -> tuple[_Item | Record, int]:
         try:
-            value, end = scan_json(self.text, pos)
-        except JsonError as error:
-            return self._broken(pos, error.pos)
-        return (value, self.lines.line_at(pos), self.text[pos:end]), end
+            value, end = scan_window(self.text, pos, self.last_size)
+        except JsonError:
+            return self._broken(pos)
+        self.last_size = end - pos
+        return (value, self.lines.line_at(pos), self.source[pos:end]), end
 
     def _array(self, start: int) -> int:
         text, end = self.text, len(self.text)
@@ -101,7 +108,7 @@ class _Scanner:
             items.append(item)
             pos = _skip(text, pos)
             expect_value = False
-        self._add_array(items, line, text[start:pos])
+        self._add_array(items, line, self.source[start:pos])
         return pos
 
     def _add_array(self, items: list[_Item | Record], line: int, raw: str) -> None:
@@ -116,50 +123,39 @@ class _Scanner:
         if self.loose_line is None:
             self.loose_line = self.lines.line_at(pos)
 
-    def _broken(self, pos: int, error_pos: int | None) -> tuple[_Item | Record, int]:
+    def _broken(self, pos: int) -> tuple[_Item | Record, int]:
         text = self.text
-        resume = _resume(text, pos, error_pos)
+        resume = self.resumer.resume(pos)
         raw = text[pos:resume].rstrip(" \t\r\n")
         if raw.endswith(","):
             raw = raw[:-1].rstrip(" \t\r\n")
         line = self.lines.line_at(pos)
+        pasted = self.source[pos : pos + len(raw)]
         value, error = parse_json(raw)
         if error is None:  # orjson copes with nesting the stdlib scanner refused
-            return (value, line, raw), resume
+            return (value, line, pasted), resume
         if resume == len(text) and cut_short(raw):
             error += TRUNCATED
             self.notes.append(f"the input seems cut off inside the record on line {line}")
-        return Record(kind="invalid", line=line, text=raw, error=error), resume
+        if self.cleaned.marks:
+            error += self.cleaned.remark(line, self.lines.line_at(pos + len(raw)))
+        return Record(kind="invalid", line=line, text=pasted, error=error), resume
 
 
 def _skip(text: str, pos: int) -> int:
     return _WS.match(text, pos).end()  # type: ignore[union-attr]
 
 
-def _indent(text: str, pos: int) -> int:
-    line_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
-    prefix = text[line_start:pos]
-    return len(prefix) - len(prefix.lstrip(" \t"))
-
-
-def _resume(text: str, pos: int, error_pos: int | None) -> int:
-    """Where to go on after a broken value: see the module docstring."""
-    depth = _indent(text, pos)
-    for match in _NEXT_LINE.finditer(text, max(pos, error_pos or pos)):
-        indent = len(match.group(1))
-        if indent > depth:
-            continue
-        if indent == depth and text[match.end()] in "}]":
-            continue
-        return match.start(1)
-    return len(text)
-
-
 def read_json(text: str, first_line: int = 1) -> ReadResult:
     """Read a JSON array, JSON Lines or concatenated JSON values, recovering from broken ones."""
-    scanner = _Scanner(text, first_line)
+    return _read_json(clean(text, first_line), first_line)
+
+
+def _read_json(cleaned: Cleaned, first_line: int) -> ReadResult:
+    scanner = _Scanner(cleaned, first_line)
     scanner.run()
-    notes = scanner.notes
+    notes = _cleaning_note(cleaned)
+    notes.extend(scanner.notes)
     if scanner.loose_line is not None:
         notes.append(
             f"the separators between array elements are not strict JSON "
@@ -168,15 +164,26 @@ def read_json(text: str, first_line: int = 1) -> ReadResult:
     return ReadResult(format="json", records=tuple(scanner.records), notes=tuple(notes))
 
 
+def _cleaning_note(cleaned: Cleaned) -> list[str]:
+    note = cleaned.note()
+    return [note] if note else []
+
+
 def read_jsonl(text: str, first_line: int = 1, strict: bool = False) -> ReadResult | None:
     """Read JSON Lines, one value per line; with `strict`, None as soon as a line does not parse."""
+    return _read_jsonl(clean(text, first_line), first_line, strict)
+
+
+def _read_jsonl(cleaned: Cleaned, first_line: int, strict: bool) -> ReadResult | None:
     records: list[Record] = []
-    lines = split_lines(text)
+    lines = split_lines(cleaned.text)
+    pasted = split_lines(cleaned.source) if cleaned.marks else lines
     last = _last_nonblank(lines, first_line)
-    for number, line in enumerate(lines, first_line):
+    for number, (line, source) in enumerate(zip(lines, pasted, strict=True), first_line):
         payload = strip_js(line)
         if not payload:
             continue
+        text = strip_js(source) if cleaned.marks else payload
         if payload == _DONE:
             records.append(Record(kind="done", line=number, text=_DONE))
             continue
@@ -186,17 +193,19 @@ def read_jsonl(text: str, first_line: int = 1, strict: bool = False) -> ReadResu
                 return None
             if number == last and cut_short(payload):
                 error += TRUNCATED
-            records.append(Record(kind="invalid", line=number, text=payload, error=error))
+            if cleaned.marks:
+                error += cleaned.remark(number, number)
+            records.append(Record(kind="invalid", line=number, text=text, error=error))
             continue
         parts = members(value)
         if parts is None:
-            records.append(_chunk(value, number, payload))
+            records.append(_chunk(value, number, text))
         else:
-            records.extend(_chunk(part, number, payload) for part in parts)
-    notes: tuple[str, ...] = ()
+            records.extend(_chunk(part, number, text) for part in parts)
+    notes = _cleaning_note(cleaned)
     if records and records[-1].kind == "invalid" and TRUNCATED in (records[-1].error or ""):
-        notes = (f"the input seems cut off inside the last record (line {records[-1].line})",)
-    return ReadResult(format="jsonl", records=tuple(records), notes=notes)
+        notes.append(f"the input seems cut off inside the last record (line {records[-1].line})")
+    return ReadResult(format="jsonl", records=tuple(records), notes=tuple(notes))
 
 
 def _last_nonblank(lines: list[str], first_line: int) -> int:
@@ -208,11 +217,12 @@ def _last_nonblank(lines: list[str], first_line: int) -> int:
 
 def read_any_json(text: str, first_line: int = 1) -> ReadResult:
     """JSON Lines when there are several lines and each parses alone, else `read_json`."""
-    if _first_line_parses_and_more_follow(text):
-        result = read_jsonl(text, first_line, strict=True)
+    cleaned = clean(text, first_line)
+    if _first_line_parses_and_more_follow(cleaned.text):
+        result = _read_jsonl(cleaned, first_line, strict=True)
         if result is not None:
             return result
-    return read_json(text, first_line)
+    return _read_json(cleaned, first_line)
 
 
 _SOMETHING = re.compile(r"[^ \t\r\n]")

@@ -23,6 +23,24 @@ DELTA_KEYS = frozenset(
 )
 
 
+ANTHROPIC_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+def is_foreign_event(value: dict[str, Any]) -> bool:
+    """An Anthropic Messages or OpenAI Responses event: left as it is for `foreign` to map."""
+    kind = value.get("type")
+    return isinstance(kind, str) and (kind in ANTHROPIC_EVENTS or kind.startswith("response."))
+
+
 def is_fragment(value: Any) -> bool:
     """A bare `delta.tool_calls[]` entry: an object with `function` and no chunk or choice keys."""
     return (
@@ -52,7 +70,7 @@ def classify(value: Any) -> tuple[Any, str | None]:
         if is_fragment_list(value):
             return _envelope({"index": 0, "delta": {"tool_calls": value}}), "tool_calls"
         return value, None
-    if not isinstance(value, dict) or _is_chunk(value):
+    if not isinstance(value, dict) or _is_chunk(value) or is_foreign_event(value):
         return value, None
     if "delta" in value:
         choice = value if "index" in value else {"index": 0, **value}

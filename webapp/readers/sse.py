@@ -6,6 +6,11 @@ before the first `:` (the whole line if there is none) and the value what follow
 leading space removed; `event` sets the name, `data` appends a data line (joined with `\\n`),
 other fields are ignored. At the end of the input a pending event is flushed. Data equal to
 `[DONE]` ends the stream; any other data is parsed as JSON.
+
+One paste is not the wire: log lines grepped down to their `data:` lines have no blank line
+between them, so they join into one event that is not JSON. When at least two of an event's
+data lines are each a complete JSON value (and any other is a last `[DONE]`), they are read one
+record per line instead, and a note says so.
 """
 
 from __future__ import annotations
@@ -35,6 +40,36 @@ class _Tally:
             self.first = (line, what)
 
 
+def _per_line(data: list[str], lines: list[int], event: str | None) -> list[Record] | None:
+    """One record per data line, when each is a complete JSON value (a last may be `[DONE]`)."""
+    if len(data) < 2 or (len(data) == 2 and data[-1] == "[DONE]"):
+        return None
+    records: list[Record] = []
+    for position, (part, line) in enumerate(zip(data, lines, strict=True)):
+        if part == "[DONE]" and position == len(data) - 1:
+            records.append(Record(kind="done", line=line, text=part, event=event))
+            continue
+        value, error = parse_json(part)
+        if error is not None:
+            return None
+        records.append(Record(kind="chunk", line=line, value=value, text=part, event=event))
+    return records
+
+
+def _records(
+    data: list[str], lines: list[int], start: int, event: str | None, at_end: bool, split: _Tally
+) -> list[Record]:
+    """The event's record; or, when its data lines are each a chunk, one record per line."""
+    record = _record(data, event, start, at_end)
+    if record.kind != "invalid" or len(data) < 2:
+        return [record]
+    records = _per_line(data, [start, *lines[1:]], event)
+    if records is None:
+        return [record]
+    split.add(start, "")
+    return records
+
+
 def _record(data: list[str], event: str | None, line: int, at_end: bool) -> Record:
     payload = data[0] if len(data) == 1 else "\n".join(data)
     if payload == "[DONE]":
@@ -57,21 +92,23 @@ def _record(data: list[str], event: str | None, line: int, at_end: bool) -> Reco
 def read_sse(text: str, first_line: int = 1) -> ReadResult:
     """Read server-sent events; `first_line` is the number of the text's first line."""
     records: list[Record] = []
-    empty, unknown = _Tally(), _Tally()
+    empty, unknown, split = _Tally(), _Tally(), _Tally()
     event: str | None = None
     data: list[str] = []
+    data_lines: list[int] = []
     start: int | None = None
     for number, line in enumerate(split_lines(text), first_line):
         if not line:
             if data:
-                records.append(_record(data, event, start or number, at_end=False))
+                records.extend(_records(data, data_lines, start or number, event, False, split))
             elif event:
                 empty.add(start or number, event)
-            event, data, start = None, [], None
+            event, data, data_lines, start = None, [], [], None
             continue
         if line.startswith("data:"):
             value = line[5:]
             data.append(value[1:] if value.startswith(" ") else value)
+            data_lines.append(number)
         elif line.startswith(":"):
             continue
         else:
@@ -81,19 +118,27 @@ def read_sse(text: str, first_line: int = 1) -> ReadResult:
                 event = value or None
             elif name == "data":
                 data.append(value)
+                data_lines.append(number)
             elif name not in _KNOWN_FIELDS:
                 unknown.add(number, line)
         if start is None:
             start = number
     if data:
-        records.append(_record(data, event, start or first_line, at_end=True))
+        records.extend(_records(data, data_lines, start or first_line, event, True, split))
     elif event:
         empty.add(start or first_line, event)
-    return ReadResult(format="sse", records=tuple(records), notes=_notes(records, empty, unknown))
+    notes = _notes(records, empty, unknown, split)
+    return ReadResult(format="sse", records=tuple(records), notes=notes)
 
 
-def _notes(records: list[Record], empty: _Tally, unknown: _Tally) -> tuple[str, ...]:
+def _notes(records: list[Record], empty: _Tally, unknown: _Tally, split: _Tally) -> tuple[str, ...]:
     notes: list[str] = []
+    if split.first is not None:
+        notes.append(
+            f"{_count(split.count, 'event')} joined data: lines that are each a complete chunk "
+            f"(first on line {split.first[0]}): read one record per line; a live stream like "
+            "that would have failed upstream; a paste is not the wire"
+        )
     if empty.first is not None:
         line, name = empty.first
         notes.append(
