@@ -7,13 +7,12 @@ below the 64 a quadratic cost gives. Before the fix, the first two cases took 21
 
 from __future__ import annotations
 
-import gc
 import json
-import time
 from collections.abc import Callable
 
 import pytest
 
+from tests.timing import GROWTH, assert_linear
 from webapp.readers import http
 from webapp.redact import redact
 from webapp.redact.copies import Copies
@@ -28,32 +27,6 @@ from webapp.redact.rules import (
 from webapp.redact.text import redact_text
 
 N = 16_000
-GROWTH = 8
-MOST = 20
-"""The largest ratio allowed for 8 times the input: linear is 8, quadratic 64."""
-
-
-def _best(run: Callable[[], object], repeats: int) -> float:
-    best = float("inf")
-    gc.collect()
-    gc.disable()  # a collection landing in one run only would skew its time
-    try:
-        for _ in range(5):
-            start = time.perf_counter()
-            for _ in range(repeats):
-                run()
-            best = min(best, time.perf_counter() - start)
-    finally:
-        gc.enable()
-    return best
-
-
-def ratio(function: Callable[[str], object], make: Callable[[int], str]) -> float:
-    """How much longer `function` takes on `make(8n)` than on `make(n)`."""
-    small, large = make(N), make(N * GROWTH)
-    once = _best(lambda: function(small), 1)
-    repeats = max(1, int(0.005 / max(once, 1e-7)))
-    return _best(lambda: function(large), 1) / (_best(lambda: function(small), repeats) / repeats)
 
 
 def _dump(text: str) -> object:
@@ -153,12 +126,8 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_cost_grows_linearly(name: str) -> None:
     function, make = CASES[name]
-    measured = ratio(function, make)
-    for _ in range(2):  # a busy machine can slow one measurement; quadratic stays near 64
-        if measured < MOST:
-            break
-        measured = min(measured, ratio(function, make))
-    assert measured < MOST, f"{name}: 8x the input took {measured:.1f}x as long"
+    small, large = make(N), make(N * GROWTH)
+    assert_linear(name, lambda: function(small), lambda: function(large))
 
 
 def test_many_strings_are_replaced_like_a_few() -> None:

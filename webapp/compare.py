@@ -42,7 +42,7 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
+class AlignedStep:
     """One step on both sides, and whether they disagree there."""
 
     step: int
@@ -63,12 +63,12 @@ class Comparison:
 
     left: Trace
     right: Trace
-    rows: tuple[Row, ...]
+    rows: tuple[AlignedStep, ...]
     left_outcome: Outcome
     right_outcome: Outcome
 
     @property
-    def differing(self) -> tuple[Row, ...]:
+    def differing(self) -> tuple[AlignedStep, ...]:
         """The rows where the policies disagree."""
         return tuple(row for row in self.rows if row.differs)
 
@@ -102,10 +102,10 @@ def compare(
     return Comparison(left_trace, right_trace, rows, outcome(left_trace), outcome(right_trace))
 
 
-def _row(a: Step, b: Step, left: list[object], right: list[object]) -> Row:
+def _row(a: Step, b: Step, left: list[object], right: list[object]) -> AlignedStep:
     rule_differs = [f.rule for f in a.fragments] != [f.rule for f in b.fragments]
     blocks_differ = left != right or _ends(a) != _ends(b)
-    return Row(a.step, a, b, rule_differs, blocks_differ)
+    return AlignedStep(a.step, a, b, rule_differs, blocks_differ)
 
 
 class _Landings:

@@ -8,11 +8,11 @@ for noise and none for a square.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable
 
 import pytest
 
+from tests.timing import GROWTH, assert_linear
 from webapp.readers import read
 from webapp.records import ReaderError
 
@@ -90,20 +90,17 @@ INPUTS: dict[str, tuple[Build, str]] = {
 }
 
 
-def _best_time(text: str, fmt: str, runs: int = 5) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
+def _reading(text: str, fmt: str) -> Callable[[], object]:
+    def run() -> None:
         with contextlib.suppress(ReaderError):
             read(text, fmt)
-        best = min(best, time.perf_counter() - start)
-    return best
+
+    return run
 
 
 @pytest.mark.parametrize("name", list(INPUTS))
 def test_time_grows_linearly(name: str) -> None:
     build, fmt = INPUTS[name]
     n = 400
-    small, large = build(n), build(8 * n)
-    ratio = _best_time(large, fmt) / max(_best_time(small, fmt), 1e-6)
-    assert ratio < 20, f"{name}: 8x the input took {ratio:.1f}x the time"
+    small, large = build(n), build(GROWTH * n)
+    assert_linear(name, _reading(small, fmt), _reading(large, fmt))

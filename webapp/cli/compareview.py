@@ -16,7 +16,7 @@ from webapp.cli.render import (
     legend_line,
     summary_line,
 )
-from webapp.compare import Comparison, Row
+from webapp.compare import AlignedStep, Comparison
 from webapp.records import ReadResult
 from webapp.trace import Step
 from webapp.words import quote
@@ -52,7 +52,9 @@ def compare_lines(
         yield summary_line(trace, paint)
 
 
-def row_lines(row: Row, comparison: Comparison, paint: Painter, width: int) -> Iterator[str]:
+def row_lines(
+    row: AlignedStep, comparison: Comparison, paint: Painter, width: int
+) -> Iterator[str]:
     """One differing step: each side's fragments (rule, block, reason) or differing end events."""
     line = "-" if row.left.line is None else str(row.left.line)
     yield paint(f"step {row.step}  line {line}  ({row.left.kind})", "bold")

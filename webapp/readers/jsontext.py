@@ -1,7 +1,7 @@
 """JSON text: one array of chunks, JSON Lines, or values printed one after another (`jq`).
 
 A top-level array stands for its elements, one record each, unless it is a bare
-`delta.tool_calls` array (one record). Every value goes through `shape.classify`, so bare
+`delta.tool_calls` array (one record). Every value goes through `shape.as_chunk`, so bare
 deltas, choices and fragments are wrapped into chunks. A value that does not parse becomes an
 `invalid` record and reading resumes where it ends (`recovery`: where its brackets close, or
 at the next line that opens a value no deeper than its own), so a broken record in `jq`
@@ -27,7 +27,7 @@ from webapp.readers.parse import (
     strip_js,
 )
 from webapp.readers.recovery import Resumer, scan_window
-from webapp.readers.shape import classify, is_fragment_list, members
+from webapp.readers.shape import as_chunk, is_fragment_list, members
 from webapp.records import ReadResult, Record
 
 _WS = re.compile(r"[ \t\r\n]*")
@@ -35,7 +35,7 @@ _DONE = "[DONE]"
 
 
 def _chunk(value: Any, line: int, text: str) -> Record:
-    chunk, wrapped = classify(value)
+    chunk, wrapped = as_chunk(value)
     return Record(kind="chunk", line=line, value=chunk, text=text, wrapped=wrapped)
 
 

@@ -16,7 +16,7 @@ import warnings
 from typing import Any
 
 from webapp.readers.parse import split_lines
-from webapp.readers.shape import classify, members
+from webapp.readers.shape import as_chunk, members
 from webapp.records import ReadResult, Record
 
 _NAMES = r"(?:ChatCompletionChunk|ChoiceDeltaToolCall|ChoiceDelta|Choice)\("
@@ -150,7 +150,7 @@ def _records(block: str, line: int) -> list[Record]:
 
 
 def _chunk(value: Any, line: int, text: str) -> Record:
-    chunk, wrapped = classify(value)
+    chunk, wrapped = as_chunk(value)
     return Record(kind="chunk", line=line, value=chunk, text=text, wrapped=wrapped)
 
 

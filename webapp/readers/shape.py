@@ -64,7 +64,7 @@ def _envelope(choice: dict[str, Any]) -> dict[str, Any]:
     return {"choices": [choice]}
 
 
-def classify(value: Any) -> tuple[Any, str | None]:
+def as_chunk(value: Any) -> tuple[Any, str | None]:
     """The chunk to hand the assembler for one value, and how it was wrapped (None: as is)."""
     if isinstance(value, list):
         if is_fragment_list(value):

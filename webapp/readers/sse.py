@@ -18,6 +18,7 @@ from __future__ import annotations
 from webapp.jsoncheck import cut_short
 from webapp.readers.parse import TRUNCATED, parse_json, split_lines
 from webapp.records import ReadResult, Record
+from webapp.words import count
 
 _KNOWN_FIELDS = frozenset({"event", "data", "id", "retry"})
 
@@ -135,14 +136,14 @@ def _notes(records: list[Record], empty: _Tally, unknown: _Tally, split: _Tally)
     notes: list[str] = []
     if split.first is not None:
         notes.append(
-            f"{_count(split.count, 'event')} joined data: lines that are each a complete chunk "
+            f"{count(split.count, 'event')} joined data: lines that are each a complete chunk "
             f"(first on line {split.first[0]}): read one record per line; a live stream like "
             "that would have failed upstream; a paste is not the wire"
         )
     if empty.first is not None:
         line, name = empty.first
         notes.append(
-            f"skipped {_count(empty.count, 'event')} with no data (first on line {line}, "
+            f"skipped {count(empty.count, 'event')} with no data (first on line {line}, "
             f'event "{name}"); upstream\'s client would stop there with an error, '
             "since it parses the empty data as JSON"
         )
@@ -150,13 +151,9 @@ def _notes(records: list[Record], empty: _Tally, unknown: _Tally, split: _Tally)
         line, what = unknown.first
         short = what if len(what) <= 60 else what[:59] + "…"
         notes.append(
-            f"ignored {_count(unknown.count, 'line')} whose field name is not an SSE field "
+            f"ignored {count(unknown.count, 'line')} whose field name is not an SSE field "
             f"(first on line {line}: {short!r}); upstream ignores them too"
         )
     if records and records[-1].kind == "invalid" and TRUNCATED in (records[-1].error or ""):
         notes.append(f"the input seems cut off inside the last record (line {records[-1].line})")
     return tuple(notes)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

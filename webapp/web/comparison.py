@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webapp.compare import Comparison, Row
+from webapp.compare import AlignedStep, Comparison
 from webapp.rules import Policy
 from webapp.trace import Step, Trace
 from webapp.web.query import PATHS, Links
@@ -139,7 +139,7 @@ def _flags(trace: Trace, steps: set[int]) -> Flags:
 
 
 def _compare_row(
-    comparison: Comparison, row: Row, sides: tuple[Links, Links], flags: tuple[Flags, Flags]
+    comparison: Comparison, row: AlignedStep, sides: tuple[Links, Links], flags: tuple[Flags, Flags]
 ) -> CompareRow:
     return CompareRow(
         step=row.step,
