@@ -10,6 +10,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
 
@@ -157,7 +158,7 @@ def trace(
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        _trace(file, input_format, har_entry, chosen, output)
+        _trace(Input(file, input_format, har_entry), chosen, output)
 
 
 @main.command(short_help="List the anomalies; exit 1 on any error (for CI).")
@@ -181,7 +182,7 @@ def check(
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        severities = _check(file, input_format, har_entry, chosen, output)
+        severities = _check(Input(file, input_format, har_entry), chosen, output)
     if "error" in severities or (strict and severities):
         sys.exit(1)
 
@@ -204,7 +205,20 @@ def compare(
     """
     chosen = options("adr-0019", path, server_tools, choice)
     with paused_gc():
-        _compare(file, input_format, har_entry, chosen, output)
+        _compare(Input(file, input_format, har_entry), chosen, output)
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """The input a command was given: FILE, --input-format, --har-entry."""
+
+    file: str
+    input_format: str
+    har_entry: int | None
+
+    def load(self) -> ReadResult:
+        """Read it (exit 2 with a message when it cannot be read)."""
+        return load(self.file, self.input_format, self.har_entry)
 
 
 # The work of each command, in functions of their own so that the records and the trace are
@@ -212,38 +226,47 @@ def compare(
 # first pass would walk every object made during the pause (0.2 s at 100,000 steps).
 
 
-def _trace(
-    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
-) -> None:
-    source = load(file, input_format, har_entry)
+def _trace(given: Input, chosen: Options, output: str) -> None:
+    source = given.load()
     result = assemble(source.records, chosen)
-    if output == "json":
-        write_json(trace_document(result, source))
-    else:
-        write_text(lambda paint: trace_lines(result, source, paint))
+    _output(
+        output,
+        lambda: trace_document(result, source),
+        lambda paint: trace_lines(result, source, paint),
+    )
 
 
-def _check(
-    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
-) -> set[str]:
-    source = load(file, input_format, har_entry)
+def _check(given: Input, chosen: Options, output: str) -> set[str]:
+    source = given.load()
     result = assemble(source.records, chosen)
-    if output == "json":
-        write_json(check_document(result, source))
-    else:
-        write_text(lambda paint: check_lines(result, source, paint))
+    _output(
+        output,
+        lambda: check_document(result, source),
+        lambda paint: check_lines(result, source, paint),
+    )
     return {anomaly.severity for anomaly in result.anomalies}
 
 
-def _compare(
-    file: str, input_format: str, har_entry: int | None, chosen: Options, output: str
-) -> None:
-    source = load(file, input_format, har_entry)
+def _compare(given: Input, chosen: Options, output: str) -> None:
+    source = given.load()
     result = compare_policies(source.records, chosen)
+    _output(
+        output,
+        lambda: compare_document(result, source),
+        lambda paint: compare_lines(result, source, paint),
+    )
+
+
+def _output(
+    output: str,
+    document: Callable[[], dict[str, Any]],
+    lines: Callable[[Painter], Iterable[str]],
+) -> None:
+    """Write the JSON document or the text view, as `--format` asks."""
     if output == "json":
-        write_json(compare_document(result, source))
+        write_json(document())
     else:
-        write_text(lambda paint: compare_lines(result, source, paint))
+        write_text(lines)
 
 
 @main.command(short_help="Run the web app.")

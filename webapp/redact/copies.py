@@ -95,3 +95,13 @@ class _Automaton:
                 start = min(start, spans.pop()[0])
             spans.append((start, end))
         return spans
+
+
+def splice(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """The text with each (start, end) span, in order and apart, replaced by its new text."""
+    pieces, last = [], 0
+    for start, end, new in spans:
+        pieces += [text[last:start], new]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)

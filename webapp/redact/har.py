@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from webapp.redact.copies import Copies
+from webapp.redact.copies import Copies, splice
 from webapp.redact.rules import (
     LONG_ENOUGH,
     REDACTED,
@@ -182,15 +182,6 @@ def _find(text: str) -> tuple[list[tuple[int, int, str]], list[str], set[str]]:
     return sorted(spans.values()), removed, secrets
 
 
-def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
-    pieces, last = [], 0
-    for start, end, new in spans:
-        pieces += [text[last:start], new]
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
-
-
 def _copies(secrets: set[str]) -> Copies:
     long = [s for s in secrets if len(s) >= LONG_ENOUGH and s != REDACTED]
     return Copies(json.dumps(s, ensure_ascii=a)[1:-1] for s in long for a in (True, False))
@@ -217,7 +208,7 @@ def _clean(text: str, secrets: set[str], must_parse: bool) -> bool:
 def redact_har(text: str) -> tuple[str, list[str]]:
     """Redact a HAR in place (see the module docstring); fall back to re-serialising it."""
     spans, removed, secrets = _find(text)
-    out, copies = _copies(secrets).replace(_splice(text, spans), REDACTED)
+    out, copies = _copies(secrets).replace(splice(text, spans), REDACTED)
     if copies:
         removed.append(f"{copies} more copies of those values elsewhere in the HAR")
     value, parses = _parse(text)

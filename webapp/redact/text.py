@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from webapp.readers.http import PROMPT, quote_after
+from webapp.redact.copies import splice
 from webapp.redact.rules import (
     REDACTED,
     redact_query,
@@ -48,17 +49,7 @@ class _Edits:
             self.removed.extend(said)
 
     def result(self) -> str:
-        return _splice(self.text, self.spans)
-
-
-def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
-    """The text with each (start, end) span, in order and apart, replaced by its new text."""
-    pieces, last = [], 0
-    for start, end, new in spans:
-        pieces += [text[last:start], new]
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
+        return splice(self.text, self.spans)
 
 
 def _header(line: str) -> tuple[str, str, int, int] | None:
@@ -275,7 +266,7 @@ def _command_line(line: str, number: int, carry: str) -> tuple[str, list[str], s
             said.append(f"{_what(flag, content)} in the curl command (line {number})")
             carry = open_quote
     if spans:
-        line = _splice(line, [(start, end, REDACTED) for start, end in spans])
+        line = splice(line, [(start, end, REDACTED) for start, end in spans])
     new, more = _url_line(line, number)
     return new, said + more, carry
 
