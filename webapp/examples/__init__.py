@@ -62,6 +62,14 @@ _ALL = (
         "interleaved.sse",
     ),
     Example(
+        "ambiguous",
+        "A continuation with two calls open",
+        "Two headers open get_weather and book_flight, then bare argument chunks arrive: "
+        "decision 0019 sends them to book_flight, the most recently opened, and get_weather "
+        "is called with {}. streamviz flags the guess.",
+        "ambiguous.sse",
+    ),
+    Example(
         "same-index",
         "Parallel calls all on index 0",
         "A second call reuses index 0 with a new id: exact-index wins, so it lands on the first "
