@@ -20,6 +20,8 @@ VALUE_LIMIT = 4_000
 EVENT_LIMIT = 400
 ALL_BLOCKS_UP_TO = 40
 RECENT_BLOCKS = 12
+DETAIL_EVENTS = 100
+"""The most events the detail panel lists for one step (the end step fires one per block)."""
 DETAIL_ANOMALIES = 5
 """The most anomaly boxes the detail panel shows for one step; the rest are counted by code."""
 
@@ -78,6 +80,8 @@ class Detail:
     """The first `DETAIL_ANOMALIES` of the step's anomalies, errors first."""
     more_anomalies: tuple[tuple[str, int], ...] = ()
     """The step's other anomalies, counted by code (the anomaly list has them all)."""
+    more_events: int = 0
+    """How many of the step's events are not listed (the trace JSON has them all)."""
 
 
 def detail(view: TraceView, step: int) -> Detail:
@@ -109,9 +113,10 @@ def detail(view: TraceView, step: int) -> Detail:
         source=source,
         remarks=tuple(remarks),
         fragments=tuple(_fragment(view, fragment) for fragment in current.fragments),
-        events=tuple(_event(event) for event in current.events),
+        events=tuple(_event(event) for event in current.events[:DETAIL_EVENTS]),
         anomalies=shown,
         more_anomalies=tuple(more.items()),
+        more_events=max(0, len(current.events) - DETAIL_EVENTS),
     )
 
 
