@@ -81,6 +81,23 @@
 
   document.addEventListener("htmx:after:history:restore", function () { syncTimeline(true); });
 
+  // The overview strip outlines the column that holds the stage's step (columns are equal
+  // buckets of steps: column i starts at floor(i * steps / columns), see overview.py).
+  function markOverview() {
+    var stage = document.getElementById("stage");
+    var strip = document.querySelector(".ov-strip");
+    if (!stage || !strip) return;
+    var step = Number(stage.getAttribute("data-step"));
+    var steps = Number(strip.getAttribute("data-steps"));
+    var cells = strip.children;
+    var at = Math.ceil((step + 1) * cells.length / steps) - 1;
+    var old = strip.querySelector(".cur");
+    if (old && old !== cells[at]) old.classList.remove("cur");
+    if (cells[at]) cells[at].classList.add("cur");
+  }
+  document.addEventListener("htmx:after:swap", markOverview);
+  document.addEventListener("htmx:after:history:restore", markOverview);
+
   function ready() {
     syncTimeline(true);
     var zone = document.getElementById("dropzone");

@@ -239,3 +239,56 @@ def test_api_docs_render_their_operations_from_this_server_alone(watched: Watche
     expect(page.locator(".opblock-summary-path").first).to_contain_text("/api/streams")
     assert elsewhere == []
     watched.assert_clean()
+
+
+TWO_HEADERS = sse(
+    chunk(frag(0, "call_1", "get_weather", ""), frag(1, "call_2", "book_flight", "")),
+    chunk(frag(args='{"city": ')),
+    chunk(frag(args='"Paris"}')),
+    chunk(finish="tool_calls"),
+)
+
+
+def test_clicking_an_anomaly_lands_on_its_step(watched: Watched) -> None:
+    page = watched.page
+    stream_id = watched.store(TWO_HEADERS)
+    page.goto(f"{watched.base}/s/{stream_id}?step=0")
+    page.evaluate("window.__sameDocument = true")
+    page.locator("#anomalies .aitem").nth(1).click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "2")
+    expect(page).to_have_url(re.compile(r"[?&]step=2&"))
+    expect(page.locator("#detail h2")).to_contain_text("Step 2")
+    expect(page.locator("#detail .problem")).to_contain_text("ambiguous-continuation")
+    expect(page.locator("#row-2")).to_have_attribute("aria-current", "step")
+    expect(page.locator("#overview .oc").nth(2)).to_have_class(re.compile(r"\bcur\b"))
+    # the filter swaps the list alone and pushes its URL
+    page.locator("#anomalies .afilter", has_text="empty-arguments").click()
+    expect(page.locator("#anomalies .agroup")).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"anomaly=empty-arguments"))
+    page.locator("#anomalies .aitem").first.click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "5")
+    expect(page).to_have_url(re.compile(r"step=5&.*anomaly=empty-arguments"))
+    assert page.evaluate("window.__sameDocument") is True
+    page.reload()
+    expect(page.locator("#anomalies .agroup")).to_have_count(1)
+    watched.assert_clean()
+
+
+def test_clicking_an_overview_mark_lands_on_its_step(watched: Watched) -> None:
+    page = watched.page
+    stream_id = watched.store(TWO_HEADERS)
+    page.goto(f"{watched.base}/s/{stream_id}?step=0")
+    page.evaluate("window.__sameDocument = true")
+    marked = page.locator("#overview .oc.e")
+    expect(marked).to_have_count(2)
+    marked.nth(0).click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "1")
+    expect(page).to_have_url(re.compile(r"[?&]step=1&"))
+    expect(page.locator("#detail h2")).to_contain_text("Step 1")
+    expect(page.locator("#overview .oc.cur")).to_have_count(1)
+    expect(page.locator("#overview .oc").nth(1)).to_have_class(re.compile(r"\bcur\b"))
+    page.locator("#overview .oc.w").click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "5")
+    expect(page.locator("#state")).to_contain_text("get_weather would be called with {}")
+    assert page.evaluate("window.__sameDocument") is True
+    watched.assert_clean()

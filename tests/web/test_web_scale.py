@@ -13,6 +13,7 @@ import webapp.web.service
 from tests.web.webkit import HX
 from webapp.app import create_app
 from webapp.settings import Settings
+from webapp.web.overview import MAX_COLUMNS
 
 CHUNKS = 100_000
 HEADER = (
@@ -49,6 +50,11 @@ def test_a_long_stream_is_assembled_once_and_steps_cheaply(
         assert len(re.findall(r'id="row-\d+"', page.text)) == settings.timeline_window
         assert len(page.text) < 150_000
         assert calls == [1]
+        # the overview strip: a bounded number of columns, each a link to a step in its bucket
+        columns = re.findall(r'<a class="oc[^"]*" href="/s/[\w-]+\?step=(\d+)&', page.text)
+        assert len(columns) == MAX_COLUMNS <= 400
+        assert [int(step) for step in columns][:3] == [0, 333, 666]  # 100,004 steps in 300 buckets
+        assert len(re.findall(r'class="oc[^"]*\bcur\b', page.text)) == 1
 
         small = client.get(f"/s/{small_id}?step=5", headers=HX).text
         started = time.perf_counter()

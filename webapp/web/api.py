@@ -28,7 +28,7 @@ from webapp.web.ingest import (
     read_body,
     read_form,
 )
-from webapp.web.query import Links, parse_options
+from webapp.web.query import Links, parse_har_entry, parse_options
 from webapp.web.service import Service
 
 
@@ -239,7 +239,8 @@ def stream_info(request: Request, stream_id: str) -> StreamInfo:
     description="The same JSON as `streamviz trace --format json` (`Trace.to_json()`), plus "
     "an `input` key with what the reader found (format, notes, and for HAR the model, tools "
     "and other entries). Query: `policy` (adr-0019 | exact-key), `path` (client | "
-    "server-tools), `server_tools` (comma-separated names or `prefix*`), `choice` (0...).",
+    "server-tools), `server_tools` (comma-separated names or `prefix*`), `choice` (0...), "
+    "`har_entry` (a HAR file's entry to read, 1-based; default: its first event stream).",
     responses={
         200: {"content": {"application/json": {"example": _TRACE_EXAMPLE}}},
         **_ERRORS,
@@ -248,7 +249,8 @@ def stream_info(request: Request, stream_id: str) -> StreamInfo:
 def stream_trace(request: Request, stream_id: str) -> Response:
     """Assemble the stored stream under the given options and return the trace."""
     options = parse_options(request.query_params)
-    view = _service(request).view(stream_id, options)
+    har_entry = parse_har_entry(request.query_params.get("har_entry"))
+    view = _service(request).view(stream_id, options, har_entry)
     return json_response(trace_document(view.trace, view.reading.result))
 
 

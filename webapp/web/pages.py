@@ -23,7 +23,9 @@ from webapp.records import ReaderError
 from webapp.rules import POLICIES
 from webapp.settings import Settings
 from webapp.web import views
+from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.comparison import compare_page
+from webapp.web.entries import entries
 from webapp.web.htmx import wants_partial
 from webapp.web.ingest import (
     FORM_OVERHEAD,
@@ -38,6 +40,7 @@ from webapp.web.ingest import (
     prepare,
     read_form,
 )
+from webapp.web.overview import strip
 from webapp.web.panels import detail, state
 from webapp.web.query import (
     COMPARED,
@@ -46,6 +49,8 @@ from webapp.web.query import (
     BadQuery,
     Links,
     options_query,
+    parse_anomaly,
+    parse_har_entry,
     parse_int,
     parse_options,
     parse_policy,
@@ -82,6 +87,7 @@ def _form_context(
     error: str | None = None,
 ) -> dict[str, Any]:
     values = {"server_tools": "", "choice": str(DEFAULTS.choice), **options_query(DEFAULTS)}
+    values["path"] = ""  # auto: the server-tools path when server tools are named
     values.update(fields or {})
     values.setdefault("format", "auto")
     return {
@@ -132,6 +138,10 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
         options = parse_options(fields)
     except BadQuery as error:
         raise _Refused(str(error), 400, text) from error
+    if options.server_tools and not fields["path"]:
+        # as `--server-tools` on the command line: naming server tools picks their path,
+        # unless the form chose a path itself
+        options = replace(options, path="server-tools")
     upload = await form_file(form, "file", limit)
     raw, fallback = upload if upload is not None else (encode_text(text), "Pasted stream")
     if not raw.strip():
@@ -216,10 +226,15 @@ def open_example(request: Request, key: str) -> Response:
 
 
 def _view(request: Request, stream_id: str) -> tuple[TraceView, Links, int]:
-    options = parse_options(request.query_params)
-    step = parse_int(request.query_params.get("step"), "step", 0)
-    view = _service(request).view(stream_id, options)
-    return view, Links(stream_id, options), view.clamp(step)
+    query = request.query_params
+    options = parse_options(query)
+    step = parse_int(query.get("step"), "step", 0)
+    har_entry = parse_har_entry(query.get("har_entry"))
+    code = parse_anomaly(query.get("anomaly"))
+    start = parse_int(query.get("anomaly_start"), "anomaly_start", 0)
+    view = _service(request).view(stream_id, options, har_entry)
+    links = Links(stream_id, options, har_entry, code, start if code else 0)
+    return view, links, view.clamp(step)
 
 
 def _stage(view: TraceView, links: Links, step: int) -> dict[str, Any]:
@@ -230,6 +245,12 @@ def _stage(view: TraceView, links: Links, step: int) -> dict[str, Any]:
         "state": state(view, step),
         "step": step,
     }
+
+
+def _anomalies(view: TraceView, links: Links, step: int) -> dict[str, Any]:
+    found = view.anomaly_groups
+    start = links.anomaly_start
+    return {"anomalies": anomaly_panel(view.trace, found, links, step, links.anomaly, start)}
 
 
 @router.get("/s/{stream_id}")
@@ -247,8 +268,21 @@ def stream_page(request: Request, stream_id: str) -> Response:
         window=views.window_around(view, links, step, size),
         policies=POLICIES,
         paths=PATHS,
+        overview=strip(view.buckets, len(view.trace.steps), links, step),
+        entries=entries(view, links),
+        **_anomalies(view, links, step),
     )
     return render(templates, request, "stream.html", context)
+
+
+@router.get("/s/{stream_id}/anomalies")
+def anomalies(request: Request, stream_id: str) -> Response:
+    """The anomaly list, filtered by `anomaly` (htmx); a browser is sent to the page."""
+    view, links, step = _view(request, stream_id)
+    if not wants_partial(request):
+        return RedirectResponse(links.step(step), status_code=303)
+    context = _anomalies(view, links, step)
+    return render(_templates(request), request, "_anomalies.html", context)
 
 
 @router.get("/s/{stream_id}/timeline")
@@ -292,16 +326,17 @@ def compare(request: Request, stream_id: str) -> Response:
     if only not in ("", "differing"):
         raise BadQuery("only must be 'differing' or absent")
     start = parse_int(query.get("start"), "start", 0)
+    har_entry = parse_har_entry(query.get("har_entry"))
     service = _service(request)
-    comparison = service.comparison(stream_id, options, left, right)
+    comparison = service.comparison(stream_id, options, left, right, har_entry)
     size = _settings(request).timeline_window
-    links = Links(stream_id, replace(options, policy=right))
+    links = Links(stream_id, replace(options, policy=right), har_entry)
     page = compare_page(comparison, links, only=bool(only), start=start, size=size)
     templates = _templates(request)
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
-    reading = service.reading(stream_id)
+    reading = service.reading(stream_id, har_entry)
     context.update(title=views.stream_title(reading.info), links=links)
     return render(templates, request, "compare.html", context)
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from webapp.jsoncheck import classify
 from webapp.jsvalue import is_number, truthy
 from webapp.rules import RULES
-from webapp.trace import Anomaly, BlockState, Event, Fragment
+from webapp.trace import Anomaly, Block, BlockState, Event, Fragment
 from webapp.web.service import TraceView
 from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json
 from webapp.web.views import block_label, is_phantom
@@ -20,6 +20,10 @@ VALUE_LIMIT = 4_000
 EVENT_LIMIT = 400
 ALL_BLOCKS_UP_TO = 40
 RECENT_BLOCKS = 12
+DETAIL_EVENTS = 100
+"""The most events the detail panel lists for one step (the end step fires one per block)."""
+DETAIL_ANOMALIES = 5
+"""The most anomaly boxes the detail panel shows for one step; the rest are counted by code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,11 @@ class Detail:
     fragments: tuple[FragmentDetail, ...]
     events: tuple[EventRow, ...]
     anomalies: tuple[Anomaly, ...]
+    """The first `DETAIL_ANOMALIES` of the step's anomalies, errors first."""
+    more_anomalies: tuple[tuple[str, int], ...] = ()
+    """The step's other anomalies, counted by code (the anomaly list has them all)."""
+    more_events: int = 0
+    """How many of the step's events are not listed (the trace JSON has them all)."""
 
 
 def detail(view: TraceView, step: int) -> Detail:
@@ -92,6 +101,7 @@ def detail(view: TraceView, step: int) -> Detail:
             remarks.append(f"The input held a bare {record.wrapped}; it was wrapped into a chunk.")
         if record.event:
             remarks.append(f"SSE event: {record.event}")
+    shown, more = _capped(view.anomalies_by_step.get(step, ()))
     return Detail(
         step=step,
         line=current.line,
@@ -103,9 +113,20 @@ def detail(view: TraceView, step: int) -> Detail:
         source=source,
         remarks=tuple(remarks),
         fragments=tuple(_fragment(view, fragment) for fragment in current.fragments),
-        events=tuple(_event(event) for event in current.events),
-        anomalies=tuple(view.anomalies_by_step.get(step, ())),
+        events=tuple(_event(event) for event in current.events[:DETAIL_EVENTS]),
+        anomalies=shown,
+        more_anomalies=tuple(more.items()),
+        more_events=max(0, len(current.events) - DETAIL_EVENTS),
     )
+
+
+def _capped(found: tuple[Anomaly, ...]) -> tuple[tuple[Anomaly, ...], dict[str, int]]:
+    """The first few of a step's anomalies (errors first) and the rest counted by code."""
+    ordered = sorted(found, key=lambda anomaly: anomaly.severity != "error")
+    more: dict[str, int] = {}
+    for anomaly in ordered[DETAIL_ANOMALIES:]:
+        more[anomaly.code] = more.get(anomaly.code, 0) + 1
+    return tuple(ordered[:DETAIL_ANOMALIES]), more
 
 
 def _fragment(view: TraceView, fragment: Fragment) -> FragmentDetail:
@@ -181,6 +202,12 @@ class BlockCard:
     touched: bool
     opened_here: bool
     nameless: bool
+    delivered: Clipped | None = None
+    """What the tool would be called with, once the block's arguments are final (its last
+    piece is at or before this step): upstream's parse, clipped JSON."""
+    delivered_error: str | None = None
+    delivered_final: bool = False
+    """True at the end step, when the call is really made; before it, "as things stand"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,9 +236,11 @@ def state(view: TraceView, step: int) -> State:
         if others_state is not None:
             cards.append(_card(view, others_state, step, touched))
     for number in numbers:
-        block_state = trace.blocks[number].state_at(step)
+        block = trace.blocks[number]
+        block_state = block.state_at(step)
         if block_state is not None:
-            cards.append(_card(view, block_state, step, touched))
+            card = _card(view, block_state, step, touched)
+            cards.append(_with_delivery(card, block, step, step >= view.last))
     return State(
         step=step,
         cards=tuple(cards),
@@ -251,6 +280,17 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
         opened_here=block.opened_step == step,
         nameless=tool and not truthy(block.name),
     )
+
+
+def _with_delivery(card: BlockCard, block: Block, step: int, final: bool) -> BlockCard:
+    """The card with what the tool would be called with, once the arguments are final."""
+    if block.kind != "toolCall" or (block.fold is not None and block.fold.as_ == "server"):
+        return card
+    if block.piece_steps and block.piece_steps[-1] > step:
+        return card  # more arguments are still to come
+    delivery = block.delivered
+    shown = clipped_head(literal(delivery.arguments), VALUE_LIMIT)
+    return replace(card, delivered=shown, delivered_error=delivery.error, delivered_final=final)
 
 
 def _unique(values: Iterable[str]) -> tuple[str, ...]:

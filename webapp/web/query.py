@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
 
+from webapp.anomalies import KINDS
 from webapp.options import Options
 from webapp.rules import POLICIES, Policy
 from webapp.trace import AssemblyPath
@@ -22,6 +23,7 @@ DEFAULTS = Options()
 """The options a URL gets when it names none."""
 MAX_CHOICE = 1000
 MAX_SERVER_TOOLS = 50
+MAX_HAR_ENTRY = 1_000_000
 
 
 T = TypeVar("T", bound=str)
@@ -87,6 +89,28 @@ def parse_int(value: str | None, name: str, default: int, maximum: int | None = 
     return number
 
 
+def parse_har_entry(value: str | None) -> int | None:
+    """A HAR entry's 1-based number, or None when absent or empty (the reader's default)."""
+    if not value or not value.strip():
+        return None
+    number = parse_int(value.strip(), "har_entry", 0, MAX_HAR_ENTRY)
+    if number < 1:
+        raise BadQuery("har_entry must be a whole number, 1 or more (entries count from 1)")
+    return number
+
+
+def parse_anomaly(value: str | None) -> str:
+    """An anomaly code to filter the anomaly list by, or "" for all of them."""
+    if not value or not value.strip():
+        return ""
+    code = value.strip()
+    if code not in KINDS:
+        raise BadQuery(
+            f"anomaly must be an anomaly code such as invalid-arguments (got {code[:40]!r})"
+        )
+    return code
+
+
 def parse_options(params: QueryParams | Mapping[str, str]) -> Options:
     """The assembly options a query names (policy, path, server_tools, choice)."""
     if isinstance(params, QueryParams):
@@ -119,10 +143,18 @@ EDITED_ON_PAGE = ("server_tools", "choice")
 
 @dataclass(frozen=True, slots=True)
 class Links:
-    """The URLs of one stream's pages under one set of options: the one place they are built."""
+    """The URLs of one stream's pages under one set of options: the one place they are built.
+
+    Besides the options, a view may name a HAR entry (`har_entry`, which stream of the file
+    is read) and a filter of the anomaly list (`anomaly`, `anomaly_start`); every URL of the
+    view carries them, so a reload or a shared link shows the same thing.
+    """
 
     stream_id: str
     options: Options
+    har_entry: int | None = None
+    anomaly: str = ""
+    anomaly_start: int = 0
 
     @property
     def base(self) -> str:
@@ -131,15 +163,33 @@ class Links:
 
     def with_policy(self, policy: Policy) -> Links:
         """The same stream's links under another policy."""
-        return Links(self.stream_id, replace(self.options, policy=policy))
+        return replace(self, options=replace(self.options, policy=policy))
 
     def with_path(self, path: AssemblyPath) -> Links:
         """The same stream's links on another path."""
-        return Links(self.stream_id, replace(self.options, path=path))
+        return replace(self, options=replace(self.options, path=path))
+
+    def with_entry(self, number: int | None) -> Links:
+        """The links of another of the HAR file's entries (the anomaly filter does not carry)."""
+        return Links(self.stream_id, self.options, number)
+
+    def filtered(self, code: str, start: int = 0) -> Links:
+        """The same view with the anomaly list filtered by `code` ("": unfiltered)."""
+        return replace(self, anomaly=code, anomaly_start=start if code else 0)
+
+    def _view_query(self) -> dict[str, str]:
+        items = options_query(self.options)
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        if self.anomaly:
+            items["anomaly"] = self.anomaly
+            if self.anomaly_start:
+                items["anomaly_start"] = str(self.anomaly_start)
+        return items
 
     def _with(self, path: str, first: Mapping[str, str | int], **extra: str | int) -> str:
         items: dict[str, str | int] = dict(first)
-        items.update(options_query(self.options))
+        items.update(self._view_query())
         items.update(extra)
         return f"{path}?{urlencode(items)}"
 
@@ -149,7 +199,7 @@ class Links:
 
     def hidden_fields(self, step: int) -> tuple[tuple[str, str], ...]:
         """The query of the page at `step` without what the page's form edits, as form fields."""
-        items = {"step": str(step), **options_query(self.options)}
+        items = {"step": str(step), **self._view_query()}
         return tuple((k, v) for k, v in items.items() if k not in EDITED_ON_PAGE)
 
     def rows(self, start: int, end: int, step: int, direction: str) -> str:
@@ -161,6 +211,10 @@ class Links:
     def timeline(self, step: int) -> str:
         """The timeline window around `step`."""
         return self._with(f"{self.base}/timeline", {"step": step})
+
+    def anomalies(self, step: int) -> str:
+        """The anomaly list alone (htmx), as filtered by these links, for the page at `step`."""
+        return self._with(f"{self.base}/anomalies", {"step": step})
 
     def compare(
         self,
@@ -174,6 +228,8 @@ class Links:
         items: dict[str, str | int] = {"left": left, "right": right}
         items.update(options_query(self.options))
         del items["policy"]
+        if self.har_entry is not None:
+            items["har_entry"] = self.har_entry
         if only:
             items["only"] = "differing"
         if start:
@@ -188,4 +244,7 @@ class Links:
     @property
     def trace(self) -> str:
         """The schema-1 trace as JSON."""
-        return f"/api/streams/{self.stream_id}/trace?{urlencode(options_query(self.options))}"
+        items = options_query(self.options)
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        return f"/api/streams/{self.stream_id}/trace?{urlencode(items)}"

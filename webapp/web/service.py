@@ -2,8 +2,10 @@
 
 Reading a 100,000-chunk stream and assembling it take about a second each, so a reading is
 cached per stream and a trace per (stream, options), in small LRUs. A `TraceView` adds the
-indexes that stepping needs (steps per rule, anomaly steps), built once in linear time, so
-that every step afterwards costs a bisect and the rendering of one window.
+indexes that stepping needs (steps per rule, anomaly steps, the overview's buckets, the
+anomalies grouped by code), built once in linear time, so that every step afterwards costs a
+bisect and the rendering of one window. A HAR file can hold several streams: a reading is
+keyed by (stream, entry), `None` being the reader's default entry.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from webapp.rules import RULE_NAMES, Policy
 from webapp.settings import Settings
 from webapp.storage import Storage, StreamInfo
 from webapp.trace import Anomaly, Block, Trace
+from webapp.web.anomaly_groups import Group, groups
 from webapp.web.cache import Memo
 from webapp.web.ingest import Prepared
+from webapp.web.overview import Bucket, buckets
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,10 @@ class TraceView:
     """The step each tool-call block opened at, in opening order (nondecreasing)."""
     others: list[Block] = field(default_factory=list)
     """The text and thinking blocks (at most a few), in content order."""
+    buckets: tuple[Bucket, ...] = ()
+    """The overview strip's columns (at most `overview.MAX_COLUMNS`)."""
+    anomaly_groups: tuple[Group, ...] = ()
+    """The anomalies by code, errors first."""
 
     def __post_init__(self) -> None:
         self.rule_steps = {name: [] for name in RULE_NAMES}
@@ -67,6 +75,8 @@ class TraceView:
         self.anomaly_steps = sorted(self.anomalies_by_step)
         self.open_steps = [block.opened_step for block in self.trace.blocks]
         self.others = [block for block in self.trace.content if block.kind != "toolCall"]
+        self.buckets = buckets(self.trace, self.anomalies_by_step)
+        self.anomaly_groups = groups(self.trace)
 
     @property
     def last(self) -> int:
@@ -113,10 +123,11 @@ class Service:
 
     def __init__(self, settings: Settings) -> None:
         self.storage = Storage(settings.db_path)
-        self._readings: Memo[str, Reading] = Memo(max(2, settings.trace_cache_size // 2))
-        self._traces: Memo[tuple[str, Options], TraceView] = Memo(settings.trace_cache_size)
-        self._comparisons: Memo[tuple[str, Options, Policy, Policy], Comparison] = Memo(
-            max(2, settings.trace_cache_size // 2)
+        size = settings.trace_cache_size
+        self._readings: Memo[tuple[str, int | None], Reading] = Memo(max(2, size // 2))
+        self._traces: Memo[tuple[str, int | None, Options], TraceView] = Memo(size)
+        self._comparisons: Memo[tuple[str, int | None, Options, Policy, Policy], Comparison] = Memo(
+            max(2, size // 2)
         )
 
     def info(self, stream_id: str) -> StreamInfo:
@@ -142,26 +153,28 @@ class Service:
             input_format=input_format,
             redactions=prepared.redactions,
         )
-        self._readings.get(info.id, lambda: Reading(info, prepared.result))
+        self._readings.get((info.id, None), lambda: Reading(info, prepared.result))
         return info
 
-    def reading(self, stream_id: str) -> Reading:
-        """The stream read again from its stored bytes (cached)."""
+    def reading(self, stream_id: str, har_entry: int | None = None) -> Reading:
+        """The stream read again from its stored bytes (cached); `har_entry` picks a HAR's entry."""
         info = self.info(stream_id)
-        return self._readings.get(stream_id, lambda: self._read(info))
+        return self._readings.get((stream_id, har_entry), lambda: self._read(info, har_entry))
 
-    def _read(self, info: StreamInfo) -> Reading:
+    def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
         raw = self.raw(info.id)
         try:
-            result = read(decode(raw), info.input_format)
+            result = read(decode(raw), info.input_format, har_entry=har_entry)
         except ReaderError as error:
             raise Unreadable(str(error)) from error
         return Reading(info, result)
 
-    def view(self, stream_id: str, options: Options) -> TraceView:
+    def view(self, stream_id: str, options: Options, har_entry: int | None = None) -> TraceView:
         """The stream assembled under `options`, with its stepping indexes (cached)."""
-        reading = self.reading(stream_id)
-        return self._traces.get((stream_id, options), lambda: self._assemble(reading, options))
+        reading = self.reading(stream_id, har_entry)
+        return self._traces.get(
+            (stream_id, har_entry, options), lambda: self._assemble(reading, options)
+        )
 
     def _assemble(self, reading: Reading, options: Options) -> TraceView:
         try:
@@ -172,10 +185,15 @@ class Service:
         return TraceView(reading, options, trace)
 
     def comparison(
-        self, stream_id: str, options: Options, left: Policy, right: Policy
+        self,
+        stream_id: str,
+        options: Options,
+        left: Policy,
+        right: Policy,
+        har_entry: int | None = None,
     ) -> Comparison:
         """The stream under two policies, aligned by step (cached)."""
-        reading = self.reading(stream_id)
+        reading = self.reading(stream_id, har_entry)
 
         def make() -> Comparison:
             try:
@@ -184,7 +202,7 @@ class Service:
                 log.exception("comparing stream %s failed", stream_id)
                 raise Unreadable(f"the comparison failed on this stream: {error!r}") from error
 
-        return self._comparisons.get((stream_id, options, left, right), make)
+        return self._comparisons.get((stream_id, har_entry, options, left, right), make)
 
     def close(self) -> None:
         """Close the store."""

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 import webapp
+from webapp.anomalies import severity_of
 from webapp.rules import RULES
 from webapp.web.text import printable
 
@@ -59,6 +60,7 @@ def make_templates() -> Jinja2Templates:
     env.filters["num"] = _number
     env.filters["plural"] = _plural
     env.globals["RULES"] = RULES
+    env.globals["severity_of"] = severity_of
     env.globals["HTMX"] = HTMX
     return Jinja2Templates(env=env)
 
