@@ -3,7 +3,7 @@
 The machine is shared (CI runs tests beside other work), so: the small and the large input are
 timed alternately (a burst of load hits both), each the best of several runs with the collector
 off, the small one repeated to last a few milliseconds; and a ratio over the bound is measured
-again (twice at most) before it counts, since a quadratic cost stays near 64 for 8x the input
+again (three times at most) before it counts, since a quadratic cost stays near 64 for 8x the input
 however often it is measured, while noise does not repeat.
 """
 
@@ -42,9 +42,9 @@ def growth(small: Callable[[], object], large: Callable[[], object], runs: int =
 
 
 def assert_linear(name: str, small: Callable[[], object], large: Callable[[], object]) -> None:
-    """Fail when 8x the input takes MOST times as long, three measurements in a row."""
+    """Fail when 8x the input takes MOST times as long, four measurements in a row."""
     measured = growth(small, large)
-    for _ in range(2):
+    for _ in range(3):
         if measured < MOST:
             break
         measured = min(measured, growth(small, large))
