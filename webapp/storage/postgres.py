@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from psycopg_pool import ConnectionPool
 
 from webapp.storage.location import Dialect
@@ -32,6 +33,10 @@ class PostgresBackend:
     dialect: Dialect = "postgresql"
 
     def __init__(self, url: str) -> None:
+        try:  # one plain connection first: a wrong URL fails at once, with libpq's reason
+            psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)).close()
+        except psycopg.Error as error:
+            raise ConnectionError(f"cannot connect to PostgreSQL: {error}") from error
         self._pool = ConnectionPool(
             url,
             min_size=1,
