@@ -1,5 +1,6 @@
 # streamviz: `make run` serves the app on the embedded SQLite store; `make test` installs what the
-# tests need (Python packages, Debian's chromium, the upstream npm package) and runs the whole suite.
+# tests need (Python packages, Debian's chromium, PostgreSQL's server binaries, the upstream npm
+# package) and runs the whole suite, the store tests on SQLite and on a throwaway PostgreSQL.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -7,18 +8,19 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 DB     ?= data/streamviz.sqlite3
+WORKERS ?= 1
 
-.PHONY: run test install install-test chromium upstream lint typecheck pytest bench clean
+.PHONY: run test install install-test chromium postgres upstream lint typecheck pytest bench clean
 
+# DB may be a file path (its folder is created) or a postgresql:// URL.
 run: $(VENV)/.installed
-	mkdir -p $(dir $(DB))
-	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db $(DB)
+	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS)
 
 test: install-test lint typecheck pytest
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test chromium upstream
+install-test: $(VENV)/.installed-test chromium postgres upstream
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +38,16 @@ chromium:
 	  echo "installing Debian's chromium"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+# PostgreSQL's server binaries: the tests start a throwaway server of their own from them
+# (tests/pgserver.py), as an unprivileged user, in a temporary folder, on a Unix socket.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql-15"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && { \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql-15 || \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }; }
 
 # The published upstream assembler, the live reference for the exact-key policy.
 upstream: tests/upstream/node_modules/.package-lock.json

@@ -39,7 +39,7 @@ def serve(db: Path) -> tuple[str, uvicorn.Server, threading.Thread]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
-    server = uvicorn.Server(uvicorn.Config(create_app(Settings(db_path=db)), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(db=str(db))), log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"

@@ -1,4 +1,8 @@
-"""The app factory: `create_app(settings)` wires the store, the caches, the routes and headers."""
+"""The app factory: `create_app(settings)` wires the store, the caches, the routes and headers.
+
+`create_app_from_env` is the same for `uvicorn --factory`, which `streamviz serve --workers N`
+uses: each worker process reads its settings from `STREAMVIZ_*` environment variables.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +17,14 @@ from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
 from webapp.web import api, errors, pages
 from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
+from webapp.web.ingest import UploadSlots
 from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.service import Service
 from webapp.web.templating import STATIC, make_templates
 
 
 def create_app(settings: Settings) -> FastAPI:
-    """A new app on the database at `settings.db_path` (created if missing)."""
+    """A new app on the store `settings.db` names (created and migrated if needed)."""
     service = Service(settings)
 
     @asynccontextmanager
@@ -41,6 +46,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.service = service
+    app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates()
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
     app.add_middleware(SecurityHeaders, docs_path=DOCS_PATH, docs_csp=docs_csp())
@@ -56,4 +62,9 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-__all__ = ["CSP", "Settings", "create_app"]
+def create_app_from_env() -> FastAPI:
+    """A new app configured by `STREAMVIZ_*` environment variables (see `Settings.from_env`)."""
+    return create_app(Settings.from_env())
+
+
+__all__ = ["CSP", "Settings", "create_app", "create_app_from_env"]

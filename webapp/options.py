@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
 from typing import Any
 
 from webapp.rules import Policy
@@ -18,6 +19,16 @@ class Options:
     server_tools: tuple[str, ...] = ()
     """Exact tool names, or prefixes ending in `*` such as `openrouter:*`."""
     choice: int = 0
+
+    def canonical(self) -> Options:
+        """The same options with `server_tools` stripped, deduplicated and sorted (a cache key)."""
+        tools = tuple(sorted({name.strip() for name in self.server_tools if name.strip()}))
+        return self if tools == self.server_tools else replace(self, server_tools=tools)
+
+    def key(self) -> str:
+        """The canonical options as one stable line of text (a store key)."""
+        canon = self.canonical()
+        return json.dumps([canon.policy, canon.path, canon.choice, list(canon.server_tools)])
 
     def is_server_tool(self, name: Any) -> bool:
         """Whether a folded candidate with this name is a server-tool call."""

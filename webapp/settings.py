@@ -1,22 +1,63 @@
-"""What the web app is told when it starts: where the database is, and its limits."""
+"""What the web app is told when it starts: where the store is, and its limits.
+
+`streamviz serve` builds one from its options. With several workers, each worker process
+builds its own from `STREAMVIZ_*` environment variables (`to_env` / `from_env`), because
+uvicorn starts workers from an import string, not from an object.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+ENV_PREFIX = "STREAMVIZ_"
+MB = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The web app's configuration; `streamviz serve` builds one from its options."""
+    """The web app's configuration."""
 
-    db_path: Path
-    """The SQLite file that holds the stored streams (created, with its folder, on open)."""
+    db: str
+    """The store: a SQLite file path, `sqlite:///PATH`, or `postgresql://...`."""
     max_bytes: int = 20_000_000
     """The largest stream accepted, in bytes; larger input gets a 413."""
-    trace_cache_size: int = 8
-    """How many assembled traces (stream, options) are kept in memory."""
+    cache_bytes: int = 512 * MB
+    """What the caches of readings, traces and comparisons may hold together, in bytes."""
+    max_uploads: int = 4
+    """How many uploads one worker reads and checks at once; more get a 503."""
     timeline_window: int = 120
     """How many timeline rows one window shows, and how many each scroll loads."""
     allow_origins: tuple[str, ...] = ()
     """Other sites' origins (`https://a.example`) whose pages may post to this server."""
+
+    def to_env(self) -> dict[str, str]:
+        """The settings as `STREAMVIZ_*` environment variables."""
+        env: dict[str, str] = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            text = " ".join(value) if isinstance(value, tuple) else str(value)
+            env[ENV_PREFIX + field.name.upper()] = text
+        return env
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from `STREAMVIZ_*` variables (`STREAMVIZ_DB` is required)."""
+        source = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            name = ENV_PREFIX + field.name.upper()
+            if name not in source:
+                continue
+            text = source[name]
+            if field.type == "int":
+                values[field.name] = int(text)
+            elif field.type.startswith("tuple"):
+                values[field.name] = tuple(text.split())
+            else:
+                values[field.name] = text
+        if "db" not in values:
+            raise KeyError(f"{ENV_PREFIX}DB is not set: it names the store")
+        return cls(**values)

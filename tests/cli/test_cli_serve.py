@@ -45,6 +45,6 @@ def test_serve_builds_the_settings_and_runs_uvicorn(
     assert result.exit_code == 0, result.output
     [(app, kwargs)] = calls
     assert isinstance(app, FastAPI)
-    assert app.state.settings == Settings(db_path=db, max_bytes=1000)
+    assert app.state.settings == Settings(db=str(db), max_bytes=1000)
     assert kwargs == {"host": "0.0.0.0", "port": 8123}
     assert db.parent.is_dir()

@@ -21,8 +21,9 @@ from webapp.settings import Settings
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(db_path=tmp_path / "streams.sqlite3", max_bytes=50_000, timeline_window=40)
+def settings(db_url: str) -> Settings:
+    """Every test that uses the app runs on each store (`db_url`, tests/conftest.py)."""
+    return Settings(db=db_url, max_bytes=50_000, timeline_window=40)
 
 
 @pytest.fixture
@@ -80,7 +81,7 @@ def browser() -> Iterator[Browser]:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real uvicorn serving the app on a free port of 127.0.0.1, in a thread."""
     folder = tmp_path_factory.mktemp("live")
-    app = create_app(Settings(db_path=folder / "live.sqlite3", timeline_window=40))
+    app = create_app(Settings(db=str(folder / "live.sqlite3"), timeline_window=40))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)

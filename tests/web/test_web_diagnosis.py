@@ -125,7 +125,7 @@ UNFINISHED = sse(
 
 
 def test_thousands_of_one_anomaly_render_a_bounded_page(tmp_path: Path) -> None:
-    settings = Settings(db_path=tmp_path / "big.sqlite3", max_bytes=5_000_000, timeline_window=40)
+    settings = Settings(db=str(tmp_path / "big.sqlite3"), max_bytes=5_000_000, timeline_window=40)
     with TestClient(create_app(settings)) as client:
         stream_id = client.post("/api/streams", json={"text": UNFINISHED}).json()["id"]
         page = client.get(f"/s/{stream_id}?step=2002")
@@ -151,7 +151,7 @@ def test_thousands_of_one_anomaly_render_a_bounded_page(tmp_path: Path) -> None:
 
 def test_one_code_is_listed_a_page_at_a_time(tmp_path: Path) -> None:
     """exact-key on 3,000 bare continuations: 3,001 phantom calls, one at each step."""
-    settings = Settings(db_path=tmp_path / "big.sqlite3", max_bytes=5_000_000, timeline_window=40)
+    settings = Settings(db=str(tmp_path / "big.sqlite3"), max_bytes=5_000_000, timeline_window=40)
     with TestClient(create_app(settings)) as client:
         stream_id = client.post("/api/streams", json={"text": long_stream(3_000)}).json()["id"]
         query = "step=3004&policy=exact-key&anomaly=phantom-call&anomaly_start=100"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -64,8 +63,8 @@ ODD_CHUNK = st.one_of(
 CHUNK = st.one_of(TOOL_CHUNK, TOOL_CHUNK, TOOL_CHUNK, ODD_CHUNK)
 
 
-def test_random_streams_never_get_a_500(tmp_path: Path) -> None:
-    app = create_app(Settings(db_path=tmp_path / "fuzz.sqlite3", timeline_window=20))
+def test_random_streams_never_get_a_500(db_url: str) -> None:
+    app = create_app(Settings(db=db_url, timeline_window=20))
     with TestClient(app, follow_redirects=False) as client:
 
         @settings(
@@ -102,8 +101,8 @@ def test_random_streams_never_get_a_500(tmp_path: Path) -> None:
         check()
 
 
-def test_random_bytes_never_get_a_500(tmp_path: Path) -> None:
-    app = create_app(Settings(db_path=tmp_path / "bytes.sqlite3"))
+def test_random_bytes_never_get_a_500(db_url: str) -> None:
+    app = create_app(Settings(db=db_url))
     with TestClient(app, follow_redirects=False) as client:
 
         @given(st.binary(max_size=300))

@@ -77,10 +77,8 @@ def test_a_cross_site_get_is_not_refused(client: TestClient) -> None:
     assert response.status_code == 200
 
 
-def test_an_allowed_origin_may_post(tmp_path: Path) -> None:
-    settings = Settings(
-        db_path=tmp_path / "s.sqlite3", allow_origins=("https://a.example/", "https://B.example")
-    )
+def test_an_allowed_origin_may_post(db_url: str) -> None:
+    settings = Settings(db=db_url, allow_origins=("https://a.example/", "https://B.example"))
     with TestClient(create_app(settings)) as client:
         for origin in ("https://a.example", "https://b.example"):
             headers = {"Origin": origin, "Sec-Fetch-Site": "cross-site"}

@@ -249,8 +249,8 @@ def test_state_panel_highlights_what_the_step_appended(client: TestClient, store
     assert "no name" in exact
 
 
-def test_state_panel_clips_a_huge_block(client: TestClient, app: object, tmp_path: Path) -> None:
-    settings = Settings(db_path=tmp_path / "big.sqlite3", max_bytes=5_000_000)
+def test_state_panel_clips_a_huge_block(client: TestClient, app: object, db_url: str) -> None:
+    settings = Settings(db=db_url, max_bytes=5_000_000)
     big = create_app(settings)
     with TestClient(big) as big_client:
         text = sse(

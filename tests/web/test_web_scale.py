@@ -40,7 +40,7 @@ def test_a_long_stream_is_assembled_once_and_steps_cheaply(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(webapp.web.service, "assemble", counted)
-    settings = Settings(db_path=tmp_path / "long.sqlite3", max_bytes=50_000_000)
+    settings = Settings(db=str(tmp_path / "long.sqlite3"), max_bytes=50_000_000)
     with TestClient(create_app(settings)) as client:
         small_id = client.post("/api/streams", json={"text": long_stream(8)}).json()["id"]
         long_id = client.post("/api/streams", json={"text": long_stream(CHUNKS)}).json()["id"]

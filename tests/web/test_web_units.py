@@ -1,13 +1,11 @@
-"""Small pieces of the web layer: the store, the LRU, clipping, query parsing, the palette."""
+"""Small pieces of the web layer: the LRU, clipping, query parsing, the palette."""
 
 from __future__ import annotations
 
 import re
-import sqlite3
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 from starlette.datastructures import QueryParams
@@ -15,46 +13,10 @@ from starlette.datastructures import QueryParams
 from webapp.options import Options
 from webapp.palette import RULE_COLOURS
 from webapp.rules import RULE_NAMES
-from webapp.storage import Storage
 from webapp.web.cache import Memo
 from webapp.web.query import BadQuery, Links, parse_options
 from webapp.web.templating import STATIC, TEMPLATES
 from webapp.web.text import clipped, excerpt, printable
-
-
-def test_storage_keeps_bytes_and_metadata_across_reopen(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "folder" / "s.sqlite3"
-    store = Storage(path)
-    raw = b"\x00\xff\r\n\xef\xbb\xbfdata: {}"
-    info = store.add(raw, title="t", format="sse", input_format="auto", redactions=("a",))
-    store.close()
-    again = Storage(path)
-    assert again.raw(info.id) == raw
-    assert again.info(info.id) == info
-    assert again.info("missing") is None and again.raw("missing") is None
-    mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
-    assert mode == "wal"
-    again.close()
-
-
-def test_storage_is_safe_across_threads(tmp_path: Path) -> None:
-    store = Storage(tmp_path / "s.sqlite3")
-    ids: list[str] = []
-    lock = threading.Lock()
-
-    def work(n: int) -> None:
-        for k in range(25):
-            info = store.add(f"{n}-{k}".encode(), title="", format="sse")
-            assert store.raw(info.id) == f"{n}-{k}".encode()
-            with lock:
-                ids.append(info.id)
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(set(ids)) == 200 == store.count()
 
 
 def test_memo_computes_once_and_evicts_the_least_recent() -> None:

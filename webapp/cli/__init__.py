@@ -269,48 +269,6 @@ def _output(
         write_text(lines)
 
 
-@main.command(short_help="Run the web app.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port."
-)
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("data/streamviz.sqlite3"),
-    show_default=True,
-    help="SQLite file for saved streams; its folder is created if missing.",
-)
-@click.option(
-    "--max-bytes",
-    type=click.IntRange(min=1),
-    default=20_000_000,
-    show_default=True,
-    help="Largest upload accepted, in bytes.",
-)
-@click.option(
-    "--allow-origins",
-    default="",
-    metavar="ORIGINS",
-    help="Other sites whose pages may post streams here, space- or comma-separated "
-    "(e.g. 'https://a.example https://b.example'); posts from any other site get a 403.",
-)
-def serve(host: str, port: int, db: Path, max_bytes: int, allow_origins: str) -> None:
-    """Run the web app with uvicorn."""
-    import uvicorn  # imported here so that trace, check and compare never load the web stack
-
-    from webapp.app import create_app
-    from webapp.settings import Settings
-
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(f"cannot create the folder of --db {db}: {error.strerror}") from None
-    origins = tuple(allow_origins.replace(",", " ").split())
-    settings = Settings(db_path=db, max_bytes=max_bytes, allow_origins=origins)
-    uvicorn.run(create_app(settings), host=host, port=port)
-
-
 def load(file: str, input_format: str, har_entry: int | None = None) -> ReadResult:
     """Read FILE (or stdin for '-') and parse it into records; unusable input exits 2."""
     try:
@@ -367,3 +325,8 @@ def _emit(chunks: Iterable[bytes]) -> None:
         with contextlib.suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
+
+
+from webapp.cli.serve import serve  # noqa: E402  (registers on `main`; needs InputError above)
+
+main.add_command(serve)

@@ -18,13 +18,14 @@ from webapp.web.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
     BadInput,
+    Busy,
     TooLarge,
+    UploadSlots,
     clean_title,
-    encode_text,
     form_file,
     form_text,
-    parse_json_body,
     prepare,
+    prepare_json,
     read_body,
     read_form,
 )
@@ -159,8 +160,10 @@ def json_response(content: Any, status: int = 200) -> Response:
     return CliJSONResponse(content, status_code=status)
 
 
-def _problem(status: int, error: Exception) -> Response:
-    return json_response(Problem(detail=str(error)).model_dump(), status)
+def _problem(status: int, error: Exception, headers: dict[str, str] | None = None) -> Response:
+    response = json_response(Problem(detail=str(error)).model_dump(), status)
+    response.headers.update(headers or {})
+    return response
 
 
 router = APIRouter(prefix="/api", tags=["streams"], default_response_class=CliJSONResponse)
@@ -173,10 +176,11 @@ router = APIRouter(prefix="/api", tags=["streams"], default_response_class=CliJS
     description='Send the stream as JSON `{"text": ..., "title": ...}` or as a multipart '
     "`file`. Secrets in HAR files and HTTP dumps are removed before storing. Answers 201 with "
     "the new id and the timeline URL; 413 over the size limit; 422 when no reader recognises "
-    "the input.",
+    "the input; 503 when the server is reading too many uploads at once.",
     response_model=StreamCreated,
     responses={
         413: {"model": Problem, "description": "Over the size limit."},
+        503: {"model": Problem, "description": "Too many uploads at once; retry."},
         422: {"model": Problem, "description": "No reader recognises the input."},
         400: {"model": Problem, "description": "The request is malformed."},
     },
@@ -184,42 +188,51 @@ router = APIRouter(prefix="/api", tags=["streams"], default_response_class=CliJS
 )
 async def create_stream(request: Request) -> StreamCreated | Response:
     """Store a stream sent as JSON or as a multipart file."""
-    settings = request.app.state.settings
-    limit: int = settings.max_bytes
-    content_type = request.headers.get("content-type", "")
+    uploads: UploadSlots = request.app.state.uploads
     try:
-        if content_type.startswith("application/json"):
-            # JSON escapes can double the text's size; the text itself is checked below.
-            body = await read_body(request, 2 * limit + FORM_OVERHEAD)
-            value = parse_json_body(body)
-            raw = encode_text(value["text"])
-            title = clean_title(value.get("title"), "API stream")
-            fmt = value.get("format") or "auto"
-        else:
-            form = await read_form(request, limit + FORM_OVERHEAD, limit)
-            try:
-                upload = await form_file(form, "file", limit)
-                if upload is None:
-                    raise BadInput("send a multipart field named 'file', or JSON with 'text'")
-                raw, filename = upload
-                title = clean_title(form_text(form, "title"), filename)
-                fmt = form_text(form, "format") or "auto"
-            finally:
-                await form.close()
-        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
+        with uploads.slot():
+            info = await _create(request)
+    except Busy as error:
+        return _problem(503, error, {"Retry-After": "2"})
     except TooLarge as error:
         return _problem(413, error)
     except BadInput as error:
         return _problem(400, error)
     except ReaderError as error:
         return _problem(422, error)
-    info = await run_in_threadpool(_service(request).store, prepared, title=title, input_format=fmt)
     return StreamCreated(
         id=info.id,
         url=Links(info.id, Options()).base,
         format=info.format,
         redacted=list(info.redactions),
     )
+
+
+async def _create(request: Request) -> StreamInfo:
+    """Read, check and store one upload; everything but the receiving runs in a thread."""
+    settings = request.app.state.settings
+    limit: int = settings.max_bytes
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("application/json"):
+        # JSON escapes can double the text's size; the text itself is checked in `prepare`.
+        body = await read_body(request, 2 * limit + FORM_OVERHEAD)
+        upload = await run_in_threadpool(prepare_json, body, limit)
+        prepared, title, fmt = upload.prepared, upload.title, upload.input_format
+    else:
+        form = await read_form(request, limit + FORM_OVERHEAD, limit)
+        try:
+            sent = await form_file(form, "file", limit)
+            if sent is None:
+                raise BadInput("send a multipart field named 'file', or JSON with 'text'")
+            raw, filename = sent
+            title = clean_title(form_text(form, "title"), filename)
+            fmt = form_text(form, "format") or "auto"
+        finally:
+            await form.close()
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
+        del raw
+    service = _service(request)
+    return await run_in_threadpool(service.store, prepared, title=title, input_format=fmt)
 
 
 @router.get(

@@ -1,4 +1,9 @@
-"""A small thread-safe LRU that computes each missing value once, even under concurrent misses."""
+"""A thread-safe LRU bounded by weight (bytes), that computes each missing value once.
+
+A miss takes the key's own lock: concurrent misses for one key wait for the first to
+finish and share its value, while misses for other keys go on. A value heavier than the
+whole budget is returned but not kept.
+"""
 
 from __future__ import annotations
 
@@ -11,39 +16,82 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-class Memo(Generic[K, V]):
-    """Keeps the `size` most recently used values; a miss is computed by one thread only."""
+def _one(value: object) -> int:
+    return 1
 
-    def __init__(self, size: int) -> None:
-        self.size = max(1, size)
-        self._values: OrderedDict[K, V] = OrderedDict()
+
+class _Pending(Generic[V]):
+    """One key's computation: its lock, and its value once made (shared with the waiters)."""
+
+    __slots__ = ("lock", "result")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.result: tuple[V] | None = None
+
+
+class Memo(Generic[K, V]):
+    """Keeps the most recently used values while their weights sum to at most `budget`."""
+
+    def __init__(self, budget: int, weigh: Callable[[V], int] = _one) -> None:
+        self.budget = max(1, budget)
+        self._weigh = weigh
+        self._values: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._weight = 0
         self._lock = threading.Lock()
-        self._pending: dict[K, threading.Lock] = {}
+        self._pending: dict[K, _Pending[V]] = {}
 
     def get(self, key: K, make: Callable[[], V]) -> V:
         """The cached value for `key`, computing it with `make` on a miss."""
         with self._lock:
-            if key in self._values:
-                self._values.move_to_end(key)
-                return self._values[key]
-            pending = self._pending.setdefault(key, threading.Lock())
-        with pending:
+            found = self._hit(key)
+            if found is not None:
+                return found[0]
+            pending = self._pending.setdefault(key, _Pending())
+        with pending.lock:
+            if pending.result is not None:  # another thread made it while this one waited
+                return pending.result[0]
             with self._lock:
-                if key in self._values:
-                    self._values.move_to_end(key)
-                    return self._values[key]
+                found = self._hit(key)
+                if found is not None:
+                    return found[0]
             try:
                 value = make()
+                weight = max(1, self._weigh(value))
             except BaseException:
                 with self._lock:
                     self._pending.pop(key, None)
                 raise
+            pending.result = (value,)
             with self._lock:
-                self._values[key] = value
+                self._keep(key, value, weight)
                 self._pending.pop(key, None)
-                while len(self._values) > self.size:
-                    self._values.popitem(last=False)
             return value
+
+    def _hit(self, key: K) -> tuple[V] | None:
+        entry = self._values.get(key)
+        if entry is None:
+            return None
+        self._values.move_to_end(key)
+        return (entry[0],)
+
+    def _keep(self, key: K, value: V, weight: int) -> None:
+        if weight > self.budget:
+            return
+        old = self._values.pop(key, None)
+        if old is not None:
+            self._weight -= old[1]
+        self._values[key] = (value, weight)
+        self._weight += weight
+        while self._weight > self.budget:
+            _, (_, dropped) = self._values.popitem(last=False)
+            self._weight -= dropped
+
+    @property
+    def weight(self) -> int:
+        """The summed weight of the values kept."""
+        with self._lock:
+            return self._weight
 
     def __len__(self) -> int:
         with self._lock:

@@ -1,15 +1,22 @@
 """Getting a stream in: bounded request bodies, secrets removed, the reader's verdict.
 
 A body is never read whole before its size is known to fit: Content-Length is checked first,
-then the bytes are counted as they arrive, and the form parser reads from that counting
-stream. What is stored is the submitted bytes exactly, unless `webapp.redact` removed
-secrets, in which case it is the redacted text in UTF-8.
+then the bytes are counted as they arrive (a chunked body is refused as soon as it passes the
+limit), and the form parser reads from that counting stream. A JSON body goes into one
+buffer, emptied once parsed; a file is spooled by the form parser and read once. Each worker
+reads and checks at most `Settings.max_uploads` uploads at once (`UploadSlots`); the parsing,
+redaction and reading run in a worker thread, never on the event loop. What is stored is the
+submitted bytes exactly, unless `webapp.redact` removed secrets, in which case it is the
+redacted text in UTF-8.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+import re
+import threading
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +41,33 @@ class TooLarge(Exception):
     def __init__(self, limit: int) -> None:
         super().__init__(f"the input is larger than the limit of {limit:,} bytes")
         self.limit = limit
+
+
+class Busy(Exception):
+    """Every upload slot of this worker is taken."""
+
+    def __init__(self, slots: int) -> None:
+        super().__init__(
+            f"the server is reading {slots} other uploads right now; try again in a moment"
+        )
+
+
+class UploadSlots:
+    """At most `size` uploads read and checked at once; one more is refused, not queued."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self._free = threading.BoundedSemaphore(self.size)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one slot for the duration; raises Busy when none is free."""
+        if not self._free.acquire(blocking=False):
+            raise Busy(self.size)
+        try:
+            yield
+        finally:
+            self._free.release()
 
 
 class BadInput(ValueError):
@@ -65,11 +99,13 @@ async def _counted(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
         yield chunk
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The whole body, refused as soon as it passes `limit` bytes."""
+async def read_body(request: Request, limit: int) -> bytearray:
+    """The whole body in one buffer, refused as soon as it passes `limit` bytes."""
     check_length(request, limit)
-    parts = [chunk async for chunk in _counted(request, limit)]
-    return b"".join(parts)
+    body = bytearray()
+    async for chunk in _counted(request, limit):
+        body += chunk
+    return body
 
 
 async def read_form(request: Request, limit: int, stream_limit: int) -> FormData:
@@ -109,7 +145,7 @@ async def form_file(form: FormData, name: str, limit: int) -> tuple[bytes, str] 
     return data, value.filename
 
 
-def parse_json_body(body: bytes) -> dict[str, Any]:
+def parse_json_body(body: bytes | bytearray) -> dict[str, Any]:
     """The API's JSON body: an object with a string `text` and an optional string `title`."""
     try:
         value = json.loads(body)
@@ -127,9 +163,13 @@ def encode_text(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def clean_title(title: str | None, fallback: str) -> str:
-    """A one-line title of at most `MAX_TITLE` characters, storable (no lone surrogates)."""
-    text = " ".join(printable(title or "").split()) or fallback
+    """A one-line title of at most `MAX_TITLE` characters, storable in either store (no lone
+    surrogates, no control characters: PostgreSQL's text holds no NUL)."""
+    text = " ".join(_CONTROL.sub(" ", printable(title or "")).split()) or fallback
     return text[:MAX_TITLE]
 
 
@@ -150,3 +190,25 @@ def prepare(raw: bytes, input_format: str, limit: int) -> Prepared:
         raw = encode_text(text)
     result = read(text, input_format)
     return Prepared(raw, result, tuple(redaction.removed))
+
+
+@dataclass(frozen=True, slots=True)
+class JsonUpload:
+    """What a JSON body asked to store."""
+
+    prepared: Prepared
+    title: str
+    input_format: str
+
+
+def prepare_json(body: bytearray, limit: int) -> JsonUpload:
+    """Parse the API's JSON body, then `prepare` its text; empties `body` once it is parsed.
+
+    Run in a worker thread: parsing a body of tens of megabytes takes a while.
+    """
+    value = parse_json_body(body)
+    body.clear()  # the one buffer of the upload goes as soon as its text is out
+    raw = encode_text(value.pop("text"))
+    title = clean_title(value.get("title"), "API stream")
+    fmt = value.get("format") or "auto"
+    return JsonUpload(prepare(raw, fmt, limit), title, fmt)

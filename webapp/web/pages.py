@@ -31,8 +31,10 @@ from webapp.web.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
     BadInput,
+    Busy,
     Prepared,
     TooLarge,
+    UploadSlots,
     clean_title,
     encode_text,
     form_file,
@@ -153,16 +155,32 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
     except ReaderError as error:
         shown = text
         if upload is not None:  # put the file's text in the box, unless it is huge
-            decoded = decode(raw)
-            shown = decoded if len(decoded) <= REDISPLAY_LIMIT else ""
+            shown = await run_in_threadpool(_redisplayed, raw)
         raise _Refused(str(error), 422, shown) from error
     title = clean_title(form_text(form, "title"), fallback)
     return _Accepted(prepared, title, fmt, options)
 
 
+def _redisplayed(raw: bytes) -> str:
+    decoded = decode(raw)
+    return decoded if len(decoded) <= REDISPLAY_LIMIT else ""
+
+
 @router.post("/streams")
 async def submit(request: Request) -> Response:
     """Store a pasted or uploaded stream and redirect to its timeline (303)."""
+    uploads: UploadSlots = request.app.state.uploads
+    try:
+        with uploads.slot():
+            return await _submit(request)
+    except Busy as error:
+        context = {"status": 503, "heading": "Too many uploads at once", "message": str(error)}
+        response = render(_templates(request), request, "error.html", context, 503)
+        response.headers["Retry-After"] = "2"
+        return response
+
+
+async def _submit(request: Request) -> Response:
     limit = _settings(request).max_bytes
     try:
         form = await read_form(request, limit + FORM_OVERHEAD, limit)

@@ -1,18 +1,29 @@
 """What the routes ask for, computed once and cached: stored streams, readings, traces.
 
 Reading a 100,000-chunk stream and assembling it take about a second each, so a reading is
-cached per stream and a trace per (stream, options), in small LRUs. A `TraceView` adds the
-indexes that stepping needs (steps per rule, anomaly steps, the overview's buckets, the
-anomalies grouped by code), built once in linear time, so that every step afterwards costs a
-bisect and the rendering of one window. A HAR file can hold several streams: a reading is
-keyed by (stream, entry), `None` being the reader's default entry.
+cached per stream and a trace per (stream, canonical options), in one LRU bounded in bytes
+(`Settings.cache_bytes`; each value's size is estimated from its stream's size or its trace's
+step and fragment counts, measured with tracemalloc). Concurrent misses for one key compute
+once, and at most `HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, so that
+what is being computed stays bounded too. A `TraceView` adds the indexes that stepping needs
+(steps per rule, anomaly steps, the overview's buckets, the anomalies grouped by code), built
+once in linear time, so that every step afterwards costs a bisect and the rendering of one
+window. A HAR file can hold several streams: a reading is keyed by (stream, entry), `None`
+being the reader's default entry.
+
+Nothing here is shared between worker processes except through the store: a cache is only
+a shortcut to what the stored bytes give again.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
+import threading
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from webapp.assembler import assemble
 from webapp.compare import Comparison, compare
@@ -21,7 +32,7 @@ from webapp.readers import decode, read
 from webapp.records import ReaderError, ReadResult
 from webapp.rules import RULE_NAMES, Policy
 from webapp.settings import Settings
-from webapp.storage import Storage, StreamInfo
+from webapp.storage import Storage, StreamInfo, open_storage
 from webapp.trace import Anomaly, Block, Trace
 from webapp.web.anomaly_groups import Group, groups
 from webapp.web.cache import Memo
@@ -29,6 +40,17 @@ from webapp.web.ingest import Prepared
 from webapp.web.overview import Bucket, buckets
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+HEAVY_AT_ONCE = 2
+"""Readings, assemblies and comparisons one worker runs at the same time."""
+READING_PER_BYTE = 11
+"""A reading's heap per stored byte (tracemalloc: 6-10x on SSE, more with tiny fragments)."""
+COMPARISON_PER_BYTE = 14
+"""A comparison's heap per stored byte (two traces and their alignment: 5-13x measured)."""
+TRACE_PER_STEP = 700
+TRACE_PER_FRAGMENT = 350
+"""A trace's heap per step and per fragment (measured: 530-660 and about 310 bytes)."""
 
 
 class NotFound(LookupError):
@@ -55,6 +77,8 @@ class TraceView:
     options: Options
     trace: Trace
     rule_steps: dict[str, list[int]] = field(default_factory=dict)
+    fragments: int = 0
+    """How many fragments the steps carry (for the size estimate)."""
     anomaly_steps: list[int] = field(default_factory=list)
     anomalies_by_step: dict[int, tuple[Anomaly, ...]] = field(default_factory=dict)
     open_steps: list[int] = field(default_factory=list)
@@ -69,6 +93,7 @@ class TraceView:
     def __post_init__(self) -> None:
         self.rule_steps = {name: [] for name in RULE_NAMES}
         for step in self.trace.steps:
+            self.fragments += len(step.fragments)
             for rule in {fragment.rule for fragment in step.fragments}:
                 self.rule_steps.setdefault(rule, []).append(step.step)
         self.anomalies_by_step = self.trace.anomalies_by_step()
@@ -77,6 +102,21 @@ class TraceView:
         self.others = [block for block in self.trace.content if block.kind != "toolCall"]
         self.buckets = buckets(self.trace, self.anomalies_by_step)
         self.anomaly_groups = groups(self.trace)
+
+    def as_asked(self, options: Options) -> TraceView:
+        """This view under options equal to its own but for the order of `server_tools`.
+
+        The cached trace was made with the canonical options; the user sees theirs echoed.
+        """
+        view = copy.copy(self)
+        view.options = options
+        view.trace = replace(self.trace, server_tools=options.server_tools)
+        return view
+
+    @property
+    def weight(self) -> int:
+        """An estimate of the trace's size in memory, in bytes."""
+        return TRACE_PER_STEP * len(self.trace.steps) + TRACE_PER_FRAGMENT * self.fragments
 
     @property
     def last(self) -> int:
@@ -118,17 +158,35 @@ def _before(steps: list[int], step: int) -> int | None:
     return steps[at - 1] if at > 0 else None
 
 
+def weigh(value: object) -> int:
+    """The estimated size in bytes of a cached reading, trace or comparison."""
+    if isinstance(value, TraceView):
+        return value.weight
+    if isinstance(value, Reading):
+        return READING_PER_BYTE * value.info.size
+    if isinstance(value, _Compared):
+        return COMPARISON_PER_BYTE * value.size
+    return 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Compared:
+    comparison: Comparison
+    size: int
+
+
 class Service:
-    """The store and the caches in front of the core."""
+    """The store and the cache in front of the core."""
 
     def __init__(self, settings: Settings) -> None:
-        self.storage = Storage(settings.db_path)
-        size = settings.trace_cache_size
-        self._readings: Memo[tuple[str, int | None], Reading] = Memo(max(2, size // 2))
-        self._traces: Memo[tuple[str, int | None, Options], TraceView] = Memo(size)
-        self._comparisons: Memo[tuple[str, int | None, Options, Policy, Policy], Comparison] = Memo(
-            max(2, size // 2)
-        )
+        self.storage: Storage = open_storage(settings.db)
+        self.cache: Memo[Hashable, object] = Memo(settings.cache_bytes, weigh)
+        self._heavy = threading.BoundedSemaphore(HEAVY_AT_ONCE)
+
+    def _cached(self, key: Hashable, kind: type[T], make: Callable[[], T]) -> T:
+        value = self.cache.get(key, make)
+        assert isinstance(value, kind)
+        return value
 
     def info(self, stream_id: str) -> StreamInfo:
         """The stored stream's record, or NotFound."""
@@ -153,36 +211,44 @@ class Service:
             input_format=input_format,
             redactions=prepared.redactions,
         )
-        self._readings.get((info.id, None), lambda: Reading(info, prepared.result))
+        self._cached(("reading", info.id, None), Reading, lambda: Reading(info, prepared.result))
         return info
 
     def reading(self, stream_id: str, har_entry: int | None = None) -> Reading:
         """The stream read again from its stored bytes (cached); `har_entry` picks a HAR's entry."""
         info = self.info(stream_id)
-        return self._readings.get((stream_id, har_entry), lambda: self._read(info, har_entry))
+        return self._cached(
+            ("reading", stream_id, har_entry), Reading, lambda: self._read(info, har_entry)
+        )
 
     def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
         raw = self.raw(info.id)
-        try:
-            result = read(decode(raw), info.input_format, har_entry=har_entry)
-        except ReaderError as error:
-            raise Unreadable(str(error)) from error
+        with self._heavy:
+            try:
+                result = read(decode(raw), info.input_format, har_entry=har_entry)
+            except ReaderError as error:
+                raise Unreadable(str(error)) from error
         return Reading(info, result)
 
     def view(self, stream_id: str, options: Options, har_entry: int | None = None) -> TraceView:
         """The stream assembled under `options`, with its stepping indexes (cached)."""
-        reading = self.reading(stream_id, har_entry)
-        return self._traces.get(
-            (stream_id, har_entry, options), lambda: self._assemble(reading, options)
-        )
+        canon = options.canonical()
+        self.info(stream_id)  # a deleted stream is gone even while its trace is cached
+
+        def make() -> TraceView:
+            return self._assemble(self.reading(stream_id, har_entry), canon)
+
+        view = self._cached(("trace", stream_id, har_entry, canon), TraceView, make)
+        return view if options == canon else view.as_asked(options)
 
     def _assemble(self, reading: Reading, options: Options) -> TraceView:
-        try:
-            trace = assemble(reading.result.records, options)
-        except Exception as error:  # a core bug must not become a 500 for the user
-            log.exception("assembling stream %s failed", reading.info.id)
-            raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
-        return TraceView(reading, options, trace)
+        with self._heavy:
+            try:
+                trace = assemble(reading.result.records, options)
+            except Exception as error:  # a core bug must not become a 500 for the user
+                log.exception("assembling stream %s failed", reading.info.id)
+                raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
+            return TraceView(reading, options, trace)
 
     def comparison(
         self,
@@ -193,16 +259,21 @@ class Service:
         har_entry: int | None = None,
     ) -> Comparison:
         """The stream under two policies, aligned by step (cached)."""
-        reading = self.reading(stream_id, har_entry)
+        canon = options.canonical()
+        self.info(stream_id)
 
-        def make() -> Comparison:
-            try:
-                return compare(reading.result.records, options, left=left, right=right)
-            except Exception as error:  # a core bug must not become a 500 for the user
-                log.exception("comparing stream %s failed", stream_id)
-                raise Unreadable(f"the comparison failed on this stream: {error!r}") from error
+        def make() -> _Compared:
+            reading = self.reading(stream_id, har_entry)
+            with self._heavy:
+                try:
+                    made = compare(reading.result.records, canon, left=left, right=right)
+                except Exception as error:  # a core bug must not become a 500 for the user
+                    log.exception("comparing stream %s failed", stream_id)
+                    raise Unreadable(f"the comparison failed on this stream: {error!r}") from error
+            return _Compared(made, reading.info.size)
 
-        return self._comparisons.get((stream_id, har_entry, options, left, right), make)
+        key = ("comparison", stream_id, har_entry, canon, left, right)
+        return self._cached(key, _Compared, make).comparison
 
     def close(self) -> None:
         """Close the store."""

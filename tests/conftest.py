@@ -1,0 +1,59 @@
+"""The store every storage, API and page test runs against: SQLite and a real PostgreSQL.
+
+`--stores sqlite,postgresql` (the default) runs each test that asks for `db_url` once per
+store. The PostgreSQL server is started once per session (tests/pgserver.py); when it cannot
+start, those tests fail with the reason: `make test` and CI never skip them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.pgserver import PgServer, PostgresUnavailable, start_server
+
+STORES = ("sqlite", "postgresql")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--stores",
+        default=",".join(STORES),
+        help="comma-separated stores the storage, API and page tests run against "
+        "(default: sqlite,postgresql)",
+    )
+
+
+def _stores(config: pytest.Config) -> list[str]:
+    chosen = [name.strip() for name in str(config.getoption("--stores")).split(",") if name]
+    unknown = sorted(set(chosen) - set(STORES))
+    if unknown or not chosen:
+        raise pytest.UsageError(f"--stores takes {', '.join(STORES)} (got {unknown or 'none'})")
+    return chosen
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store_kind" in metafunc.fixturenames:
+        metafunc.parametrize("store_kind", _stores(metafunc.config))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PgServer]:
+    """A PostgreSQL server of this session's own; a failure (never a skip) when it won't start."""
+    try:
+        server = start_server()
+    except PostgresUnavailable as error:
+        pytest.fail(f"PostgreSQL did not start: {error}", pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def db_url(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """An empty store of the kind under test: a SQLite file, or a fresh PostgreSQL schema."""
+    if store_kind == "sqlite":
+        return str(tmp_path / "streams.sqlite3")
+    server: PgServer = request.getfixturevalue("postgres_server")
+    return server.new_schema_url()

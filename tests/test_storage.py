@@ -1,0 +1,186 @@
+"""The store, on SQLite and on PostgreSQL: bytes kept exactly, migrations, artefacts, URLs."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from webapp.options import Options
+from webapp.storage import UnsupportedDatabase, open_storage, parse_location
+from webapp.storage.schema import LATEST, MIGRATIONS
+
+EVERY_BYTE = bytes(range(256)) * 3 + b"\x00\xff\r\n\xef\xbb\xbfdata: {}"
+
+
+def test_storage_keeps_bytes_and_metadata_across_reopen(
+    db_url: str, store_kind: str, tmp_path: Path
+) -> None:
+    if store_kind == "sqlite":
+        db_url = str(tmp_path / "deep" / "folder" / "s.sqlite3")
+    store = open_storage(db_url)
+    raw = b"\x00\xff\r\n\xef\xbb\xbfdata: {}"
+    info = store.add(raw, title="t", format="sse", input_format="auto", redactions=("a",))
+    every = store.add(EVERY_BYTE, title="\u00e9\U0001f600", format="json", redactions=())
+    store.close()
+    again = open_storage(db_url)
+    assert again.raw(info.id) == raw
+    assert again.info(info.id) == info
+    assert again.raw(every.id) == EVERY_BYTE and again.info(every.id) == every
+    assert again.info("missing") is None and again.raw("missing") is None
+    if store_kind == "sqlite":
+        mode = sqlite3.connect(db_url).execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+    again.close()
+
+
+def test_storage_is_safe_across_threads(db_url: str) -> None:
+    store = open_storage(db_url)
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        for k in range(25):
+            info = store.add(f"{n}-{k}".encode(), title="", format="sse")
+            assert store.raw(info.id) == f"{n}-{k}".encode()
+            with lock:
+                ids.append(info.id)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(ids)) == 200 == store.count()
+    store.close()
+
+
+def test_migrations_run_once_even_when_workers_open_the_store_together(db_url: str) -> None:
+    gate = threading.Barrier(4)
+    failures: list[BaseException] = []
+
+    def open_one() -> None:
+        gate.wait()
+        try:
+            open_storage(db_url).close()
+        except BaseException as error:  # reported below, with the store's name
+            failures.append(error)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    store = open_storage(db_url)
+    assert store.version == LATEST == len(MIGRATIONS)
+    rows = store.backend.run("SELECT version, name FROM schema_migrations ORDER BY version")
+    assert [(int(v), n) for v, n in rows] == [(m.version, m.name) for m in MIGRATIONS]
+    store.close()
+
+
+def test_a_store_newer_than_the_code_is_refused(db_url: str) -> None:
+    store = open_storage(db_url)
+    store.backend.run(
+        "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
+        (LATEST + 1, "from the future", "2099-01-01T00:00:00+00:00"),
+    )
+    store.close()
+    with pytest.raises(RuntimeError, match="newer than this streamviz"):
+        open_storage(db_url)
+
+
+def test_a_file_of_the_first_release_opens_with_its_streams(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE streams (id TEXT PRIMARY KEY, raw BLOB NOT NULL, title TEXT NOT NULL "
+        "DEFAULT '', created TEXT NOT NULL, size INTEGER NOT NULL, format TEXT NOT NULL, "
+        "input_format TEXT NOT NULL DEFAULT 'auto', redactions TEXT NOT NULL DEFAULT '[]')"
+    )
+    old.execute(
+        "INSERT INTO streams VALUES ('abc', x'00ff', 'old', '2024-01-01T00:00:00+00:00', 2, "
+        "'sse', 'auto', '[]')"
+    )
+    old.commit()
+    old.close()
+    store = open_storage(f"sqlite:///{path}")
+    assert store.raw("abc") == b"\x00\xff"
+    info = store.info("abc")
+    assert info is not None and info.title == "old"
+    store.put_artefact("abc", Options().key(), "columns", b"x")
+    assert store.version == LATEST
+    store.close()
+
+
+def test_artefacts_are_kept_per_stream_options_and_kind(db_url: str) -> None:
+    store = open_storage(db_url)
+    stream = store.add(b"data: {}\n\n", title="", format="sse")
+    key = Options(server_tools=("b", " a", "b")).key()
+    assert key == Options(server_tools=("a", "b")).key()
+    assert store.artefact(stream.id, key, "columns") is None
+    store.put_artefact(stream.id, key, "columns", EVERY_BYTE)
+    assert store.artefact(stream.id, key, "columns") == EVERY_BYTE
+    store.put_artefact(stream.id, key, "columns", b"newer")
+    assert store.artefact(stream.id, key, "columns") == b"newer"
+    assert store.artefact(stream.id, key, "other") is None
+    assert store.artefact(stream.id, Options(policy="exact-key").key(), "columns") is None
+    store.close()
+
+
+def test_an_artefact_needs_its_stream(db_url: str) -> None:
+    store = open_storage(db_url)
+    with pytest.raises(Exception, match=r"(?i)foreign key"):
+        store.put_artefact("no-such-stream", Options().key(), "columns", b"x")
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "dialect", "target"),
+    [
+        ("data/streamviz.sqlite3", "sqlite", "data/streamviz.sqlite3"),
+        ("/srv/s.db", "sqlite", "/srv/s.db"),
+        ("sqlite:///data/s.db", "sqlite", "data/s.db"),
+        ("sqlite:////srv/s.db", "sqlite", "/srv/s.db"),
+        ("C:\\data\\s.db", "sqlite", "C:\\data\\s.db"),
+        ("postgresql://u:p@db.internal:5432/streamviz", "postgresql", None),
+        ("postgres://u@db/streamviz", "postgresql", None),
+        (" postgresql:///streamviz?host=/run/postgresql ", "postgresql", None),
+    ],
+)
+def test_db_values_name_a_dialect(value: str, dialect: str, target: str | None) -> None:
+    location = parse_location(value)
+    assert location.dialect == dialect
+    assert location.target == (target or value.strip())
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("mysql://u@h/db", "mysql:// is not supported"),
+        ("", "--db is empty"),
+        ("sqlite:///", "needs a file path"),
+        ("sqlite:///:memory:", "needs a file path"),
+    ],
+)
+def test_unusable_db_values_say_why(value: str, needle: str) -> None:
+    with pytest.raises(UnsupportedDatabase, match=needle):
+        parse_location(value)
+
+
+def test_a_shown_url_hides_the_password() -> None:
+    shown = parse_location("postgresql://team:s3cret@db.internal/streamviz").shown()
+    assert shown == "postgresql://team:***@db.internal/streamviz"
+    assert "s3cret" not in shown
+
+
+def test_canonical_options_sort_strip_and_deduplicate_server_tools() -> None:
+    asked = Options(path="server-tools", server_tools=(" web_*", "b", "web_*", "", "a "))
+    assert asked.canonical() == Options(path="server-tools", server_tools=("a", "b", "web_*"))
+    canon = asked.canonical()
+    assert canon.canonical() is canon
+    same = Options(path="server-tools", server_tools=("web_*", "a", "b"))
+    assert asked.key() == same.key()
+    assert Options().key() != Options(choice=1).key()

@@ -1,0 +1,281 @@
+"""Bounded by design: the cache in bytes, misses computed once, upload slots, early 413s, and
+heavy work off the event loop (another request is answered while one assembles)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+import webapp.web.api
+import webapp.web.service
+from tests.web.webkit import CONTINUATION, Store
+from webapp.options import Options
+from webapp.web.cache import Memo
+from webapp.web.ingest import clean_title
+from webapp.web.service import Service
+
+WAIT = 30.0
+"""How long a test waits for an event that should come at once, before it fails."""
+
+
+def test_sixteen_concurrent_misses_on_one_key_compute_once() -> None:
+    memo: Memo[str, bytes] = Memo(10_000, len)
+    gate = threading.Barrier(16)
+    made: list[int] = []
+    results: list[bytes] = []
+
+    def make() -> bytes:
+        made.append(1)
+        return b"x" * 100
+
+    def worker() -> None:
+        gate.wait()
+        results.append(memo.get("k", make))
+
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert made == [1]
+    assert len(results) == 16 and all(result is results[0] for result in results)
+
+
+def test_waiters_share_a_value_too_heavy_to_keep() -> None:
+    memo: Memo[str, bytes] = Memo(10, len)
+    entered, release = threading.Event(), threading.Event()
+    made: list[int] = []
+    results: list[bytes] = []
+
+    def make() -> bytes:
+        made.append(1)
+        entered.set()
+        assert release.wait(WAIT)
+        return b"y" * 50  # heavier than the whole budget: returned, never kept
+
+    first = threading.Thread(target=lambda: results.append(memo.get("k", make)))
+    first.start()
+    assert entered.wait(WAIT)
+    second = threading.Thread(target=lambda: results.append(memo.get("k", make)))
+    second.start()
+    release.set()
+    first.join()
+    second.join()
+    assert made == [1] and results == [b"y" * 50] * 2
+    assert len(memo) == 0 and memo.weight == 0
+
+
+def test_the_cache_evicts_by_bytes_not_entries() -> None:
+    memo: Memo[str, bytes] = Memo(1000, len)
+    for key in "abcd":
+        memo.get(key, lambda: b"." * 300)
+    assert len(memo) == 3 and memo.weight == 900  # "a" went: 4 x 300 > 1000
+    memo.get("big", lambda: b"." * 700)  # evicts the two least recent
+    assert memo.weight == 1000 and len(memo) == 2
+    made: list[str] = []
+    memo.get("d", lambda: made.append("d") or b"")  # kept: the most recent of the 300s
+    memo.get("b", lambda: made.append("b") or b"")  # evicted for "big"
+    assert made == ["b"]
+
+
+def test_traces_are_cached_by_canonical_options(
+    app: FastAPI, client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Options] = []
+    real = webapp.web.service.assemble
+
+    def counted(records: Any, options: Options) -> Any:
+        calls.append(options)
+        return real(records, options)
+
+    monkeypatch.setattr(webapp.web.service, "assemble", counted)
+    stream_id = store(CONTINUATION)
+    service: Service = app.state.service
+    for tools in (("b", "a"), ("a", " b", "a"), ("a", "b")):
+        view = service.view(stream_id, Options(path="server-tools", server_tools=tools))
+        assert view.options.server_tools == tools  # the user sees what they asked for
+        assert view.trace.server_tools == tools
+    assert calls == [Options(path="server-tools", server_tools=("a", "b"))]
+    body = client.get(f"/api/streams/{stream_id}/trace?path=server-tools&server_tools=b,a").json()
+    assert body["server_tools"] == ["b", "a"] and len(calls) == 1
+
+
+def test_the_cache_budget_bounds_what_one_worker_keeps(
+    app: FastAPI, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service: Service = app.state.service
+    service.cache.budget = 60_000
+    ids = [store(CONTINUATION, title=f"s{n}") for n in range(4)]
+    for stream_id in ids:
+        for choice in range(3):
+            service.view(stream_id, Options(choice=choice))
+            assert service.cache.weight <= 60_000
+    assert 0 < len(service.cache) < 4 * 4
+
+
+def test_an_upload_over_the_slots_gets_a_503_that_says_why(
+    app: FastAPI, client: TestClient
+) -> None:
+    with app.state.uploads.slot(), app.state.uploads.slot():
+        for _ in range(app.state.uploads.size - 2):
+            app.state.uploads._free.acquire()
+        try:
+            api = client.post("/api/streams", json={"text": CONTINUATION})
+            page = client.post("/streams", data={"text": CONTINUATION})
+        finally:
+            for _ in range(app.state.uploads.size - 2):
+                app.state.uploads._free.release()
+    assert api.status_code == 503 and api.headers["retry-after"] == "2"
+    assert "reading 4 other uploads right now" in api.json()["detail"]
+    assert page.status_code == 503 and "Too many uploads at once" in page.text
+    assert client.post("/api/streams", json={"text": CONTINUATION}).status_code == 201
+
+
+def _post_chunked(
+    app: FastAPI, path: str, content_type: str, head: bytes, chunks: int, size: int
+) -> tuple[int, int]:
+    """POST `head` and then filler, in `chunks` chunks of `size` bytes with no Content-Length;
+    the status and how many chunks the app read."""
+    pulled = 0
+    status: list[int] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal pulled
+        pulled += 1
+        body = (head + b"a" * (size - len(head))) if pulled == 1 else b"a" * size
+        return {"type": "http.request", "body": body, "more_body": pulled < chunks}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", content_type.encode())],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+
+    async def main() -> None:
+        await app(scope, receive, send)
+
+    anyio.run(main)
+    return status[0], pulled
+
+
+_FILE_PART = (
+    b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="s.sse"\r\n'
+    b"Content-Type: text/plain\r\n\r\n"
+)
+_MULTIPART = "multipart/form-data; boundary=xyz"
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type", "head", "limit"),
+    [
+        ("/api/streams", "application/json", b'{"text": "', 2 * 50_000 + 64 * 1024),
+        ("/api/streams", _MULTIPART, _FILE_PART, 50_000 + 64 * 1024),
+        ("/streams", _MULTIPART, _FILE_PART, 50_000 + 64 * 1024),
+        ("/streams", "application/x-www-form-urlencoded", b"text=", 50_000 + 64 * 1024),
+    ],
+)
+def test_a_chunked_upload_is_refused_as_soon_as_it_passes_the_limit(
+    app: FastAPI, client: TestClient, path: str, content_type: str, head: bytes, limit: int
+) -> None:
+    size = 8 * 1024
+    status, pulled = _post_chunked(app, path, content_type, head, chunks=10_000, size=size)
+    assert status == 413
+    assert pulled == limit // size + 1  # the chunk that passed the limit was the last read
+
+
+def _blocked(
+    monkeypatch: pytest.MonkeyPatch, module: object, name: str
+) -> tuple[threading.Event, threading.Event, list[bool]]:
+    """Replace `module.name` with a version that waits for `release` once `entered` is set."""
+    entered, release = threading.Event(), threading.Event()
+    waited: list[bool] = []
+    real: Callable[..., Any] = getattr(module, name)
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        waited.append(release.wait(WAIT))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, slow)
+    return entered, release, waited
+
+
+def test_a_slow_assembly_does_not_stall_other_requests(
+    client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stream_id = store(CONTINUATION)
+    entered, release, waited = _blocked(monkeypatch, webapp.web.service, "assemble")
+    slow: list[int] = []
+    thread = threading.Thread(
+        target=lambda: slow.append(client.get(f"/api/streams/{stream_id}/trace").status_code)
+    )
+    thread.start()
+    try:
+        assert entered.wait(WAIT)
+        # The assembly holds a worker thread; the event loop answers everything else meanwhile.
+        assert client.get(f"/api/streams/{stream_id}").status_code == 200
+        assert client.get(f"/api/streams/{stream_id}/raw").content == CONTINUATION.encode()
+        assert client.post("/api/streams", json={"text": CONTINUATION}).status_code == 201
+        assert client.get("/").status_code == 200
+        assert not release.is_set() and slow == []
+    finally:
+        release.set()
+        thread.join(WAIT)
+    assert slow == [200] and waited == [True]
+
+
+def test_a_slow_upload_does_not_stall_other_requests(
+    client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stream_id = store(CONTINUATION)
+    entered, release, waited = _blocked(monkeypatch, webapp.web.api, "prepare_json")
+    posted: list[int] = []
+    thread = threading.Thread(
+        target=lambda: posted.append(
+            client.post("/api/streams", json={"text": CONTINUATION}).status_code
+        )
+    )
+    thread.start()
+    try:
+        assert entered.wait(WAIT)
+        assert client.get(f"/api/streams/{stream_id}/trace").status_code == 200
+        assert client.get(f"/s/{stream_id}").status_code == 200
+        assert not release.is_set() and posted == []
+    finally:
+        release.set()
+        thread.join(WAIT)
+    assert posted == [201] and waited == [True]
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [("a\x00b", "a b"), ("tab\there", "tab here"), ("\x7f\x1b[31m", "[31m"), ("\x00", "API")],
+)
+def test_titles_lose_control_characters(title: str, expected: str) -> None:
+    assert clean_title(title, "API") == expected
+
+
+def test_a_nul_in_a_title_is_stored_on_every_store(client: TestClient) -> None:
+    response = client.post("/api/streams", json={"text": CONTINUATION, "title": "x\x00y"})
+    assert response.status_code == 201
+    info = client.get(f"/api/streams/{response.json()['id']}").json()
+    assert info["title"] == "x y"

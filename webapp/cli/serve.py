@@ -1,0 +1,126 @@
+"""`streamviz serve`: the web app under uvicorn, in one process or in several workers.
+
+One worker gets the app object. Several workers are started by uvicorn from an import string
+(`webapp.app:create_app_from_env`), so the settings travel as `STREAMVIZ_*` environment
+variables; the workers share only the store. The store is opened (and migrated) once here
+first, so that a wrong `--db` is an error message, not N crashing workers.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from webapp.cli import InputError
+from webapp.storage import UnsupportedDatabase, open_storage, parse_location
+
+FACTORY = "webapp.app:create_app_from_env"
+
+
+@click.command(short_help="Run the web app.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port."
+)
+@click.option(
+    "--db",
+    default="data/streamviz.sqlite3",
+    show_default=True,
+    metavar="PATH|URL",
+    help="The store: a SQLite file (its folder is created if missing), sqlite:///PATH, or "
+    "postgresql://user:password@host/dbname for a team server.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes; they share only the store.",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=20_000_000,
+    show_default=True,
+    help="Largest upload accepted, in bytes.",
+)
+@click.option(
+    "--cache-mb",
+    type=click.IntRange(min=1),
+    default=512,
+    show_default=True,
+    help="Memory each worker may keep for readings, traces and comparisons, in MiB (estimated).",
+)
+@click.option(
+    "--max-uploads",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Uploads each worker reads at once; one more gets a 503 (retry).",
+)
+@click.option(
+    "--allow-origins",
+    default="",
+    metavar="ORIGINS",
+    help="Other sites whose pages may post streams here, space- or comma-separated "
+    "(e.g. 'https://a.example https://b.example'); posts from any other site get a 403.",
+)
+@click.option(
+    "--fd",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Serve on this already listening Unix socket (e.g. from systemd) instead of "
+    "--host/--port.",
+)
+def serve(
+    host: str,
+    port: int,
+    db: str,
+    workers: int,
+    max_bytes: int,
+    cache_mb: int,
+    max_uploads: int,
+    allow_origins: str,
+    fd: int | None,
+) -> None:
+    """Run the web app with uvicorn."""
+    import uvicorn  # imported here so that trace, check and compare never load the web stack
+
+    from webapp.app import create_app
+    from webapp.settings import MB, Settings
+
+    settings = Settings(
+        db=db,
+        max_bytes=max_bytes,
+        cache_bytes=cache_mb * MB,
+        max_uploads=max_uploads,
+        allow_origins=tuple(allow_origins.replace(",", " ").split()),
+    )
+    where: dict[str, Any] = {"fd": fd} if fd is not None else {"host": host, "port": port}
+    if workers == 1:
+        with _store_errors(db):
+            app = create_app(settings)
+        uvicorn.run(app, **where)
+        return
+    with _store_errors(db):
+        open_storage(db).close()  # migrated once, before any worker starts
+    os.environ.update(settings.to_env())
+    uvicorn.run(FACTORY, factory=True, workers=workers, **where)
+
+
+@contextmanager
+def _store_errors(db: str) -> Iterator[None]:
+    """A store that does not open is an InputError (exit 2) that says why."""
+    try:
+        yield
+    except UnsupportedDatabase as error:
+        raise InputError(f"--db: {error}") from None
+    except (ConnectionError, OSError, sqlite3.Error) as error:
+        shown = parse_location(db).shown()
+        raise InputError(f"cannot open the store --db {shown}: {error}") from None

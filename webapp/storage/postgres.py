@@ -1,0 +1,74 @@
+"""The team store: PostgreSQL through psycopg 3, with a pool of connections per worker.
+
+Statements are written with `?` like SQLite's and sent with psycopg's `%s`. Every statement
+runs in autocommit on a pooled connection; the migrations run in one transaction that holds a
+transaction-scoped advisory lock, so that workers starting together migrate once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from webapp.storage.location import Dialect
+from webapp.storage.schema import Run
+
+POOL_SIZE = 8
+"""Connections per worker process at most (PostgreSQL allows 100 by default)."""
+CONNECT_TIMEOUT = 15.0
+_MIGRATION_LOCK = 0x5752_4D56  # "SVMW": any fixed number that no other app on the server uses
+
+
+def _placeholders(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+class PostgresBackend:
+    """A PostgreSQL database named by a libpq URL (`postgresql://user:pass@host/db`)."""
+
+    dialect: Dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        try:  # one plain connection first: a wrong URL fails at once, with libpq's reason
+            psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)).close()
+        except psycopg.Error as error:
+            raise ConnectionError(f"cannot connect to PostgreSQL: {error}") from error
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_SIZE,
+            kwargs={"autocommit": True},
+            open=False,
+            name="streamviz",
+        )
+        try:
+            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+        except Exception as error:
+            self._pool.close()
+            raise ConnectionError(f"cannot connect to PostgreSQL: {error}") from error
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement on a pooled connection and return its rows."""
+        with self._pool.connection() as conn:
+            cursor = conn.execute(_placeholders(sql), params)
+            return cursor.fetchall() if cursor.description is not None else []
+
+    @contextmanager
+    def migrating(self) -> Iterator[Run]:
+        """One transaction holding the advisory migration lock."""
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+
+            def run(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+                cursor = conn.execute(_placeholders(sql), params)
+                return cursor.fetchall() if cursor.description is not None else []
+
+            yield run
+
+    def close(self) -> None:
+        """Close the pool and its connections."""
+        self._pool.close()
