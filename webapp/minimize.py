@@ -29,6 +29,8 @@ from webapp.predicates import Predicate
 from webapp.records import Record
 
 T = TypeVar("T")
+REPORT_EVERY = 1.0
+"""Within a pass, progress is reported at most this often (seconds, by the clock given)."""
 _Item = tuple[int, Record]
 """A record and its place in the input."""
 
@@ -76,6 +78,7 @@ class _Search:
         self.tests = 0
         self.phase = "records"
         self.best: list[_Item] = []
+        self.reported = clock()
 
     def holds(self, items: list[_Item]) -> bool:
         if self.deadline is not None and self.clock() >= self.deadline:
@@ -85,9 +88,12 @@ class _Search:
             return False
         if (len(items), _weight(items)) < (len(self.best), _weight(self.best)):
             self.best = list(items)
+            if self.clock() - self.reported >= REPORT_EVERY:
+                self.report(items)
         return True
 
     def report(self, items: list[_Item]) -> None:
+        self.reported = self.clock()
         if self.progress is not None:
             self.progress(Progress(self.phase, len(items), self.tests))
 

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from webapp.redact import redact
 from webapp.redact.copies import splice
 
 _START = r"(?:(?<![A-Za-z0-9_\\-])|(?<=\\[nrtbf]))"
@@ -215,3 +216,13 @@ def _mask(value: str, keep: int, key: bytes, taken: set[str]) -> str:
         if mask not in taken and mask != value:
             return mask
     raise AssertionError("no free mask after 100 keyed hashes")
+
+
+def scrub(text: str) -> tuple[str, list[str]]:
+    """Both passes: headers, curl commands and HAR members (`webapp.redact`), then content.
+
+    Returns the text and what was removed, in words (`"API key (line 3)"` for content).
+    """
+    first = redact(text)
+    masked, findings = redact_content(first.text)
+    return masked, [*first.removed, *(f"{f.kind} (line {f.line})" for f in findings)]
