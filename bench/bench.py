@@ -18,7 +18,9 @@ Peak memory (tracemalloc, a separate run): the floor splits the text and keeps e
 chunk; the pipeline runs from the file's bytes to the output bytes.
 
 Run: `.venv/bin/python bench/bench.py` (or `make bench`); `--profile NAME` prints where the
-in-process time goes for one full-size input.
+in-process time goes for one full-size input. A full run ends with the minimiser on a 5,000-chunk
+stream with one ambiguous continuation buried in it (time, tests, records left); `--minimize`
+runs only that.
 """
 
 from __future__ import annotations
@@ -248,13 +250,44 @@ def profile(name: str, folder: Path, limit: int) -> None:
     stats.sort_stats("tottime").print_stats(limit)
 
 
+def buried_continuation(size: int) -> list[str]:
+    """`size` chunks: text, then two headers and one bare continuation, then index-1 pieces."""
+    payloads = [_chunk({"content": f"word {i} "}) for i in range(size // 2)]
+    payloads += [_header(0, "get_weather"), _header(1, "book_flight")]
+    payloads.append(_chunk({"tool_calls": [{"function": {"arguments": '{"city":"Paris"}'}}]}))
+    while len(payloads) < size - 1:
+        payloads.append(_chunk({"tool_calls": [{"index": 1, "function": {"arguments": " "}}]}))
+    payloads.append(_chunk({}, "tool_calls"))
+    return payloads
+
+
+def minimizer(size: int = 5_000) -> None:
+    """Minimise a stream with one ambiguous continuation buried in it: time and result size."""
+    from webapp.minimize import minimize
+    from webapp.predicates import parse_until
+
+    source = read(decode(sse(buried_continuation(size))))
+    until = parse_until("anomaly:ambiguous-continuation", Options())
+    start = time.perf_counter()
+    result = minimize(source.records, until.predicate)
+    took = time.perf_counter() - start
+    print(
+        f"minimize {len(source.records):,} records until {until.text}: {took:.2f} s, "
+        f"{result.tests:,} tests, {len(result.records)} records left"
+    )
+
+
 def main() -> None:
     """Generate the inputs, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measure (best is kept)")
     parser.add_argument("--only", choices=tuple(INPUTS), action="append", help="inputs to run")
     parser.add_argument("--profile", choices=tuple(INPUTS), help="profile one input instead")
+    parser.add_argument("--minimize", action="store_true", help="time the minimiser instead")
     args = parser.parse_args()
+    if args.minimize:
+        minimizer()
+        return
     with tempfile.TemporaryDirectory(prefix="streamviz-bench-") as folder:
         if args.profile:
             profile(args.profile, Path(folder), 30)
@@ -265,6 +298,8 @@ def main() -> None:
                 rows.append(measure(name, scale, Path(folder), args.repeat))
                 print(f"measured {name} at 1/{scale}", file=sys.stderr)
         print("\n".join(table(rows)))
+        if not args.only:
+            minimizer()
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ["webapp.assembler", "webapp.trace", "webapp.rules", "webapp.compare"]
-OPTIONAL = ["webapp.readers", "webapp.redact"]
+CORE = ["webapp.assembler", "webapp.trace", "webapp.rules", "webapp.compare", "webapp.minimize"]
+CORE += ["webapp.predicates", "webapp.writer", "webapp.report_md", "webapp.expect"]
+OPTIONAL = ["webapp.readers", "webapp.redact", "webapp.redact.content"]
 WEB = ["fastapi", "starlette", "jinja2"]
 
 PROGRAM = """

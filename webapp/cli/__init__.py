@@ -107,6 +107,7 @@ def _stream_options(*, with_policy: bool) -> Callable[[F], F]:
                 help="text: a table, coloured on a terminal, plain when piped. json: one "
                 "JSON document.",
             ),
+            click.option("--redact", is_flag=True, help="Mask secrets in the input first."),
         ]
         if with_policy:
             decorators.insert(
@@ -150,6 +151,7 @@ def trace(
     input_format: str,
     har_entry: int | None,
     output: str,
+    redact: bool,
 ) -> None:
     """Show every step: the rule each fragment took, the block it landed on, the events.
 
@@ -158,12 +160,14 @@ def trace(
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        _trace(Input(file, input_format, har_entry), chosen, output)
+        _trace(Input(file, input_format, har_entry, redact), chosen, output)
 
 
 @main.command(short_help="List the anomalies; exit 1 on any error (for CI).")
 @_stream_options(with_policy=True)
 @click.option("--strict", is_flag=True, help="Exit 1 on any anomaly, warnings included.")
+@click.option("--expect", type=click.Path(dir_okay=False, path_type=Path), metavar="TRACE.json",
+              help="Compare with this trace (a fixture's): exit 1 when it changed.")  # fmt: skip
 def check(
     file: str,
     policy: str,
@@ -173,7 +177,9 @@ def check(
     input_format: str,
     har_entry: int | None,
     output: str,
+    redact: bool,
     strict: bool,
+    expect: Path | None,
 ) -> None:
     """Print the anomalies (severity, code, step, line, message); exit 1 on an error.
 
@@ -181,8 +187,11 @@ def check(
     anomaly at all), 1 at least one, 2 the input could not be read.
     """
     chosen = options(policy, path, server_tools, choice)
+    if expect is not None:
+        sys.exit(triage.check_expected(Input(file, input_format, har_entry, redact).load(),
+                                       chosen, expect))  # fmt: skip
     with paused_gc():
-        severities = _check(Input(file, input_format, har_entry), chosen, output)
+        severities = _check(Input(file, input_format, har_entry, redact), chosen, output)
     if "error" in severities or (strict and severities):
         sys.exit(1)
 
@@ -197,6 +206,7 @@ def compare(
     input_format: str,
     har_entry: int | None,
     output: str,
+    redact: bool,
 ) -> None:
     """Show where policies exact-key and adr-0019 disagree on the same stream.
 
@@ -205,7 +215,7 @@ def compare(
     """
     chosen = options("adr-0019", path, server_tools, choice)
     with paused_gc():
-        _compare(Input(file, input_format, har_entry), chosen, output)
+        _compare(Input(file, input_format, har_entry, redact), chosen, output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,10 +225,11 @@ class Input:
     file: str
     input_format: str
     har_entry: int | None
+    redact: bool = False
 
     def load(self) -> ReadResult:
         """Read it (exit 2 with a message when it cannot be read)."""
-        return load(self.file, self.input_format, self.har_entry)
+        return load(self.file, self.input_format, self.har_entry, self.redact)
 
 
 # The work of each command, in functions of their own so that the records and the trace are
@@ -269,14 +280,17 @@ def _output(
         write_text(lines)
 
 
-def load(file: str, input_format: str, har_entry: int | None = None) -> ReadResult:
+def load(
+    file: str, input_format: str, har_entry: int | None = None, redact: bool = False
+) -> ReadResult:
     """Read FILE (or stdin for '-') and parse it into records; unusable input exits 2."""
     try:
         data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as error:
         raise InputError(f"cannot read {file}: {error.strerror or error}") from None
     try:
-        return read(decode(data), input_format, har_entry)
+        text = decode(data)
+        return read(triage.scrubbed(text) if redact else text, input_format, har_entry)
     except ReaderError as error:
         raise InputError(f"{'stdin' if file == '-' else file}: {error}") from None
 
@@ -327,6 +341,7 @@ def _emit(chunks: Iterable[bytes]) -> None:
         sys.exit(141)
 
 
+from webapp.cli import triage  # noqa: E402  (minimize, report, fixture; needs main, Input above)
 from webapp.cli.serve import serve  # noqa: E402  (registers on `main`; needs InputError above)
 
 main.add_command(serve)

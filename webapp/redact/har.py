@@ -160,7 +160,31 @@ def _decide(place: _Place, get: Callable[[str], str | None]) -> list[_Edit]:
         new, names, values = redact_query("&" + posted)
         said = [f"form parameter {param!r} in the posted text ({where})" for param in names]
         edits.extend(("text", new[1:], words, values) for words in said)
+    elif posted and ("json" in (get("mimeType") or "") or posted.lstrip().startswith("{")):
+        new, names, values = _redact_json_members(posted)
+        said = [f"member {member!r} of the posted JSON ({where})" for member in names]
+        edits.extend(("text", new, words, values) for words in said)
     return edits
+
+
+_JSON_MEMBER = re.compile(
+    r'"(?P<name>[^"\\]{1,64})"[ \t\r\n]*:[ \t\r\n]*"(?P<value>(?:[^"\\]|\\.)*+)"'
+)
+
+
+def _redact_json_members(text: str) -> tuple[str, list[str], list[str]]:
+    """Posted JSON: the string values of members named like credentials (`api_key`, ...)."""
+    names: list[str] = []
+    values: list[str] = []
+    spans: list[tuple[int, int, str]] = []
+    for match in _JSON_MEMBER.finditer(text):
+        name, value = match.group("name"), match.group("value")
+        if value in ("", REDACTED) or not (secret_param(name) or secret_header(name)):
+            continue
+        names.append(name)
+        values.append(_decode(f'"{value}"') or value)
+        spans.append((*match.span("value"), REDACTED))
+    return splice(text, spans), names, values
 
 
 def _find(text: str) -> tuple[list[tuple[int, int, str]], list[str], set[str]]:

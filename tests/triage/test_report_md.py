@@ -1,0 +1,116 @@
+"""The Markdown report: its sections, links, and that nothing from the stream can break out."""
+
+from __future__ import annotations
+
+import re
+
+from tests.streamkit import chunk, frag, records
+from tests.triage.streams import TWO_HEADERS
+from webapp.assembler import assemble
+from webapp.options import Options
+from webapp.readers import read
+from webapp.report_md import Links, Note, cell, fence, render, verdict
+from webapp.writer import to_sse
+
+
+def _report(values: list[dict], **extra: object) -> str:
+    source = read(to_sse(records(values)))
+    mine = assemble(source.records)
+    other = assemble(source.records, Options(policy="exact-key"))
+    return render(source, mine, other, title="two | headers", **extra)  # type: ignore[arg-type]
+
+
+def test_the_sections_in_order() -> None:
+    text = _report(TWO_HEADERS)
+    heads = re.findall(r"(?m)^#+ .*$", text)
+    assert heads == [
+        "# two \\| headers",
+        "## Anomalies",
+        "## Offending chunks",
+        "## Final calls",
+        "### adr-0019",
+        "### exact-key",
+        "## Notes",
+    ]
+    assert "- **Input:** sse, 6 records" in text
+    assert "No notes." in text
+
+
+def test_the_verdict_counts_and_names_the_first_error_with_its_step() -> None:
+    trace = assemble(read(to_sse(records(TWO_HEADERS))).records)
+    line = verdict(trace)
+    assert line.startswith("2 errors, 1 warning: a continuation went to block #1 book_flight")
+    assert "get_weather" in line and line.endswith("(step 2)")
+    clean = assemble(records([chunk(frag(0, "a", "f", "{}")), chunk(finish="tool_calls")]))
+    assert verdict(clean) == "no anomalies under adr-0019: 1 call assembled cleanly"
+
+
+def test_steps_link_to_the_page_only_with_a_public_url() -> None:
+    plain = _report(TWO_HEADERS)
+    assert "](" not in plain
+    assert "| error | ambiguous-continuation | 2 | 5 | b1 |" in plain
+    linked = _report(TWO_HEADERS, links=Links("https://sv.example/", "ab/c"))
+    assert "| error | ambiguous-continuation | [2](https://sv.example/s/ab%2Fc?step=2) |" in linked
+
+
+def test_offending_chunks_and_both_policies_final_calls() -> None:
+    text = _report(TWO_HEADERS)
+    assert 'Step 2 (line 5):\n\n```json\n{"id":"chatcmpl-1"' in text
+    assert "exact-key: 3 blocks, 1 phantom call" in text
+    assert "b2 (no name)" in text
+    assert 'upstream\'s client delivers: {"city":"Paris"}' in text
+    assert "the arguments are not valid JSON" in text
+
+
+def test_notes_are_listed_by_step_and_escaped() -> None:
+    notes = [Note(3, "", "later"), Note(2, "ana <b>", "look | <script>x</script>")]
+    text = _report(TWO_HEADERS, notes=notes)
+    section = text.split("## Notes\n\n", 1)[1]
+    assert section.splitlines() == [
+        "- Step 2, ana \\<b\\>: look \\| \\<script\\>x\\</script\\>",
+        "- Step 3: later",
+    ]
+
+
+def test_cells_cannot_break_the_table_or_start_html() -> None:
+    assert cell("a | b\nc <img> [x](y) `z`") == "a \\| b c \\<img\\> \\[x\\](y) \\`z\\`"
+
+
+def test_fences_outlast_any_backtick_run_inside() -> None:
+    text = "a ```` b ``"
+    fenced = fence(text)
+    assert fenced.startswith("`````\n") and fenced.endswith("\n`````")
+    assert fence("plain").startswith("```\n")
+
+
+def _outside_fences(text: str) -> str:
+    """The lines not inside fenced code, read as CommonMark does (a fence closes only with a
+    line of at least as many backticks and nothing else)."""
+    out, fence_len = [], 0
+    for line in text.splitlines():
+        run = len(line) - len(line.lstrip("`"))
+        if fence_len == 0 and run >= 3:
+            fence_len = run
+        elif fence_len and run >= fence_len and not line.strip("`"):
+            fence_len = 0
+        elif fence_len == 0:
+            out.append(line)
+    return "\n".join(out)
+
+
+def test_a_stream_whose_text_holds_fences_and_pipes_stays_inside_its_block() -> None:
+    hostile = "```\n# Injected | heading\n```"
+    values = [chunk(frag(0, "a", "f|g", hostile)), chunk(finish="tool_calls")]
+    text = _report(values)
+    assert "Injected" in text
+    assert not re.search(r"(?m)^#+ Injected", _outside_fences(text))
+    assert "# Injected" not in _outside_fences(text).replace("\\# Injected", "")
+    assert "f|g" not in _outside_fences(text)
+
+
+def test_many_offending_steps_are_capped() -> None:
+    values = [chunk(frag(0, "a", "f", "")), chunk(frag(1, "b", "g", ""))]
+    values += [chunk(frag(args="x")) for _ in range(20)]
+    text = _report(values)
+    assert text.count("```json") == 8
+    assert "... and 12 more steps with anomalies." in text

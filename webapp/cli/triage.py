@@ -1,0 +1,265 @@
+"""Commands for triaging a stream: minimize it, report it in Markdown, make it a fixture.
+
+`check --expect` (a fixture's replay) and `--redact` are options of the commands in
+`webapp.cli`; their work is done here. Registered by `webapp.cli`, which imports this module
+once `main` and the shared helpers exist.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import click
+
+from webapp.assembler import assemble
+from webapp.cli import Input, InputError, _emit, main, options
+from webapp.expect import first_difference, not_a_trace
+from webapp.jsoncheck import dumps
+from webapp.minimize import Minimized, Progress, PropertyDoesNotHold, minimize
+from webapp.options import Options
+from webapp.predicates import Until, parse_until
+from webapp.readers import FORMATS, read
+from webapp.records import ReadResult, Record
+from webapp.redact.content import scrub
+from webapp.report_md import Links, render
+from webapp.rules import POLICIES
+from webapp.words import count
+from webapp.writer import to_sse
+
+F = TypeVar("F", bound=Callable[..., Any])
+_UNTIL_HELP = "The property to keep: anomaly:CODE, differs (the policies disagree) or rule:RULE."
+
+
+def _input_options(command: F) -> F:
+    """FILE, --policy, --input-format and --har-entry, as the other stream commands have them."""
+    decorators = [
+        click.argument("file", metavar="FILE|-"),
+        click.option("--policy", type=click.Choice(POLICIES), default="adr-0019",
+                     show_default=True, help="The policy the property and report use."),
+        click.option("--input-format", type=click.Choice(("auto", *FORMATS)), default="auto",
+                     show_default=True, help="How to read FILE; auto detects it."),
+        click.option("--har-entry", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="With a HAR file: read entry N."),
+    ]  # fmt: skip
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
+def _until(text: str | None, chosen: Options) -> Until | None:
+    if text is None:
+        return None
+    try:
+        return parse_until(text, chosen)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--until") from None
+
+
+def _progress(found: Progress) -> None:
+    click.echo(f"minimize: {found.phase:<9} {count(found.records, 'record')} "
+               f"after {count(found.tests, 'test')}", err=True)  # fmt: skip
+
+
+def _minimized(source: ReadResult, until: Until, max_seconds: float | None) -> Minimized:
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    try:
+        result = minimize(source.records, until.predicate, deadline, _progress)
+    except PropertyDoesNotHold:
+        click.echo(f"Error: the input does not show {until.words} (--until {until.text}): "
+                   "nothing to minimise", err=True)  # fmt: skip
+        sys.exit(1)
+    if result.timed_out:
+        click.echo(f"minimize: stopped at --max-seconds {max_seconds:g}: the smallest stream "
+                   "found so far follows", err=True)  # fmt: skip
+    return result
+
+
+@main.command(short_help="Shrink a stream to the chunks that still show a property.")
+@_input_options
+@click.option("--until", "until_text", required=True, metavar="PROPERTY", help=_UNTIL_HELP)
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="N", help="Stop after N seconds with the smallest stream found.")  # fmt: skip
+@click.option("--redact", is_flag=True, help="Mask secrets in the input first.")
+def minimize_command(
+    file: str,
+    policy: str,
+    input_format: str,
+    har_entry: int | None,
+    until_text: str,
+    max_seconds: float | None,
+    redact: bool,
+) -> None:
+    """Print the smallest stream found that still shows --until, as SSE; progress on stderr.
+
+    Delta debugging over chunks, then over the fragments in each chunk, then over argument
+    text. Exit 1 when the input itself does not show the property.
+    """
+    chosen = options(policy, None, None, 0)
+    until = _until(until_text, chosen)
+    assert until is not None
+    source = Input(file, input_format, har_entry, redact).load()
+    result = _minimized(source, until, max_seconds)
+    _emit([_sse(result.records).encode("utf-8", "backslashreplace")])
+
+
+minimize_command.name = "minimize"
+
+
+def _sse(records: Sequence[Record]) -> str:
+    """The records as SSE, ending with `data: [DONE]` (added when the last record is not it)."""
+    text = to_sse(records)
+    return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
+
+
+@main.command(short_help="A Markdown report to paste into a bug tracker.")
+@_input_options
+@click.option(
+    "--public-url",
+    metavar="URL",
+    default=None,
+    help="The stream's page on a streamviz server (BASE/s/ID): steps become links.",
+)
+@click.option("--redact", is_flag=True, help="Mask secrets in the input first.")  # fmt: skip
+def report(
+    file: str,
+    policy: str,
+    input_format: str,
+    har_entry: int | None,
+    public_url: str | None,
+    redact: bool,
+) -> None:
+    """Print a Markdown report: input, verdict, anomalies, offending chunks, final calls."""
+    links = _links(public_url)
+    chosen = options(policy, None, None, 0)
+    source = Input(file, input_format, har_entry, redact).load()
+    other = "exact-key" if policy == "adr-0019" else "adr-0019"
+    text = render(
+        source,
+        assemble(source.records, chosen),
+        assemble(source.records, options(other, None, None, 0)),
+        title=f"streamviz report: {'stdin' if file == '-' else Path(file).name}",
+        links=links,
+    )
+    _emit([text.encode("utf-8", "backslashreplace")])
+
+
+def _links(public_url: str | None) -> Links | None:
+    if public_url is None:
+        return None
+    parts = urlsplit(public_url)
+    head, marker, stream_id = parts.path.rstrip("/").rpartition("/s/")
+    if parts.scheme not in ("http", "https") or not parts.netloc or not marker or not stream_id:
+        raise click.BadParameter(
+            f"{public_url!r}: give the stream's page, e.g. https://streamviz.example/s/abc123",
+            param_hint="--public-url",
+        )
+    return Links(f"{parts.scheme}://{parts.netloc}{head}", stream_id)
+
+
+@main.command(short_help="Write a regression fixture: the stream and its expected traces.")
+@_input_options
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The folder to write (created if missing).",
+)
+@click.option(
+    "--until",
+    "until_text",
+    default=None,
+    metavar="PROPERTY",
+    help=_UNTIL_HELP + " Minimise the stream first.",
+)
+@click.option(
+    "--max-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="N",
+    help="With --until: stop minimising after N seconds.",
+)
+@click.option("--redact", is_flag=True, hidden=True, help="Always on for fixtures.")  # fmt: skip
+def fixture(
+    file: str,
+    policy: str,
+    input_format: str,
+    har_entry: int | None,
+    out: Path,
+    until_text: str | None,
+    max_seconds: float | None,
+    redact: bool,
+) -> None:
+    """Write DIR/stream.sse (redacted; minimised with --until), DIR/expected.POLICY.json for
+    both policies, and DIR/README.md saying how to replay it with `streamviz check --expect`."""
+    chosen = options(policy, None, None, 0)
+    until = _until(until_text, chosen)
+    source = Input(file, input_format, har_entry, True).load()
+    records = source.records if until is None else _minimized(source, until, max_seconds).records
+    text = _sse(records)
+    replay = read(text, "sse")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "stream.sse").write_text(text, encoding="utf-8", errors="backslashreplace")
+        for name in POLICIES:
+            document = assemble(replay.records, options(name, None, None, 0)).to_json()
+            (out / f"expected.{name}.json").write_bytes(dumps(document, indent=True) + b"\n")
+        (out / "README.md").write_text(_readme(file, until), encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write {out}: {error.strerror or error}") from None
+    click.echo(f"wrote {out}/stream.sse ({count(len(replay.records), 'record')}), "
+               f"expected.adr-0019.json, expected.exact-key.json, README.md", err=True)  # fmt: skip
+
+
+def _readme(file: str, until: Until | None) -> str:
+    source = "stdin" if file == "-" else Path(file).name
+    how = f", minimised until {until.text}" if until else ""
+    return (
+        f"Regression fixture from {source}{how}, redacted. Replay: "
+        "`streamviz check stream.sse --expect expected.adr-0019.json` and "
+        "`streamviz check stream.sse --policy exact-key --expect expected.exact-key.json` "
+        "(exit 0: unchanged, 1: the trace changed).\n"
+    )
+
+
+def check_expected(source: ReadResult, chosen: Options, expect: Path) -> int:
+    """`check --expect`: 0 when the trace equals the expected one, else 1 with the first diff."""
+    try:
+        expected = json.loads(expect.read_bytes())
+    except OSError as error:
+        raise InputError(f"cannot read {expect}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise InputError(f"{expect}: not JSON ({error}): give a trace document") from None
+    complaint = not_a_trace(expected)
+    if complaint is not None:
+        raise InputError(f"{expect}: {complaint}")
+    actual = assemble(source.records, chosen).to_json()
+    difference = first_difference(expected, actual)
+    if difference is None:
+        click.echo(f"same as {expect}: {count(len(actual['steps']), 'step')}, "
+                   f"{count(len(actual['blocks']), 'block')}")  # fmt: skip
+        return 0
+    click.echo(f"differs from {expect}: {difference.describe()}")
+    if difference.path == "policy":
+        click.echo(f"  (the expected trace is under {expected['policy']}: "
+                   f"pass --policy {expected['policy']})")  # fmt: skip
+    return 1
+
+
+def scrubbed(text: str) -> str:
+    """`--redact`: the text with secrets masked; what was removed is said on stderr."""
+    masked, removed = scrub(text)
+    if removed:
+        shown = "; ".join(removed[:5]) + (
+            f"; and {len(removed) - 5} more" if len(removed) > 5 else ""
+        )
+        click.echo(f"redacted {count(len(removed), 'secret')}: {shown}", err=True)
+    return masked
