@@ -52,6 +52,7 @@ from webapp.web.query import (
 )
 from webapp.web.service import Service, TraceView
 from webapp.web.templating import render
+from webapp.words import count
 
 router = APIRouter(include_in_schema=False)
 REDISPLAY_LIMIT = 2_000_000
@@ -189,7 +190,7 @@ def _too_large(request: Request, limit: int) -> Response:
     context = {
         "status": 413,
         "heading": "That stream is too large",
-        "message": f"This server accepts streams of up to {limit:,} bytes. "
+        "message": f"This server accepts streams of up to {count(limit, 'byte')}. "
         "Trim the stream, or start the server with a larger --max-bytes.",
     }
     return render(_templates(request), request, "error.html", context, 413)

@@ -2,8 +2,8 @@
 
 Reading a 100,000-chunk stream and assembling it take about a second each, so a reading is
 cached per stream and a trace per (stream, options), in small LRUs. A `TraceView` adds the
-indexes that stepping needs (steps per rule, anomaly steps), built once in linear time, so
-that every step afterwards costs a bisect and the rendering of one window.
+indexes that stepping needs (steps per rule, anomaly steps, runs of alike steps), built once
+in linear time, so that every step afterwards costs a bisect and the rendering of one window.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from webapp.storage import Storage, StreamInfo
 from webapp.trace import Anomaly, Block, Trace
 from webapp.web.cache import Memo
 from webapp.web.ingest import Prepared
+from webapp.web.runs import Runs, find_runs
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ class TraceView:
     """The step each tool-call block opened at, in opening order (nondecreasing)."""
     others: list[Block] = field(default_factory=list)
     """The text and thinking blocks (at most a few), in content order."""
+    runs: Runs = field(default_factory=lambda: Runs(()))
+    """Runs of alike, uneventful steps, which the timeline collapses into one row each."""
 
     def __post_init__(self) -> None:
         self.rule_steps = {name: [] for name in RULE_NAMES}
@@ -67,6 +70,7 @@ class TraceView:
         self.anomaly_steps = sorted(self.anomalies_by_step)
         self.open_steps = [block.opened_step for block in self.trace.blocks]
         self.others = [block for block in self.trace.content if block.kind != "toolCall"]
+        self.runs = find_runs(self.trace, self.anomaly_steps)
 
     @property
     def last(self) -> int:
