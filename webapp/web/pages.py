@@ -277,7 +277,7 @@ def rows(request: Request, stream_id: str) -> Response:
     if not wants_partial(request):
         return RedirectResponse(links.step(view.clamp(start)), status_code=303)
     end = min(end, start + size)
-    window = views.window(view, links, start, end, step, size)
+    window = views.window(view, links, start, end, step, size, fill=direction == "after")
     context = {"window": window, "links": links, "direction": direction}
     return render(_templates(request), request, "_rows.html", context)
 

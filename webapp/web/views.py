@@ -246,38 +246,44 @@ class Window:
     after_page: str | None
 
 
-def window(view: TraceView, links: Links, start: int, end: int, selected: int, size: int) -> Window:
+def window(
+    view: TraceView,
+    links: Links,
+    start: int,
+    end: int,
+    selected: int,
+    size: int,
+    *,
+    fill: bool = True,
+) -> Window:
     """Rows `start` to `end` (exclusive) and the links to extend them by `size` either way.
 
     A run of alike steps is one row, unless it holds the selected step: then its steps are
-    rows of their own below a heading. A window never cuts a collapsed run: its ends move
-    out to the run's, so the rows shown stay within `end - start` plus two.
+    rows of their own below a heading. A window never cuts a collapsed run (its start moves
+    back to the run's first step, its end past the run's last); with `fill`, rows after `end`
+    make up for the steps that collapsed, up to `end - start` rows in all.
     """
     total = len(view.trace.steps)
     start = max(0, min(start, total))
     end = max(start, min(end, total))
+    budget = end - start
     runs = view.runs
-    first_run, last_run = runs.at(start), runs.at(end - 1)
+    first_run = runs.at(start)
     if first_run is not None and not first_run.holds(selected):
         start = first_run.first
-    if last_run is not None and not last_run.holds(selected):
-        end = last_run.last + 1
     rows: list[TimelineRow | RunRow] = []
     n = start
-    while n < end:
+    while n < total and (n < end or (fill and len(rows) < budget)):
         run = runs.at(n)
-        if run is None:
-            rows.append(_timeline_row(view, links, view.trace.steps[n], selected))
-            n += 1
-        elif not run.holds(selected):
+        if run is not None and not run.holds(selected):
             rows.append(_run_row(view, links, run, expanded=False))
             n = run.last + 1
-        else:
-            if n == run.first:
-                rows.append(_run_row(view, links, run, expanded=True))
-            for m in range(n, min(end, run.last + 1)):
-                rows.append(_timeline_row(view, links, view.trace.steps[m], selected, True))
-            n = min(end, run.last + 1)
+            continue
+        if run is not None and n == run.first:
+            rows.append(_run_row(view, links, run, expanded=True))
+        rows.append(_timeline_row(view, links, view.trace.steps[n], selected, run is not None))
+        n += 1
+    end = n
     before = max(0, start - size)
     return Window(
         start=start,
