@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +248,29 @@ def test_the_detail_panel_folds_the_chunk_to_its_delta(client: TestClient, store
     whole = detail.split('<details class="whole-chunk">')[1].split("</details>")[0]
     assert "<summary>show the whole chunk</summary>" in whole
     assert "chat.completion.chunk" in whole
+
+
+def test_finding_runs_takes_time_linear_in_the_steps() -> None:
+    """At n and 8n steps (runs of every length, broken by names, finishes and new blocks):
+    linear time takes about 8 times as long, quadratic 64; the best of five runs is kept."""
+
+    def trace_of(n: int) -> Any:
+        chunks: list[dict[str, Any]] = []
+        for k in range(n // 12):
+            chunks.append(chunk(frag(k, f"call_{k}", "f", "[")))
+            chunks.extend(chunk(frag(args="1,")) for _ in range(k % 11))
+            chunks.append(chunk(frag(args="2]"), finish="tool_calls" if k % 3 == 0 else None))
+        return assemble(read(sse(*chunks)).records, Options())
+
+    def best(trace: Any) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            find_runs(trace, sorted(trace.anomalies_by_step()))
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    small, large = trace_of(2_000), trace_of(16_000)
+    assert len(find_runs(large, []).runs) > 500
+    ratio = best(large) / max(best(small), 1e-6)
+    assert ratio < 20, f"8x the steps took {ratio:.1f}x the time"
