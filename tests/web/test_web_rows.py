@@ -251,8 +251,11 @@ def test_the_detail_panel_folds_the_chunk_to_its_delta(client: TestClient, store
 
 
 def test_finding_runs_takes_time_linear_in_the_steps() -> None:
-    """At n and 8n steps (runs of every length, broken by names, finishes and new blocks):
-    linear time takes about 8 times as long, quadratic 64; the best of five runs is kept."""
+    """At n and 8n steps (runs of every length, broken by finishes and new blocks), finding
+    runs is timed against one plain pass over the same steps, which is linear by construction
+    and pays the same memory costs: a quadratic search would be 8 times slower relative to it
+    at 8n. The best of seven runs is kept (the machine is shared); the bound, 3, leaves room
+    for noise and none for a square."""
 
     def trace_of(n: int) -> Any:
         chunks: list[dict[str, Any]] = []
@@ -262,15 +265,22 @@ def test_finding_runs_takes_time_linear_in_the_steps() -> None:
             chunks.append(chunk(frag(args="2]"), finish="tool_calls" if k % 3 == 0 else None))
         return assemble(read(sse(*chunks)).records, Options())
 
-    def best(trace: Any) -> float:
+    def best(work: Any) -> float:
         times = []
-        for _ in range(5):
+        for _ in range(7):
             started = time.perf_counter()
-            find_runs(trace, sorted(trace.anomalies_by_step()))
+            work()
             times.append(time.perf_counter() - started)
         return min(times)
 
+    def relative(trace: Any) -> float:
+        def plain() -> None:
+            for step in trace.steps:
+                _ = (step.kind, step.note, step.events, [f.rule for f in step.fragments])
+
+        return best(lambda: find_runs(trace, sorted(trace.anomalies_by_step()))) / best(plain)
+
     small, large = trace_of(2_000), trace_of(16_000)
     assert len(find_runs(large, []).runs) > 500
-    ratio = best(large) / max(best(small), 1e-6)
-    assert ratio < 20, f"8x the steps took {ratio:.1f}x the time"
+    growth = relative(large) / relative(small)
+    assert growth < 3, f"relative to a plain pass, 8x the steps took {growth:.1f}x the time"
