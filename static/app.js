@@ -57,7 +57,8 @@
     reveal(timeline.querySelector(".rows"), row, center);
   }
 
-  // Scroll only the rows' own box, never the page.
+  // Scroll the rows' own box to the row; then, only if the row is still off screen (the
+  // box reaches below the window's edge, or a pinned bar covers it), the page as little as needed.
   function reveal(box, row, center) {
     if (!box) return;
     var outer = box.getBoundingClientRect();
@@ -68,6 +69,15 @@
       box.scrollTop += inner.top - outer.top;
     } else if (inner.bottom > outer.bottom) {
       box.scrollTop += inner.bottom - outer.bottom;
+    }
+    var shown = row.getBoundingClientRect();
+    var bar = document.querySelector(".step-buttons");
+    var bottom = window.innerHeight;
+    if (bar && getComputedStyle(bar).position === "fixed") {
+      bottom = Math.min(bottom, bar.getBoundingClientRect().top);
+    }
+    if (shown.top < 0 || shown.bottom > bottom) {
+      row.scrollIntoView({ block: "nearest" });
     }
   }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from playwright.sync_api import Browser, ConsoleMessage, Dialog, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Dialog, sync_playwright
 
 from tests.web.webkit import Store, Watched
 from webapp.app import create_app
@@ -99,22 +99,35 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture
-def watched(browser: Browser, live_server: str) -> Iterator[Watched]:
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    seen = Watched(page, live_server)
+def watch(browser: Browser, live_server: str) -> Iterator[Callable[[int, int], Watched]]:
+    """Open a watched page in a fresh browser context of the given viewport (width, height)."""
+    contexts: list[BrowserContext] = []
 
-    def on_console(message: ConsoleMessage) -> None:
-        if message.type in ("error", "warning"):
-            seen.errors.append(f"console {message.type}: {message.text}")
+    def open_page(width: int, height: int) -> Watched:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        seen = Watched(page, live_server)
 
-    def on_dialog(dialog: Dialog) -> None:
-        seen.dialogs.append(f"{dialog.type}: {dialog.message}")
-        dialog.dismiss()
+        def on_console(message: ConsoleMessage) -> None:
+            if message.type in ("error", "warning"):
+                seen.errors.append(f"console {message.type}: {message.text}")
 
-    page.on("console", on_console)
-    page.on("pageerror", lambda error: seen.errors.append(f"page error: {error}"))
-    page.on("dialog", on_dialog)
-    yield seen
-    context.close()
+        def on_dialog(dialog: Dialog) -> None:
+            seen.dialogs.append(f"{dialog.type}: {dialog.message}")
+            dialog.dismiss()
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: seen.errors.append(f"page error: {error}"))
+        page.on("dialog", on_dialog)
+        return seen
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def watched(watch: Callable[[int, int], Watched]) -> Watched:
+    return watch(1440, 900)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from webapp import words
 from webapp.readers.parse import LINE_BREAK
 
 STATUS = re.compile(r"HTTP/\d(?:\.\d)? (\d{3})\b[^\r\n]*")
@@ -177,7 +178,7 @@ def clean_body(dump: Dump, filler: str) -> tuple[str, int]:
 def notes(dump: Dump, cleaned: int) -> list[str]:
     """What a person should know about the part of the dump that was not read."""
     said = [
-        f"skipped {dump.skipped} lines of HTTP status and headers before the body "
+        f"skipped {words.count(dump.skipped, 'line')} of HTTP status and headers before the body "
         f"(lines 1-{dump.skipped}; status {dump.status_line!r}); line numbers are the input's"
     ]
     if not 200 <= dump.status < 300:
@@ -186,5 +187,5 @@ def notes(dump: Dump, cleaned: int) -> list[str]:
             "the body is likely an error message rather than a stream"
         )
     if cleaned:
-        said.append(f"ignored {cleaned} lines of curl's own output inside the body")
+        said.append(f"ignored {words.count(cleaned, 'line')} of curl's own output inside the body")
     return said

@@ -153,7 +153,7 @@ def _compare_row(
 
 
 def _side(trace: Trace, step: Step, links: Links, anomalies: list[str]) -> Side:
-    step_badges = badges(trace, step)
+    step_badges = badges(trace, step, appended=False)
     events = tally(
         event.type
         for event in step.events

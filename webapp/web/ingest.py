@@ -24,6 +24,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
 from starlette.requests import Request
 
+from webapp import words
 from webapp.readers import FORMATS, decode, read
 from webapp.records import ReadResult
 from webapp.redact import redact
@@ -39,7 +40,7 @@ class TooLarge(Exception):
     """The input is over the size limit."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(f"the input is larger than the limit of {limit:,} bytes")
+        super().__init__(f"the input is larger than the limit of {words.count(limit, 'byte')}")
         self.limit = limit
 
 

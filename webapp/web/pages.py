@@ -59,6 +59,7 @@ from webapp.web.query import (
 )
 from webapp.web.service import Service, TraceView
 from webapp.web.templating import render
+from webapp.words import count
 
 router = APIRouter(include_in_schema=False)
 REDISPLAY_LIMIT = 2_000_000
@@ -217,7 +218,7 @@ def _too_large(request: Request, limit: int) -> Response:
     context = {
         "status": 413,
         "heading": "That stream is too large",
-        "message": f"This server accepts streams of up to {limit:,} bytes. "
+        "message": f"This server accepts streams of up to {count(limit, 'byte')}. "
         "Trim the stream, or start the server with a larger --max-bytes.",
     }
     return render(_templates(request), request, "error.html", context, 413)
@@ -328,7 +329,7 @@ def rows(request: Request, stream_id: str) -> Response:
     if not wants_partial(request):
         return RedirectResponse(links.step(view.clamp(start)), status_code=303)
     end = min(end, start + size)
-    window = views.window(view, links, start, end, step, size)
+    window = views.window(view, links, start, end, step, size, fill=direction == "after")
     context = {"window": window, "links": links, "direction": direction}
     return render(_templates(request), request, "_rows.html", context)
 

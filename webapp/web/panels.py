@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from webapp.chunks import select_choice
 from webapp.jsoncheck import classify
 from webapp.jsvalue import is_number, truthy
 from webapp.rules import RULES
@@ -71,6 +72,10 @@ class Detail:
     error: str | None
     assembled: bool
     chunk: Clipped | None
+    delta: Clipped | None
+    """The followed choice's `delta`, shown first (the whole chunk is folded under it)."""
+    delta_path: str
+    """Where the delta sits in the chunk: `choices[0].delta`."""
     source: Clipped | None
     """The record's text as it appeared in the input (shown when there is no parsed chunk)."""
     remarks: tuple[str, ...]
@@ -90,11 +95,13 @@ def detail(view: TraceView, step: int) -> Detail:
     current = trace.steps[step]
     records = view.reading.result.records
     record = records[step] if step < len(records) else None
-    chunk = source = None
+    chunk = source = delta = None
+    delta_path = ""
     remarks: list[str] = []
     if record is not None:
         if record.kind == "chunk":
             chunk = clipped_head(pretty_json(record.value), CHUNK_LIMIT)
+            delta_path, delta = _delta(record.value, view.options.choice)
         elif record.text:
             source = clipped_head(record.text, CHUNK_LIMIT)
         if record.wrapped:
@@ -110,9 +117,11 @@ def detail(view: TraceView, step: int) -> Detail:
         error=current.error,
         assembled=current.assembled,
         chunk=chunk,
+        delta=delta,
+        delta_path=delta_path,
         source=source,
         remarks=tuple(remarks),
-        fragments=tuple(_fragment(view, fragment) for fragment in current.fragments),
+        fragments=tuple(_fragment(view, fragment, step) for fragment in current.fragments),
         events=tuple(_event(event) for event in current.events[:DETAIL_EVENTS]),
         anomalies=shown,
         more_anomalies=tuple(more.items()),
@@ -129,7 +138,19 @@ def _capped(found: tuple[Anomaly, ...]) -> tuple[tuple[Anomaly, ...], dict[str, 
     return tuple(ordered[:DETAIL_ANOMALIES]), more
 
 
-def _fragment(view: TraceView, fragment: Fragment) -> FragmentDetail:
+def _delta(value: Any, wanted: int) -> tuple[str, Clipped | None]:
+    """The followed choice's delta and where it sits, or ("", None) when the chunk has none."""
+    if not isinstance(value, dict):
+        return "", None
+    choices = value.get("choices")
+    choice = select_choice(choices, wanted).choice
+    if choice is None or not isinstance(choices, list) or "delta" not in choice:
+        return "", None
+    position = next(n for n, item in enumerate(choices) if item is choice)
+    return f"choices[{position}].delta", clipped_head(pretty_json(choice["delta"]), CHUNK_LIMIT)
+
+
+def _fragment(view: TraceView, fragment: Fragment, step: int) -> FragmentDetail:
     keys = (
         _key("index", fragment.index, is_number(fragment.index), "an integer counts, 0 included"),
         _key("id", fragment.id, truthy(fragment.id), "a non-empty string counts"),
@@ -146,7 +167,7 @@ def _fragment(view: TraceView, fragment: Fragment) -> FragmentDetail:
         rule=fragment.rule,
         meaning=_MEANINGS.get(fragment.rule, ""),
         reason=fragment.reason,
-        block=block_label(view.trace, fragment.block),
+        block=block_label(view.trace, fragment.block, step),
         phantom=is_phantom(view.trace, fragment.block),
         keys=keys,
         late=fragment.late,

@@ -6,10 +6,10 @@ cached per stream and a trace per (stream, canonical options), in one LRU bounde
 step and fragment counts, measured with tracemalloc). Concurrent misses for one key compute
 once, and at most `HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, so that
 what is being computed stays bounded too. A `TraceView` adds the indexes that stepping needs
-(steps per rule, anomaly steps, the overview's buckets, the anomalies grouped by code), built
-once in linear time, so that every step afterwards costs a bisect and the rendering of one
-window. A HAR file can hold several streams: a reading is keyed by (stream, entry), `None`
-being the reader's default entry.
+(steps per rule, anomaly steps, runs of alike steps, the overview's buckets, the anomalies
+grouped by code), built once in linear time, so that every step afterwards costs a bisect and
+the rendering of one window. A HAR file can hold several streams: a reading is keyed by
+(stream, entry), `None` being the reader's default entry.
 
 Nothing here is shared between worker processes except through the store: a cache is only
 a shortcut to what the stored bytes give again.
@@ -38,6 +38,7 @@ from webapp.web.anomaly_groups import Group, groups
 from webapp.web.cache import Memo
 from webapp.web.ingest import Prepared
 from webapp.web.overview import Bucket, buckets
+from webapp.web.runs import Runs, find_runs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -89,6 +90,8 @@ class TraceView:
     """The overview strip's columns (at most `overview.MAX_COLUMNS`)."""
     anomaly_groups: tuple[Group, ...] = ()
     """The anomalies by code, errors first."""
+    runs: Runs = field(default_factory=lambda: Runs(()))
+    """Runs of alike, uneventful steps, which the timeline collapses into one row each."""
 
     def __post_init__(self) -> None:
         self.rule_steps = {name: [] for name in RULE_NAMES}
@@ -102,6 +105,7 @@ class TraceView:
         self.others = [block for block in self.trace.content if block.kind != "toolCall"]
         self.buckets = buckets(self.trace, self.anomalies_by_step)
         self.anomaly_groups = groups(self.trace)
+        self.runs = find_runs(self.trace, self.anomaly_steps)
 
     def as_asked(self, options: Options) -> TraceView:
         """This view under options equal to its own but for the order of `server_tools`.

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 import webapp
+from webapp import words
 from webapp.anomalies import severity_of
 from webapp.rules import RULES
 from webapp.web.text import printable
@@ -39,14 +40,6 @@ def _finalize(value: Any) -> Any:
     return value
 
 
-def _number(value: int) -> str:
-    return f"{value:,}"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
-
-
 def make_templates() -> Jinja2Templates:
     """Templates from the package's own `templates/` folder, autoescaped, strict."""
     env = jinja2.Environment(
@@ -57,8 +50,8 @@ def make_templates() -> Jinja2Templates:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["num"] = _number
-    env.filters["plural"] = _plural
+    env.filters["num"] = words.number
+    env.filters["plural"] = words.count
     env.globals["RULES"] = RULES
     env.globals["severity_of"] = severity_of
     env.globals["HTMX"] = HTMX

@@ -7,25 +7,33 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from webapp import words
 from webapp.jsvalue import truthy
 from webapp.rules import RULES
 from webapp.storage import StreamInfo
-from webapp.trace import Step, Trace
+from webapp.trace import Step, Trace, value_as_of
 from webapp.web.query import Links
+from webapp.web.runs import Run
 from webapp.web.service import TraceView
 from webapp.web.text import clipped_head, literal, tally
 
 
-def block_label(trace: Trace, number: int | None) -> str:
-    """`#2 get_weather`, `#1 (no name)` for a block's final name; `dropped` for None."""
+def block_label(trace: Trace, number: int | None, step: int | None = None) -> str:
+    """`#2 get_weather`, `#1 (no name)`: the block's name as of `step` (or at the end).
+
+    A block named only later reads `#0 (no name yet)` before that step; `dropped` for None.
+    """
     if number is None:
         return "dropped"
     if not 0 <= number < len(trace.blocks):
         return f"#{number}"
-    name = trace.blocks[number].name
-    return f"#{number} {name}" if truthy(name) else f"#{number} (no name)"
+    block = trace.blocks[number]
+    name = block.name if step is None else value_as_of(block.names, step)
+    if truthy(name):
+        return f"#{number} {name}"
+    return f"#{number} (no name yet)" if truthy(block.name) else f"#{number} (no name)"
 
 
 def is_phantom(trace: Trace, number: int | None) -> bool:
@@ -70,14 +78,14 @@ def summary(view: TraceView) -> Summary:
     chunks = sum(1 for record in result.records if record.kind == "chunk")
     calls = sum(1 for block in trace.blocks if truthy(block.name))
     facts = [
-        Fact("chunks", f"{chunks:,}"),
-        Fact("steps", f"{len(trace.steps):,}"),
-        Fact("fragments", f"{trace.fragment_count:,}"),
-        Fact("blocks" if trace.path == "client" else "candidates", f"{len(trace.blocks):,}"),
-        Fact("named calls", f"{calls:,}"),
+        Fact("chunks", words.number(chunks)),
+        Fact("steps", words.number(len(trace.steps))),
+        Fact("fragments", words.number(trace.fragment_count)),
+        Fact("blocks" if trace.path == "client" else "candidates", words.number(len(trace.blocks))),
+        Fact("named calls", words.number(calls)),
         Fact("stop", trace.stop_reason or "none"),
         Fact("input", _input_label(info, result.format)),
-        Fact("size", f"{info.size:,} bytes"),
+        Fact("size", words.count(info.size, "byte")),
     ]
     counts = Counter(anomaly.code for anomaly in trace.anomalies)
     return Summary(
@@ -179,12 +187,14 @@ def nav(view: TraceView, links: Links, step: int) -> Nav:
 
 @dataclass(frozen=True, slots=True)
 class Badge:
-    """One fragment in a timeline row: its rule and the block it landed on."""
+    """One fragment in a timeline row: its rule, the block it landed on, the text it appended."""
 
     rule: str
     label: str
     phantom: bool
     late: bool
+    appended: str = ""
+    """What the fragment appended, as a clipped JSON string literal ("" when nothing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +211,26 @@ class TimelineRow:
     marks: tuple[str, ...]
     anomalies: tuple[str, ...]
     error: str | None
+    in_run: bool = False
+    """The step belongs to a run that is shown expanded (the selected step is in it)."""
+    is_run: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """A run of alike steps: one row when collapsed, a heading above its steps when expanded."""
+
+    first: int
+    last: int
+    rule: str
+    label: str
+    url: str
+    """The page at the run's first step (which shows the run's rows)."""
+    after_url: str | None
+    """The page at the first step after the run."""
+    expanded: bool
+    phantom: bool
+    is_run: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,26 +239,56 @@ class Window:
 
     start: int
     end: int
-    rows: tuple[TimelineRow, ...]
+    rows: tuple[TimelineRow | RunRow, ...]
     before_url: str | None
     after_url: str | None
     before_page: str | None
     after_page: str | None
 
 
-def window(view: TraceView, links: Links, start: int, end: int, selected: int, size: int) -> Window:
-    """Rows `start` to `end` (exclusive) and the links to extend them by `size` either way."""
+def window(
+    view: TraceView,
+    links: Links,
+    start: int,
+    end: int,
+    selected: int,
+    size: int,
+    *,
+    fill: bool = True,
+) -> Window:
+    """Rows `start` to `end` (exclusive) and the links to extend them by `size` either way.
+
+    A run of alike steps is one row, unless it holds the selected step: then its steps are
+    rows of their own below a heading. A window never cuts a collapsed run (its start moves
+    back to the run's first step, its end past the run's last); with `fill`, rows after `end`
+    make up for the steps that collapsed, up to `end - start` rows in all.
+    """
     total = len(view.trace.steps)
     start = max(0, min(start, total))
     end = max(start, min(end, total))
-    rows = tuple(
-        _timeline_row(view, links, view.trace.steps[n], selected) for n in range(start, end)
-    )
+    budget = end - start
+    runs = view.runs
+    first_run = runs.at(start)
+    if first_run is not None and not first_run.holds(selected):
+        start = first_run.first
+    rows: list[TimelineRow | RunRow] = []
+    n = start
+    while n < total and (n < end or (fill and len(rows) < budget)):
+        run = runs.at(n)
+        if run is not None and not run.holds(selected):
+            rows.append(_run_row(view, links, run, expanded=False))
+            n = run.last + 1
+            continue
+        if run is not None and n == run.first:
+            rows.append(_run_row(view, links, run, expanded=True))
+        rows.append(_timeline_row(view, links, view.trace.steps[n], selected, run is not None))
+        n += 1
+    end = n
     before = max(0, start - size)
     return Window(
         start=start,
         end=end,
-        rows=rows,
+        rows=tuple(rows),
         before_url=links.rows(before, start, selected, "before") if start > 0 else None,
         after_url=links.rows(end, min(total, end + size), selected, "after")
         if end < total
@@ -246,20 +306,53 @@ def window_around(view: TraceView, links: Links, step: int, size: int) -> Window
     return window(view, links, start, end, step, size)
 
 
-def badges(trace: Trace, step: Step) -> tuple[Badge, ...]:
-    """One badge per fragment of the step: its rule and the block it landed on."""
+APPENDED_LIMIT = 32
+"""The most characters of a fragment's appended text a timeline row shows."""
+RUN_NOUNS = {
+    "exact-index": ("exact-index match", "exact-index matches"),
+    "exact-id": ("exact-id match", "exact-id matches"),
+    "continuation": ("continuation", "continuations"),
+    "new": ("new block", "new blocks"),
+    "drop": ("dropped fragment", "dropped fragments"),
+}
+
+
+def badges(trace: Trace, step: Step, *, appended: bool = True) -> tuple[Badge, ...]:
+    """One badge per fragment of the step: its rule, the block as of the step, what it appended."""
     return tuple(
         Badge(
             rule=fragment.rule,
-            label=block_label(trace, fragment.block),
+            label=block_label(trace, fragment.block, step.step),
             phantom=is_phantom(trace, fragment.block),
             late=fragment.late,
+            appended=words.quote(fragment.appended, APPENDED_LIMIT)
+            if appended and fragment.appended
+            else "",
         )
         for fragment in step.fragments
     )
 
 
-def _timeline_row(view: TraceView, links: Links, step: Step, selected: int) -> TimelineRow:
+def _run_row(view: TraceView, links: Links, run: Run, *, expanded: bool) -> RunRow:
+    singular, plural = RUN_NOUNS.get(run.rule, (run.rule, run.rule))
+    what = words.count(run.fragments, singular, plural)
+    if run.block is not None:
+        what += f" onto {block_label(view.trace, run.block, run.first)}"
+    return RunRow(
+        first=run.first,
+        last=run.last,
+        rule=run.rule,
+        label=f"steps {words.number(run.first)}\u2013{words.number(run.last)}: {what}",
+        url=links.step(run.first),
+        after_url=links.step(run.last + 1) if run.last < view.last else None,
+        expanded=expanded,
+        phantom=is_phantom(view.trace, run.block),
+    )
+
+
+def _timeline_row(
+    view: TraceView, links: Links, step: Step, selected: int, in_run: bool = False
+) -> TimelineRow:
     trace = view.trace
     step_badges = badges(trace, step)
     return TimelineRow(
@@ -273,6 +366,7 @@ def _timeline_row(view: TraceView, links: Links, step: Step, selected: int) -> T
         marks=_marks(trace, step),
         anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
         error=clipped_head(step.error, 120).head if step.error else None,
+        in_run=in_run,
     )
 
 

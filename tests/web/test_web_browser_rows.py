@@ -1,0 +1,127 @@
+"""The timeline in a real browser: End scrolls to the last row, runs step with the keyboard,
+the laptop and phone layouts keep the state panel and the stepper in view."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.streamkit import chunk, frag, sse
+from tests.web.test_web_rows import long_run
+from tests.web.webkit import Watched
+
+pytestmark = pytest.mark.browser
+
+
+def interleaved(n: int) -> str:
+    """Two calls whose fragments alternate: every row differs from the one before (no runs)."""
+    return sse(
+        chunk(frag(0, "call_a", "first", "[")),
+        chunk(frag(1, "call_b", "second", "[")),
+        *(chunk(frag(k % 2, args=f"{k},")) for k in range(n)),
+        chunk(frag(0, args="0]")),
+        chunk(frag(1, args="1]"), finish="tool_calls"),
+    )
+
+
+def test_end_puts_the_last_row_in_the_viewport(watch: Callable[[int, int], Watched]) -> None:
+    for width, height in ((1366, 900), (390, 844)):
+        watched = watch(width, height)
+        page = watched.page
+        stream_id = watched.store(interleaved(400))
+        page.goto(f"{watched.base}/s/{stream_id}?step=0")
+        expect(page.locator("#row-0")).to_be_in_viewport()
+        page.keyboard.press("End")
+        stage = page.locator("#stage")
+        expect(stage).to_have_attribute("data-step", "405")
+        last = page.locator("#row-405")
+        expect(last).to_have_attribute("aria-current", "step")
+        expect(last).to_be_in_viewport(ratio=0.9)
+        page.keyboard.press("Home")
+        expect(stage).to_have_attribute("data-step", "0")
+        expect(page.locator("#row-0")).to_be_in_viewport(ratio=0.9)
+        watched.assert_clean()
+
+
+def test_the_keyboard_steps_through_a_collapsed_run(watched: Watched) -> None:
+    page = watched.page
+    stream_id = watched.store(long_run(60))
+    page.goto(f"{watched.base}/s/{stream_id}?step=0")
+    page.evaluate("window.__sameDocument = true")
+    run = page.locator("#run-1")
+    expect(run).to_contain_text("steps 1\u201360: 60 continuations onto #0 write_file")
+    expect(page.locator("#row-5")).to_have_count(0)
+    stage = page.locator("#stage")
+    for step in range(1, 5):
+        page.keyboard.press("ArrowRight")
+        expect(stage).to_have_attribute("data-step", str(step))
+        row = page.locator(f"#row-{step}")
+        expect(row).to_have_attribute("aria-current", "step")
+        expect(row).to_be_in_viewport()
+    expect(row).to_contain_text('+"line 3 "')
+    expect(page.locator("#run-1.run-head")).to_contain_text("skip to step 61")
+    page.locator("#skip-run-1").click()
+    expect(stage).to_have_attribute("data-step", "61")
+    expect(page.locator("#row-61")).to_have_attribute("aria-current", "step")
+    page.keyboard.press("ArrowLeft")
+    expect(stage).to_have_attribute("data-step", "60")
+    expect(page.locator("#row-60")).to_have_attribute("aria-current", "step")
+    expect(page).to_have_url(re.compile(r"step=60&"))
+    assert page.evaluate("window.__sameDocument") is True
+    watched.assert_clean()
+
+
+def test_clicking_a_collapsed_run_shows_its_rows(watched: Watched) -> None:
+    page = watched.page
+    stream_id = watched.store(long_run(60))
+    page.goto(f"{watched.base}/s/{stream_id}?step=0")
+    page.locator("#run-1").click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "1")
+    expect(page.locator("#row-1")).to_have_attribute("aria-current", "step")
+    expect(page.locator("#row-20")).to_be_attached()
+    expect(page.locator("#run-1.run-head")).to_be_visible()
+    watched.assert_clean()
+
+
+def test_a_laptop_keeps_the_state_panel_in_view(watch: Callable[[int, int], Watched]) -> None:
+    watched = watch(1366, 900)
+    page = watched.page
+    stream_id = watched.store(interleaved(40))
+    page.goto(f"{watched.base}/s/{stream_id}?step=12")
+    expect(page.locator("#state .block").first).to_be_in_viewport()
+    expect(page.locator("#detail .whole-chunk pre")).not_to_be_visible()
+    page.get_by_text("show the whole chunk").click()
+    expect(page.locator("#detail .whole-chunk pre")).to_be_visible()
+    page.evaluate("window.scrollTo(0, 0)")
+    expect(page.locator("#state .block").first).to_be_in_viewport()
+    page.locator("#detail .whole-chunk pre").evaluate("(e) => e.scrollIntoView(false)")
+    expect(page.locator("#state .block").first).to_be_in_viewport()
+    watched.assert_clean()
+
+
+def test_a_phone_keeps_the_stepper_in_reach(watch: Callable[[int, int], Watched]) -> None:
+    watched = watch(390, 844)
+    page = watched.page
+    stream_id = watched.store(interleaved(40))
+    page.goto(f"{watched.base}/s/{stream_id}?step=2")
+    following = page.locator("#next")
+    expect(following).to_be_in_viewport(ratio=0.9)
+    for where in ("document.body.scrollHeight", "document.body.scrollHeight / 2"):
+        page.evaluate(f"window.scrollTo(0, {where})")
+        expect(following).to_be_in_viewport(ratio=0.9)
+    following.click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "3")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#stage")).to_have_attribute("data-step", "4")
+    expect(page.locator("#row-4")).to_be_in_viewport(ratio=0.9)
+    # the fragment's key table: a note column wide enough for words, not one letter a line
+    notes = page.locator("#detail .keys-table .why")
+    expect(notes.first).to_be_visible()
+    for index in range(notes.count()):
+        box = notes.nth(index).bounding_box()
+        assert box is not None and box["width"] > 200, box
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    watched.assert_clean()
