@@ -16,11 +16,27 @@ VERSION = "this build"
 
 
 def policy_result(records: Sequence[Record], policy: Policy) -> LensResult:
-    """The tool calls a policy's trace ends with, each with what pi-ai's parse delivers."""
+    """The tool calls a policy's trace ends with, each with what pi-ai's parse delivers.
+
+    A call is flagged with the parse's complaint only when its `toolcall_end` fired: upstream
+    parses there, and a stream cut short by a provider error never gets that far.
+    """
     try:
         trace = assemble(records, Options(policy=policy))
     except Exception as error:  # a core bug is shown in the column, not raised
         return LensResult(policy, VERSION, "error", (), f"the assembler failed: {error!r}")
+    errors = [
+        event.message or "error"
+        for step in trace.steps
+        for event in step.events
+        if event.type == "error"
+    ]
+    ended = {
+        event.contentIndex
+        for step in trace.steps
+        for event in step.events
+        if event.type == "toolcall_end"
+    }
     calls = []
     for block in trace.content:
         if block.kind != "toolCall":
@@ -33,15 +49,9 @@ def policy_result(records: Sequence[Record], policy: Policy) -> LensResult:
                 arguments=json.dumps(
                     delivered.arguments, separators=(",", ":"), ensure_ascii=False
                 ),
-                invalid=delivered.error,
+                invalid=delivered.error if block.content_index in ended else None,
             )
         )
-    errors = [
-        event.message or "error"
-        for step in trace.steps
-        for event in step.events
-        if event.type == "error"
-    ]
     said = "; ".join(errors) or None
     return LensResult(policy, VERSION, "error" if said else "ok", tuple(calls), said)
 
