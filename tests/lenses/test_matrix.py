@@ -49,7 +49,7 @@ def test_the_verdict_names_the_call_the_culprits_and_who_fails() -> None:
     )
     assert matrix.verdict == (
         "2 of 4 clients get get_weather's arguments wrong (langchain, pi-ai); "
-        "langchain adds 1 extra call; openai-python fails (TypeError: no index); "
+        "langchain adds 1 phantom call; openai-python fails (TypeError: no index); "
         "not installed: litellm"
     )
     row = matrix.rows[0]

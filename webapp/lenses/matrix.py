@@ -185,15 +185,17 @@ def verdict(columns: Sequence[LensResult], rows: Sequence[Row]) -> str:
     ran = [i for i in clients if columns[i].status != "unavailable"]
     parts: list[str] = []
     wrong: dict[str, list[str]] = {}
-    extra: dict[str, int] = {}
+    extra: dict[tuple[str, str], int] = {}
     for i in ran:
         for row in rows:
             cell = row.cells[i]
             if cell is None or not cell.differs or "error" in cell.differs:
                 continue
             if row.reference is None:
-                if "extra" in cell.differs:
-                    extra[columns[i].client] = extra.get(columns[i].client, 0) + 1
+                if "extra" in cell.differs and cell.call is not None:
+                    kind = "extra call" if cell.call.name else "phantom call"
+                    key = (columns[i].client, kind)
+                    extra[key] = extra.get(key, 0) + 1
                 continue
             name = row.reference.name or "a nameless call"
             what = "call" if "missing" in cell.differs else _what(cell.differs)
@@ -208,8 +210,8 @@ def verdict(columns: Sequence[LensResult], rows: Sequence[Row]) -> str:
         else:
             parts.append(f"{len(names)} of {len(ran)} clients {verb} {subject} wrong "
                          f"({', '.join(names)})")  # fmt: skip
-    for client, n in extra.items():
-        parts.append(f"{client} adds {count(n, 'extra call')}")
+    for (client, kind), n in extra.items():
+        parts.append(f"{client} adds {count(n, kind)}")
     for i in ran:
         if columns[i].status == "error":
             parts.append(f"{columns[i].client} fails ({_short(columns[i].error)})")
