@@ -1,6 +1,7 @@
 # streamviz: `make run` serves the app on the embedded SQLite store; `make test` installs what the
 # tests need (Python packages, Debian's chromium, PostgreSQL's server binaries, the upstream npm
-# package) and runs the whole suite, the store tests on SQLite and on a throwaway PostgreSQL.
+# package, the client lenses) and runs the whole suite, the store tests on SQLite and on a
+# throwaway PostgreSQL.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +11,7 @@ PORT   ?= 8000
 DB     ?= data/streamviz.sqlite3
 WORKERS ?= 1
 
-.PHONY: run test install install-test chromium postgres upstream lint typecheck pytest bench clean
+.PHONY: run test install install-test chromium postgres upstream clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 run: $(VENV)/.installed
@@ -20,7 +21,7 @@ test: install-test lint typecheck pytest
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test chromium postgres upstream
+install-test: $(VENV)/.installed-test chromium postgres upstream clients
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +57,20 @@ tests/upstream/node_modules/.package-lock.json: tests/upstream/package.json test
 	cd tests/upstream && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The client libraries `streamviz clients` runs as lenses (versions: webapp/lenses/pins.py):
+# the Python ones as the extra streamviz[clients], the Node ones in the lenses' own npm folder.
+LENSES_NODE := webapp/lenses/node
+
+clients: $(VENV)/.installed-clients $(LENSES_NODE)/node_modules/.package-lock.json
+
+$(VENV)/.installed-clients: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[clients]'
+	touch $@
+
+$(LENSES_NODE)/node_modules/.package-lock.json: $(LENSES_NODE)/package.json $(LENSES_NODE)/package-lock.json
+	cd $(LENSES_NODE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 lint:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -70,4 +85,4 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/bench.py
 
 clean:
-	rm -rf $(VENV) tests/upstream/node_modules .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) tests/upstream/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache

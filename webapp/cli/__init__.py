@@ -280,6 +280,49 @@ def _output(
         write_text(lines)
 
 
+@main.command(short_help="What each client library hands the application for a stream.")
+@click.argument("file", metavar="FILE|-")
+@click.option(
+    "--input-format",
+    type=click.Choice(("auto", *FORMATS)),
+    default="auto",
+    show_default=True,
+    help="How to read FILE; auto detects it.",
+)
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
+    help='text: one block per call, every client\'s cell. json: {"clients": [...], ...}.',
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=60.0,
+    show_default=True,
+    help="Seconds each client library may take.",
+)
+def clients(file: str, input_format: str, output: str, timeout: float) -> None:
+    """Run the published client libraries on FILE and show what each hands the application.
+
+    pi-ai, openai-python, LangChain, the Vercel AI SDK and LiteLLM each run, unmodified and in
+    a subprocess of their own, on the stream; adr-0019 and exact-key are two more columns.
+    A library that is not installed is shown as unavailable with the command that installs
+    them all (make clients).
+    """
+    from webapp.cli.clientsview import clients_lines  # the lenses load only for this command
+    from webapp.lenses import clients_view
+
+    source = load(file, input_format)
+    matrix = clients_view(source.records, timeout=timeout)
+    if output == "json":
+        write_json(matrix.to_json())
+    else:
+        write_text(lambda paint: clients_lines(matrix, source, paint))
+
+
 def load(
     file: str, input_format: str, har_entry: int | None = None, redact: bool = False
 ) -> ReadResult:

@@ -14,6 +14,7 @@ from webapp.jsoncheck import dumps
 from webapp.options import Options
 from webapp.records import ReaderError
 from webapp.storage import StreamInfo
+from webapp.web import clients
 from webapp.web.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
@@ -281,3 +282,6 @@ def stream_raw(request: Request, stream_id: str) -> Response:
     """The stored bytes, byte for byte, as text/plain."""
     raw = _service(request).raw(stream_id)
     return Response(raw, media_type="text/plain; charset=utf-8")
+
+
+router.include_router(clients.api_router)

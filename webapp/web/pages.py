@@ -22,7 +22,7 @@ from webapp.readers import decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
 from webapp.settings import Settings
-from webapp.web import views
+from webapp.web import clients, views
 from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.comparison import compare_page
 from webapp.web.entries import entries
@@ -364,3 +364,6 @@ def compare(request: Request, stream_id: str) -> Response:
 def rules_page(request: Request) -> Response:
     """The five rules from the rules table, each with its example, and the fold model."""
     return render(_templates(request), request, "rules.html", {})
+
+
+router.include_router(clients.router)

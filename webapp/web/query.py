@@ -237,6 +237,11 @@ class Links:
         return f"{self.base}/compare?{urlencode(items)}"
 
     @property
+    def clients(self) -> str:
+        """Every client library's view of the stream (the same under every option)."""
+        return f"{self.base}/clients"
+
+    @property
     def raw(self) -> str:
         """The stored bytes."""
         return f"/api/streams/{self.stream_id}/raw"

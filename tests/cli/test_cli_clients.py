@@ -1,0 +1,56 @@
+"""`streamviz clients`: every client's view, as text or JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import webapp.lenses
+from tests.cli.clikit import Invoke
+from tests.lenses.fakes import CALL, CRASHES, answering, missing, program
+from tests.lenses.streams import STREAMS, load_golden, normal
+from webapp.lenses.pins import CLIENTS
+from webapp.lenses.results import result_from_json
+
+
+def test_the_records_example_with_the_real_libraries(invoke: Invoke) -> None:
+    result = invoke("clients", "tests/corpus/no-index.sse", "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert [column["client"] for column in document["clients"]] == list(CLIENTS)
+    assert [column["client"] for column in document["policies"]] == ["adr-0019", "exact-key"]
+    golden = load_golden("record-example")
+    for column in document["clients"]:
+        got = result_from_json(column["client"], column["version"], column)
+        assert column["install"] is None
+        assert normal(got, STREAMS["record-example"]) == golden["results"][column["client"]]
+    assert document["verdict"].startswith("2 of 5 clients get search_docs's arguments wrong")
+
+
+def test_text_shows_every_column_each_call_and_the_verdict(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fakes = (
+        answering({"status": "ok", "calls": [CALL], "error": None}, "pi-ai"),
+        program(CRASHES, "openai-python"),
+        missing("litellm"),
+    )
+    monkeypatch.setattr(webapp.lenses, "default_lenses", lambda: fakes)
+    result = invoke("clients", "tests/corpus/clean-single-call.sse", env={"NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("  pi-ai ") and "ok" in line for line in lines)
+    assert any("unavailable" in line and "make clients" in line for line in lines)
+    verdict = next(line for line in lines if line.startswith("verdict"))
+    assert "openai-python fails (openai-python crashed (exit status 139)" in verdict
+    assert "not installed: litellm" in verdict
+    assert "get_weather (call_Q2x8)" in lines
+
+
+def test_json_shape(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(webapp.lenses, "default_lenses", lambda: (missing("vercel-ai"),))
+    result = invoke("clients", "tests/corpus/clean-single-call.sse", "--format", "json")
+    (column,) = json.loads(result.output)["clients"]
+    assert set(column) == {"client", "version", "status", "calls", "error", "install"}
+    assert column["status"] == "unavailable" and column["install"] == "make clients"

@@ -1,0 +1,45 @@
+"""Rewrite the golden files: `python -m tests.lenses.regen` (needs `make clients`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.lenses.streams import STREAMS, golden_path, normal, pinned_versions
+from webapp.lenses.ours import policy_result
+from webapp.lenses.pins import POLICY_COLUMNS
+from webapp.lenses.runner import default_lenses, run_lens
+from webapp.readers import read
+
+
+def main() -> int:
+    names = list(STREAMS)
+    texts = [STREAMS[name] for name in names]
+    by_lens = {}
+    for lens in default_lenses():
+        results = run_lens(lens, texts)
+        if any(result.status == "unavailable" for result in results):
+            print(f"{lens.client} is unavailable: run `make clients`", file=sys.stderr)
+            return 1
+        by_lens[lens.client] = results
+    for i, name in enumerate(names):
+        records = read(texts[i], "sse").records
+        document = {
+            "stream": name,
+            "versions": pinned_versions(),
+            "results": {
+                client: normal(results[i], texts[i]) for client, results in by_lens.items()
+            },
+            "policies": {
+                policy: normal(policy_result(records, policy), texts[i])
+                for policy in POLICY_COLUMNS
+            },
+        }
+        path = golden_path(name)
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Text view of every client's view: the verdict, then each call with every column's cell."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from webapp.cli.render import Painter, escape, input_lines, shorten
+from webapp.lenses.matrix import Cell, Matrix
+from webapp.lenses.pins import BY_CLIENT
+from webapp.lenses.results import LensResult
+from webapp.records import ReadResult
+
+_STATUS_STYLE = {"ok": "green", "error": "red", "unavailable": "yellow"}
+ARGUMENTS_SHOWN = 60
+
+
+def clients_lines(matrix: Matrix, source: ReadResult | None, paint: Painter) -> Iterator[str]:
+    """What `streamviz clients` prints."""
+    yield from input_lines(source, paint)
+    width = max(len(column.client) for column in matrix.columns)
+    yield paint("clients", "bold")
+    for column in matrix.columns:
+        yield "  " + _column_line(column, width, paint)
+    yield f"{paint('verdict', 'bold')}  {escape(matrix.verdict)}"
+    for row in matrix.rows:
+        yield ""
+        yield paint(escape(row.label), "bold")
+        for column, cell in zip(matrix.columns, row.cells, strict=True):
+            yield f"  {column.client:<{width}}  {_cell_text(column, cell, paint)}"
+
+
+def _column_line(column: LensResult, width: int, paint: Painter) -> str:
+    pin = BY_CLIENT.get(column.client)
+    package = f"{pin.package} {column.version}" if pin else column.version
+    status = paint(f"{column.status:<11}", _STATUS_STYLE[column.status])
+    line = f"{column.client:<{width}}  {status} {escape(package)}"
+    if column.status == "unavailable":
+        line += f"  ({escape(column.error or '')})"
+    elif column.error:
+        line += f"  {escape(shorten(column.error, 160))}"
+    return line
+
+
+def _cell_text(column: LensResult, cell: Cell | None, paint: Painter) -> str:
+    if cell is None:
+        return paint("(not installed)", "dim")
+    if "error" in cell.differs:
+        return paint("raised: " + shorten(column.error or "error", 100), "red")
+    if cell.call is None:
+        return paint("(no call)", "red") if cell.differs else paint("-", "dim")
+    call = cell.call
+    text = (
+        f"{escape(call.id or '-')}  {escape(call.name or '(no name)')}  "
+        f"{shorten(call.arguments if call.arguments is not None else 'null', ARGUMENTS_SHOWN)}"
+    )
+    if call.invalid:
+        text += f"  [flagged: {shorten(call.invalid, 60)}]"
+    if cell.differs:
+        marks = paint("(" + ", ".join(cell.differs) + ")", "red")
+        return f"{paint('≠', 'bold red')} {text}  {marks}"
+    return f"= {text}"

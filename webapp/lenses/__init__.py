@@ -1,0 +1,44 @@
+"""Client lenses: the published client libraries run, unmodified, on a stored stream.
+
+Each lens (`pins.PINS`) runs in a capped subprocess (`runner`) and reports the tool calls its
+library hands the application, or the error it raised (`results`). Our own assembler's two
+policies are two more columns (`ours`), and `matrix` lines them all up with a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from webapp.lenses.feed import sse_text
+from webapp.lenses.matrix import Matrix, build
+from webapp.lenses.ours import policy_result
+from webapp.lenses.pins import POLICY_COLUMNS
+from webapp.lenses.results import LensResult
+from webapp.lenses.runner import TIMEOUT, Lens, default_lenses, run_lens
+from webapp.records import Record
+
+WORKERS = 3
+"""Lenses run at once (each is a process; the machine may have two cores)."""
+
+
+def run_lenses(
+    lenses: Sequence[Lens], sse: str, *, timeout: float = TIMEOUT
+) -> tuple[LensResult, ...]:
+    """Every lens's result for one stream, the lenses run side by side."""
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        futures = [pool.submit(run_lens, lens, [sse], timeout=timeout) for lens in lenses]
+        return tuple(future.result()[0] for future in futures)
+
+
+def clients_view(
+    records: Sequence[Record], lenses: Sequence[Lens] | None = None, *, timeout: float = TIMEOUT
+) -> Matrix:
+    """Every client's view of a stream, plus adr-0019 and exact-key, lined up."""
+    chosen = default_lenses() if lenses is None else lenses
+    results = run_lenses(chosen, sse_text(records), timeout=timeout)
+    policies = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
+    return build((*results, *policies))
+
+
+__all__ = ["Lens", "LensResult", "Matrix", "clients_view", "default_lenses", "run_lenses"]
