@@ -1,7 +1,7 @@
 """Take the README screenshots from the real app: `.venv/bin/python scripts/screenshots.py`.
 
 Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens built-in examples
-in Debian's headless Chromium, and writes docs/screenshots/{timeline,compare,home}.png.
+in Debian's headless Chromium, and writes docs/screenshots/{timeline,compare,home,diagnosis-1366,phone-390}.png.
 """
 
 from __future__ import annotations
@@ -85,6 +85,13 @@ def main() -> None:
                 shoot(page, f"{continuation}/compare", "compare")
                 page.set_viewport_size({"width": 1440, "height": 900})
                 shoot(page, f"{base}/", "home")
+                # A laptop: the diagnosis of two calls open when continuations arrive.
+                page.set_viewport_size({"width": 1366, "height": 900})
+                ambiguous = open_example(base, "ambiguous").split("?")[0]
+                shoot(page, f"{ambiguous}?step=2", "diagnosis-1366")
+                # A phone: the same step, the stepper pinned within reach.
+                page.set_viewport_size({"width": 390, "height": 844})
+                shoot(page, f"{ambiguous}?step=2", "phone-390")
                 browser.close()
         finally:
             server.should_exit = True
