@@ -75,6 +75,32 @@ CLIENT: list[Row] = [
             1: [("toolcall_delta", 0, '"Paris"}')],
         },
     ),
+    # -- what the final arguments are (spec section 7) ----------------------------------------
+    *both(
+        "section 7: arguments that parse to an array: non-object-arguments at the end",
+        [[frag(0, "c1", "f", "[1, ")], [frag(0, args="2]")]],
+        [["new"], ["exact-index"]],
+        [("c1", "f", "[1, 2]")],
+        [("non-object-arguments", END, 0)],
+    ),
+    *both(
+        "section 7: a named call with no arguments: empty-arguments at the end",
+        [[frag(0, "c1", "f")], [frag(1, "c2", "g", "{}")]],
+        [["new"], ["new"]],
+        [("c1", "f", ""), ("c2", "g", "{}")],
+        [("empty-arguments", END, 0)],
+    ),
+    *adr(
+        "section 7: a continuation while another block's arguments are unfinished is a guess",
+        [[frag(0, "c1", "f", '{"a": '), frag(1, "c2", "g", "")], [frag(args="1}")]],
+        [["new", "new"], ["continuation"]],
+        [("c1", "f", '{"a": '), ("c2", "g", "1}")],
+        [
+            ("ambiguous-continuation", 1, 1),
+            ("incomplete-arguments", END, 0),
+            ("invalid-arguments", 1, 1),
+        ],
+    ),
     # -- exact-id --------------------------------------------------------------------------
     *both(
         "exact-id: no index, the id names the block",
