@@ -1,7 +1,8 @@
 """Take the README screenshots from the real app: `.venv/bin/python scripts/screenshots.py`.
 
 Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens built-in examples
-in Debian's headless Chromium, and writes docs/screenshots/{timeline,compare,home,diagnosis-1366,phone-390}.png.
+in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, and the
+diagnosis at laptop (1366 px) and phone (390 px) widths.
 """
 
 from __future__ import annotations
