@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote as url_quote
 
 from webapp.compare import outcome
@@ -20,6 +21,9 @@ from webapp.records import ReadResult
 from webapp.trace import Anomaly, Block, Trace
 from webapp.words import count, number
 from webapp.writer import record_text
+
+if TYPE_CHECKING:  # the lenses are only described here, never run
+    from webapp.lenses.matrix import Cell, Matrix
 
 CHUNKS_SHOWN = 8
 """At most this many offending chunks are shown, each clipped to `CHUNK_CLIP` characters."""
@@ -70,8 +74,12 @@ def render(
     title: str,
     notes: Sequence[Note] = (),
     links: Links | None = None,
+    clients: Matrix | None = None,
 ) -> str:
-    """The whole report (see the module docstring); `trace` is the chosen policy's."""
+    """The whole report (see the module docstring); `trace` is the chosen policy's.
+
+    `clients`, when the client libraries were run on the stream, adds their matrix.
+    """
     parts = [
         f"# {cell(title)}",
         _input(source, trace),
@@ -82,6 +90,7 @@ def render(
         _chunks(source, trace, links),
         "## Final calls",
         *(_calls(side) for side in (trace, other)),
+        *(("## Every client's view", _clients(clients)) if clients is not None else ()),
         "## Notes",
         _notes(notes, links),
     ]
@@ -182,3 +191,32 @@ def _notes(notes: Sequence[Note], links: Links | None) -> str:
         + f": {cell(note.text)}"
         for note in sorted(notes, key=lambda note: note.step)
     )
+
+
+def _clients(matrix: Matrix) -> str:
+    """One row per call, one column per client and policy; `≠` marks a cell unlike adr-0019's."""
+    heads = [f"{column.client} {column.version}".strip() for column in matrix.columns]
+    lines = [
+        f"**{cell(matrix.verdict)}**",
+        "",
+        "| call | " + " | ".join(cell(head) for head in heads) + " |",
+        "|---" * (len(heads) + 1) + "|",
+    ]
+    for row in matrix.rows:
+        cells = [_client_cell(column.status, column.error, found) for column, found in
+                 zip(matrix.columns, row.cells, strict=True)]  # fmt: skip
+        lines.append(f"| {cell(row.label)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _client_cell(status: str, error: str | None, found: Cell | None) -> str:
+    if status == "unavailable" or found is None:
+        return "unavailable"
+    if "error" in found.differs:
+        return cell(f"raised: {(error or '')[:80]}")
+    if found.call is None:
+        return "≠ no call" if found.differs else "-"
+    text = found.call.arguments if found.call.arguments is not None else ""
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    mark = "≠ " if found.differs else ""
+    return cell(f"{mark}{shown}")

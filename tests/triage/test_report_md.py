@@ -7,6 +7,8 @@ import re
 from tests.streamkit import chunk, frag, records
 from tests.triage.streams import TWO_HEADERS
 from webapp.assembler import assemble
+from webapp.lenses.matrix import build
+from webapp.lenses.results import Call, LensResult
 from webapp.options import Options
 from webapp.readers import read
 from webapp.report_md import Links, Note, cell, fence, render, verdict
@@ -114,3 +116,19 @@ def test_many_offending_steps_are_capped() -> None:
     text = _report(values)
     assert text.count("```json") == 8
     assert "... and 12 more steps with anomalies." in text
+
+
+def test_the_clients_matrix_is_included_when_there_is_one() -> None:
+    calls = (Call("call_1", "get_weather", '{"city": "Paris"}'),)
+    columns = [
+        LensResult("openai-python", "3.57.0", "error", error="TypeError: no | index"),
+        LensResult("vercel-ai", "7.0.173", "ok", calls),
+        LensResult("adr-0019", "", "ok", calls),
+        LensResult("exact-key", "", "ok", (Call("", "", "{}"),)),
+    ]
+    matrix = build(columns)
+    with_matrix = _report(TWO_HEADERS, clients=matrix)
+    assert "## Every client's view" in with_matrix
+    assert "| call | openai-python 3.57.0 | vercel-ai 7.0.173 |" in with_matrix
+    assert "raised: TypeError: no \\| index" in with_matrix  # a pipe cannot break the table
+    assert "## Every client's view" not in _report(TWO_HEADERS)

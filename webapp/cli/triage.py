@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import click
@@ -31,6 +31,9 @@ from webapp.report_md import Links, render
 from webapp.rules import POLICIES
 from webapp.words import count
 from webapp.writer import to_sse
+
+if TYPE_CHECKING:
+    from webapp.lenses.matrix import Matrix
 
 F = TypeVar("F", bound=Callable[..., Any])
 _UNTIL_HELP = "The property to keep: anomaly:CODE, differs (the policies disagree) or rule:RULE."
@@ -126,6 +129,10 @@ def _sse(records: Sequence[Record]) -> str:
     help="The stream's page on a streamviz server (BASE/s/ID): steps become links.",
 )
 @click.option("--redact", is_flag=True, help="Mask secrets in the input first.")  # fmt: skip
+@click.option(
+    "--clients", "with_clients", is_flag=True,
+    help="Also run the client libraries (streamviz clients) and include their matrix.",
+)  # fmt: skip
 def report(
     file: str,
     policy: str,
@@ -133,6 +140,7 @@ def report(
     har_entry: int | None,
     public_url: str | None,
     redact: bool,
+    with_clients: bool,
 ) -> None:
     """Print a Markdown report: input, verdict, anomalies, offending chunks, final calls."""
     links = _links(public_url)
@@ -145,8 +153,15 @@ def report(
         assemble(source.records, options(other, None, None, 0)),
         title=f"streamviz report: {'stdin' if file == '-' else Path(file).name}",
         links=links,
+        clients=_clients_matrix(source) if with_clients else None,
     )
     _emit([text.encode("utf-8", "backslashreplace")])
+
+
+def _clients_matrix(source: ReadResult) -> Matrix:
+    from webapp.lenses import clients_view  # the lenses load only when asked for
+
+    return clients_view(source.records)
 
 
 def _links(public_url: str | None) -> Links | None:
