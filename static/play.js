@@ -203,7 +203,10 @@
     player.hidden = false;
     button.addEventListener("click", toggle);
     if (onCompare()) {
+      // the step the URL names, else the one an example's story opens at
       var step = new URL(window.location.href).searchParams.get("step");
+      var story = el("story");
+      if (step === null && story) step = story.getAttribute("data-start-step");
       var row = step !== null ? el("crow-" + step) : null;
       if (row) select(row, false);
       document.addEventListener("click", function (event) {

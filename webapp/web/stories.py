@@ -40,6 +40,7 @@ class StoryView:
     title: str
     line: str
     here: str
+    start_step: int
     position: int
     count: int
     prev: Stop | None
@@ -83,6 +84,7 @@ def story_of(links: Links, here: str) -> StoryView | None:
         title=example.title,
         line=story.line,
         here=here,
+        start_step=story.start_step,
         position=at + 1,
         count=len(TOUR),
         prev=stop(TOUR[at - 1]) if at > 0 else None,
