@@ -11,11 +11,12 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
-from tests.web.webkit import HX
+from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.assembler import assemble
 from webapp.examples import EXAMPLES, TOUR, record
 from webapp.readers import decode, read
 from webapp.rules import RULES
+from webapp.web.playground import MAX_CHUNKS
 from webapp.web.record import TERMS
 from webapp.web.stories import SEE_IT
 
@@ -178,3 +179,75 @@ def test_each_see_it_step_fires_its_rule_and_each_story_opens_on_a_told_step() -
         for policy in ("adr-0019", "exact-key"):
             trace = assemble(records, replace(example.options, policy=policy))
             assert max(story.steps) < len(trace.steps), example.key
+
+
+FORM = {
+    "c0.f0.index": "0",
+    "c0.f0.index.on": "1",
+    "c0.f0.id": "call_1",
+    "c0.f0.id.on": "1",
+    "c0.f0.name": "get_weather",
+    "c0.f0.name.on": "1",
+    "c1.f0.index": "0",
+    "c1.f0.index.on": "1",
+    "c1.f0.arguments": '{"city":"Paris"}',
+    "c1.f0.arguments.on": "1",
+    "c1.finish": "tool_calls",
+}
+
+
+def test_the_playground_runs_both_policies_statelessly(client: TestClient, app: FastAPI) -> None:
+    before = stored(app)
+    agreed = client.post("/api/play", data=FORM)
+    assert agreed.status_code == 200 and template(agreed) == "_play_result.html"
+    assert agreed.context["page"].differing == 0  # type: ignore[attr-defined]
+    # take the index out of the argument fragment: exact-key opens a phantom call
+    bare = client.post("/api/play", data={**FORM, "c1.f0.index.on": ""})
+    assert bare.context["page"].differing > 0  # type: ignore[attr-defined]
+    assert "phantom-call" in bare.text
+    # the URL it pushes holds the state, and the page it names shows the same stream
+    url = bare.headers["HX-Replace-Url"]
+    assert url.startswith("/play?s=")
+    page = client.get(url)
+    assert page.status_code == 200 and "phantom-call" in page.text
+    assert 'name="c1.f0.index.on" value="1" checked' not in page.text
+    assert stored(app) == before
+
+
+def test_the_playground_refuses_bad_input_with_4xx(client: TestClient) -> None:
+    assert client.post("/api/play", data={"c900.f0.index": "1"}).status_code == 400
+    assert client.post("/api/play", data={"c0.f99.index.on": "1"}).status_code == 400
+    too_long = {"c0.f0.arguments": "x" * 30_000, "c0.f0.arguments.on": "1"}
+    assert client.post("/api/play", data=too_long).status_code == 400
+    for token in ("xxxx", "!!", "eJwLycgsVgCiRIWS1OISABnXBH4", "A" * 60_000):
+        assert client.get(f"/play?s={token}").status_code == 400, token
+    assert client.get("/play?from=nope").status_code == 404
+    assert client.post("/play/edit", data={"c900.f0.id": "x", "op": "del:0"}).status_code == 400
+
+
+def test_structural_edits_and_save(client: TestClient, app: FastAPI) -> None:
+    moved = client.post("/play/edit", data={**FORM, "op": "down:0"})
+    assert moved.status_code == 303
+    page = client.get(moved.headers["location"])
+    chunks = page.context["chunks"]  # type: ignore[attr-defined]
+    assert chunks[0].fragments[0].keys == {"index": 0, "arguments": '{"city":"Paris"}'}
+    added = client.get(client.post("/play/edit", data={**FORM, "op": "frag:1"}).headers["location"])
+    assert len(added.context["chunks"][1].fragments) == 2  # type: ignore[attr-defined]
+    before = stored(app)
+    saved = client.post("/play/save", data=FORM)
+    assert saved.status_code == 303 and saved.headers["location"].startswith("/s/")
+    assert stored(app) == before + 1
+    assert client.get(saved.headers["location"]).status_code == 200
+
+
+def test_edit_a_copy_opens_a_stream_in_the_playground(client: TestClient, store: Store) -> None:
+    stream_id = store(CONTINUATION)
+    page = client.get(f"/s/{stream_id}").text
+    assert f'href="/play?from={stream_id}"' in page
+    copy = client.get(f"/play?from={stream_id}")
+    assert copy.status_code == 200 and "phantom-call" in copy.text
+    line = 'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"x"}}]}}]}'
+    long = store("\n\n".join([line] * (MAX_CHUNKS + 5)))
+    refused = client.get(f"/play?from={long}")
+    assert refused.status_code == 413 and 'id="play-readonly"' in refused.text
+    assert client.get("/play").status_code == 200

@@ -96,3 +96,33 @@ def test_compare_steps_with_keys_and_plays(watched: Watched) -> None:
     page.locator("#story .told-step").first.click()
     expect(current).to_have_attribute("id", "crow-1")
     watched.assert_clean()
+
+
+def test_the_playground_updates_live_as_the_user_types(watched: Watched) -> None:
+    page = watched.page
+    page.goto(f"{watched.base}/play")
+    page.evaluate("window.__sameDocument = true")
+    verdict = page.locator("#play-verdict")
+    expect(verdict).to_contain_text("phantom")
+    before = verdict.inner_text()
+    address = page.url
+    # give every bare continuation an index: exact-key then agrees with adr-0019
+    for c in (2, 3, 4):
+        page.locator(f"input[name='c{c}.f0.index.on']").check()
+        page.locator(f"input[name='c{c}.f0.index']").type("0")
+    expect(verdict).not_to_have_text(before)
+    expect(verdict).not_to_contain_text("phantom")
+    expect(page).to_have_url(re.compile(r"/play\?s=[\w-]+$"))
+    assert page.url != address
+    assert page.evaluate("window.__sameDocument") is True
+    # the address holds the variant: loading it shows the same result
+    page.goto(page.url)
+    expect(page.locator("#play-verdict")).not_to_contain_text("phantom")
+    watched.assert_clean()
+    chunks = page.locator("fieldset.play-chunk")
+    count = chunks.count()
+    page.locator("#chunk-1 button[value='del:1']").click()
+    expect(chunks).to_have_count(count - 1)
+    page.get_by_role("button", name="Save as a new stream").click()
+    expect(page).to_have_url(re.compile(r"/s/[\w-]{22,}\?step=0"))
+    watched.assert_clean()

@@ -258,6 +258,14 @@ class Links:
         return f"{self.base}/compare?{urlencode(items)}"
 
     @property
+    def playground(self) -> str:
+        """The playground, opened on a copy of this stream ("Edit a copy")."""
+        items: dict[str, str] = {"from": self.stream_id}
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        return f"/play?{urlencode(items)}"
+
+    @property
     def raw(self) -> str:
         """The stored bytes."""
         return f"/api/streams/{self.stream_id}/raw"
@@ -269,3 +277,8 @@ class Links:
         if self.har_entry is not None:
             items["har_entry"] = str(self.har_entry)
         return f"/api/streams/{self.stream_id}/trace?{urlencode(items)}"
+
+
+def play_url(token: str) -> str:
+    """The playground holding the state `token` (see `webapp.web.playground.encode`)."""
+    return f"/play?{urlencode({'s': token})}"
