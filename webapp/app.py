@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
-from webapp.web import api, errors, pages
+from webapp.web import api, errors, pages, teach
 from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.ingest import UploadSlots
 from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
@@ -53,6 +53,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(teach.router)
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs(request: Request) -> HTMLResponse:

@@ -1,14 +1,47 @@
-"""Built-in example streams that teach decision 0019, looked up by key (never by a user's path)."""
+"""Built-in example streams that teach decision 0019, looked up by key (never by a user's path).
+
+Each example's story is kept beside its stream (`KEY.story.json`): the one line it tells, the
+page it opens on (`timeline` or `compare`), the step that matters, and a sentence or two for
+each key step. `TOUR` is the teaching order; `RECORD` is decision 0019's text, copied here
+unchanged because the app cannot read the shared folder at run time.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
+from typing import Literal
 
 from webapp.options import Options
 
 _FOLDER = Path(__file__).parent
+Opens = Literal["timeline", "compare"]
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    """What an example tells: one line, the page and step it opens at, and per-step narration."""
+
+    line: str
+    opens: Opens
+    start_step: int
+    steps: MappingProxyType[int, str]
+
+    def at(self, step: int) -> str | None:
+        """The narration of `step`, or None when the story says nothing there."""
+        return self.steps.get(step)
+
+
+def _story(path: Path) -> Story:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    opens = doc["opens"]
+    if opens not in ("timeline", "compare"):
+        raise ValueError(f"{path.name}: opens must be timeline or compare")
+    steps = {int(step): str(text) for step, text in doc["steps"].items()}
+    return Story(str(doc["story"]), opens, int(doc["start_step"]), MappingProxyType(steps))
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +57,16 @@ class Example:
     def data(self) -> bytes:
         """The example's bytes."""
         return (_FOLDER / self.filename).read_bytes()
+
+    @property
+    def story(self) -> Story:
+        """The story kept beside the stream (`KEY.story.json`), read once."""
+        return _read_story(self.key)
+
+
+@cache
+def _read_story(key: str) -> Story:
+    return _story(_FOLDER / f"{key}.story.json")
 
 
 _ALL = (
@@ -95,3 +138,21 @@ _ALL = (
 
 EXAMPLES: MappingProxyType[str, Example] = MappingProxyType({e.key: e for e in _ALL})
 """Every built-in example by key, in gallery order."""
+
+TOUR: tuple[str, ...] = (
+    "clean",
+    "continuation",
+    "dropped",
+    "backfill",
+    "empty-ids",
+    "same-index",
+    "interleaved",
+    "ambiguous",
+    "server-late",
+)
+"""The examples in teaching order (the guided tour)."""
+
+
+def record() -> str:
+    """Decision record 0019's Markdown text, as handed to the project."""
+    return (_FOLDER / "record-0019.md").read_text(encoding="utf-8")

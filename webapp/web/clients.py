@@ -22,6 +22,7 @@ from webapp.lenses import Lens, Matrix, clients_view
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
 from webapp.lenses.runner import TIMEOUT
 from webapp.records import Record
+from webapp.web.example_source import example_id
 from webapp.web.htmx import wants_partial
 from webapp.web.query import DEFAULTS, Links
 from webapp.web.service import Service
@@ -139,6 +140,18 @@ def page_context(stream_id: str, matrix: Matrix | None) -> dict[str, Any]:
         "clients": CLIENTS,
         "install": INSTALL,
     }
+
+
+@router.get("/examples/{key}/clients")
+async def example_clients_page(request: Request, key: str) -> Response:
+    """Every client's view of a built-in example (served from the package, like its timeline)."""
+    return await clients_page(request, example_id(key))
+
+
+@router.get("/examples/{key}/clients/matrix")
+async def example_clients_matrix(request: Request, key: str) -> Response:
+    """The matrix panel of a built-in example."""
+    return await clients_matrix(request, example_id(key))
 
 
 @router.get("/s/{stream_id}/clients")

@@ -17,6 +17,7 @@ from webapp.anomalies import KINDS
 from webapp.options import Options
 from webapp.rules import POLICIES, Policy
 from webapp.trace import AssemblyPath
+from webapp.web.example_source import example_id, example_of
 
 PATHS: tuple[AssemblyPath, ...] = get_args(AssemblyPath)
 DEFAULTS = Options()
@@ -156,10 +157,27 @@ class Links:
     anomaly: str = ""
     anomaly_start: int = 0
 
+    @classmethod
+    def for_example(cls, key: str, options: Options) -> Links:
+        """The links of a built-in example, served from the package (`/examples/KEY...`)."""
+        return cls(example_id(key), options)
+
+    @property
+    def example(self) -> str:
+        """The built-in example's key when these are an example's links, else ""."""
+        example = example_of(self.stream_id)
+        return example.key if example is not None else ""
+
     @property
     def base(self) -> str:
         """The timeline page without a query."""
+        if self.example:
+            return f"/examples/{self.example}"
         return f"/s/{self.stream_id}"
+
+    def opening(self, on_compare: bool) -> str:
+        """The page's stable address without a query (an example opens at its story's step)."""
+        return f"{self.base}/compare" if on_compare else self.base
 
     def with_policy(self, policy: Policy) -> Links:
         """The same stream's links under another policy."""
@@ -223,8 +241,9 @@ class Links:
         *,
         only: bool = False,
         start: int = 0,
+        step: int | None = None,
     ) -> str:
-        """The compare page of `left` and `right` on this path, server tools and choice."""
+        """The compare page of `left` and `right` on these options; `step` selects a row."""
         items: dict[str, str | int] = {"left": left, "right": right}
         items.update(options_query(self.options))
         del items["policy"]
@@ -234,12 +253,22 @@ class Links:
             items["only"] = "differing"
         if start:
             items["start"] = start
+        if step is not None:
+            items["step"] = step
         return f"{self.base}/compare?{urlencode(items)}"
 
     @property
     def clients(self) -> str:
         """Every client library's view of the stream (the same under every option)."""
         return f"{self.base}/clients"
+
+    @property
+    def playground(self) -> str:
+        """The playground, opened on a copy of this stream ("Edit a copy")."""
+        items: dict[str, str] = {"from": self.stream_id}
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        return f"/play?{urlencode(items)}"
 
     @property
     def raw(self) -> str:
@@ -253,3 +282,8 @@ class Links:
         if self.har_entry is not None:
             items["har_entry"] = str(self.har_entry)
         return f"/api/streams/{self.stream_id}/trace?{urlencode(items)}"
+
+
+def play_url(token: str) -> str:
+    """The playground holding the state `token` (see `webapp.web.playground.encode`)."""
+    return f"/play?{urlencode({'s': token})}"

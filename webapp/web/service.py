@@ -36,6 +36,7 @@ from webapp.storage import Storage, StreamInfo, open_storage
 from webapp.trace import Anomaly, Block, Trace
 from webapp.web.anomaly_groups import Group, groups
 from webapp.web.cache import Memo
+from webapp.web.example_source import example_info, example_of
 from webapp.web.ingest import Prepared
 from webapp.web.overview import Bucket, buckets
 from webapp.web.runs import Runs, find_runs
@@ -193,14 +194,20 @@ class Service:
         return value
 
     def info(self, stream_id: str) -> StreamInfo:
-        """The stored stream's record, or NotFound."""
+        """The stored stream's record (a built-in example's for `example:KEY`), or NotFound."""
+        example = example_of(stream_id)
+        if example is not None:
+            return example_info(example.key)
         info = self.storage.info(stream_id) if _plausible(stream_id) else None
         if info is None:
             raise NotFound(stream_id)
         return info
 
     def raw(self, stream_id: str) -> bytes:
-        """The stored bytes, or NotFound."""
+        """The stored bytes (a built-in example's for `example:KEY`), or NotFound."""
+        example = example_of(stream_id)
+        if example is not None:
+            return example.data()
         raw = self.storage.raw(stream_id) if _plausible(stream_id) else None
         if raw is None:
             raise NotFound(stream_id)

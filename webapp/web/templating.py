@@ -15,6 +15,7 @@ import webapp
 from webapp import words
 from webapp.anomalies import severity_of
 from webapp.rules import RULES
+from webapp.web import flow, stories
 from webapp.web.text import printable
 
 PACKAGE = Path(webapp.__file__).resolve().parent
@@ -55,6 +56,12 @@ def make_templates() -> Jinja2Templates:
     env.globals["RULES"] = RULES
     env.globals["severity_of"] = severity_of
     env.globals["HTMX"] = HTMX
+    # the teaching layer (an example's story on its pages, the rules' diagram and examples)
+    env.globals["story_of"] = stories.story_of
+    env.globals["narration"] = stories.narration
+    env.globals["see_it"] = stories.see_it
+    env.globals["tour_stop"] = stories.stop
+    env.globals["rule_flow"] = flow.rule_flow
     return Jinja2Templates(env=env)
 
 

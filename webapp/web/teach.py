@@ -1,0 +1,228 @@
+"""The teaching pages: built-in examples at stable URLs, the guided tour, and the record.
+
+`GET /examples/{key}` (and its `/compare`, `/rows`, `/timeline`, `/anomalies`) serves an
+example from the package under the stream id `example:KEY` (see `example_source`), through
+the same page code as a stored stream; nothing is stored. A URL without a step or options
+opens at the example's story: its start step and its options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from webapp.compare import compare
+from webapp.examples import EXAMPLES, Example
+from webapp.options import Options
+from webapp.readers import read
+from webapp.settings import Settings
+from webapp.web import pages
+from webapp.web.comparison import compare_page
+from webapp.web.example_source import example_id
+from webapp.web.ingest import TooLarge, prepare
+from webapp.web.playground import (
+    KEYS,
+    MAX_CHUNKS,
+    BadPlay,
+    Chunk,
+    decode,
+    edited,
+    encode,
+    from_form,
+    from_records,
+    to_sse,
+)
+from webapp.web.query import Links, options_query, parse_har_entry, play_url
+from webapp.web.record import rendered_record
+from webapp.web.service import Service
+from webapp.web.stories import tour
+from webapp.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+
+def _missing(request: Request) -> Response:
+    context = {
+        "status": 404,
+        "heading": "No such example",
+        "message": "There is no built-in example by that name; the tour lists them all.",
+    }
+    return render(request.app.state.templates, request, "error.html", context, 404)
+
+
+def _defaulted(request: Request, defaults: dict[str, str]) -> Request:
+    """The request with `defaults` added to its query for every name the query lacks."""
+    query = request.query_params
+    pairs = [(name, value) for name, value in defaults.items() if name not in query]
+    pairs.extend(query.multi_items())
+    scope = dict(request.scope)
+    scope["query_string"] = urlencode(pairs).encode("latin-1")
+    return Request(scope, request.receive)
+
+
+def _opening(example: Example) -> dict[str, str]:
+    """The query an example's page opens with when its URL names nothing."""
+    return {"step": str(example.story.start_step), **options_query(example.options)}
+
+
+@router.get("/examples/{key}")
+def example_page(request: Request, key: str) -> Response:
+    """An example's timeline, from the package, opening at its story's step."""
+    example = EXAMPLES.get(key)
+    if example is None:
+        return _missing(request)
+    return pages.stream_page(_defaulted(request, _opening(example)), example_id(key))
+
+
+@router.get("/examples/{key}/compare")
+def example_compare(request: Request, key: str) -> Response:
+    """An example's compare page, from the package, its story's step selected."""
+    example = EXAMPLES.get(key)
+    if example is None:
+        return _missing(request)
+    return pages.compare(_defaulted(request, _opening(example)), example_id(key))
+
+
+@router.get("/examples/{key}/timeline")
+def example_timeline(request: Request, key: str) -> Response:
+    """The timeline window of an example (htmx)."""
+    example = EXAMPLES.get(key)
+    if example is None:
+        return _missing(request)
+    return pages.timeline(_defaulted(request, _opening(example)), example_id(key))
+
+
+@router.get("/examples/{key}/rows")
+def example_rows(request: Request, key: str) -> Response:
+    """More timeline rows of an example (htmx)."""
+    example = EXAMPLES.get(key)
+    if example is None:
+        return _missing(request)
+    return pages.rows(_defaulted(request, _opening(example)), example_id(key))
+
+
+@router.get("/examples/{key}/anomalies")
+def example_anomalies(request: Request, key: str) -> Response:
+    """An example's anomaly list (htmx)."""
+    example = EXAMPLES.get(key)
+    if example is None:
+        return _missing(request)
+    return pages.anomalies(_defaulted(request, _opening(example)), example_id(key))
+
+
+@router.get("/tour")
+def tour_page(request: Request) -> Response:
+    """The examples in teaching order, each opening on the page that suits it."""
+    context = {"stops": tour()}
+    return render(request.app.state.templates, request, "tour.html", context)
+
+
+@router.get("/record")
+def record_page(request: Request) -> Response:
+    """Decision record 0019, rendered, its terms linked to the rules and the examples."""
+    context = {"record": rendered_record()}
+    return render(request.app.state.templates, request, "record.html", context)
+
+
+def _play_result(chunks: tuple[Chunk, ...]) -> dict[str, Any]:
+    """Both policies run on the state: the compare page's model of it, every row."""
+    result = read(to_sse(chunks), "sse")
+    comparison = compare(result.records, Options())
+    links = Links("playground", Options())
+    page = compare_page(comparison, links, only=False, start=0, size=len(chunks) + 4)
+    return {"page": page, "chunks": chunks, "token": encode(chunks)}
+
+
+def _play_form(form: Mapping[str, Any]) -> tuple[Chunk, ...]:
+    fields = {name: value for name, value in form.items() if isinstance(value, str)}
+    return from_form(fields)
+
+
+def _refused(request: Request, error: Exception, status: int = 400) -> Response:
+    context = {"status": status, "heading": "The playground cannot use that", "message": str(error)}
+    return render(request.app.state.templates, request, "error.html", context, status)
+
+
+def _render_play(request: Request, context: dict[str, Any], status: int = 200) -> Response:
+    context.setdefault("message", None)
+    context.setdefault("keys", KEYS)
+    return render(request.app.state.templates, request, "play.html", context, status)
+
+
+@router.get("/play")
+def play_page(request: Request) -> Response:
+    """The playground: a stream's fragments in a form, both policies re-run as it changes."""
+    query = request.query_params
+    token, source = query.get("s"), query.get("from")
+    service: Service = request.app.state.service
+    if token:
+        try:
+            chunks = decode(token)
+        except BadPlay as error:
+            return _refused(request, error)
+    elif source:
+        reading = service.reading(source, parse_har_entry(query.get("har_entry")))
+        copied = from_records(reading.result.records)
+        if copied is None:
+            context = {
+                "readonly": True,
+                "message": f"This stream has more than {MAX_CHUNKS} chunks: the playground edits "
+                "shorter streams. Minimize it first (streamviz minimize), or open its timeline.",
+                "back": Links(source, Options()).step(0),
+            }
+            return _render_play(request, context, 413)
+        chunks = copied
+    else:
+        example = EXAMPLES["continuation"]
+        chunks = from_records(read(example.data().decode("utf-8"), "sse").records) or ()
+    return _render_play(request, {"readonly": False, **_play_result(chunks)})
+
+
+@router.post("/api/play")
+async def play_run(request: Request) -> Response:
+    """Run both policies on the posted state (stateless): the result partial, URL replaced."""
+    form = await request.form(max_files=0, max_fields=MAX_CHUNKS * 40)
+    templates = request.app.state.templates
+    try:
+        chunks = _play_form(form)
+    except BadPlay as error:
+        return render(templates, request, "_play_error.html", {"message": str(error)}, 400)
+    context = _play_result(chunks)
+    response = render(templates, request, "_play_result.html", context)
+    response.headers["HX-Replace-Url"] = play_url(context["token"])
+    return response
+
+
+@router.post("/play/edit")
+async def play_edit(request: Request) -> Response:
+    """A structural edit (add, remove, move a chunk; add, remove a fragment), then the page."""
+    form = await request.form(max_files=0, max_fields=MAX_CHUNKS * 40)
+    op = form.get("op")
+    try:
+        chunks = edited(_play_form(form), op if isinstance(op, str) else "")
+    except BadPlay as error:
+        return _refused(request, error)
+    return RedirectResponse(play_url(encode(chunks)), status_code=303)
+
+
+@router.post("/play/save")
+async def play_save(request: Request) -> Response:
+    """Store the edited stream as a new stream (the original never changes); its timeline."""
+    form = await request.form(max_files=0, max_fields=MAX_CHUNKS * 40)
+    settings: Settings = request.app.state.settings
+    try:
+        chunks = _play_form(form)
+        raw = to_sse(chunks).encode("utf-8", "surrogatepass")
+        prepared = await run_in_threadpool(prepare, raw, "sse", settings.max_bytes)
+    except BadPlay as error:
+        return _refused(request, error)
+    except TooLarge as error:
+        return _refused(request, error, 413)
+    service: Service = request.app.state.service
+    info = await run_in_threadpool(service.store, prepared, title="Playground stream")
+    return RedirectResponse(Links(info.id, Options()).step(0), status_code=303)
