@@ -31,6 +31,7 @@ from webapp.web.ingest import (
 )
 from webapp.web.query import Links, parse_har_entry, parse_options
 from webapp.web.service import Service
+from webapp.web.team import new_token, token_hash
 
 
 class StreamCreated(BaseModel):
@@ -40,6 +41,10 @@ class StreamCreated(BaseModel):
     url: str = Field(description="Its timeline page.", examples=["/s/h3Vq0h9yJ1x2..."])
     format: str = Field(description="The input format the reader detected.", examples=["sse"])
     redacted: list[str] = Field(description="Secrets removed before storing, in words.")
+    delete_token: str = Field(
+        description="Deletes the stream (`DELETE /api/streams/{id}` with "
+        "`Authorization: Bearer TOKEN`). Given once: the server keeps only its hash."
+    )
 
 
 _API_NAMES = {"redactions": "redacted"}
@@ -191,7 +196,8 @@ async def create_stream(request: Request) -> StreamCreated | Response:
     uploads: UploadSlots = request.app.state.uploads
     try:
         with uploads.slot():
-            info = await _create(request)
+            token = new_token()
+            info = await _create(request, token_hash(token))
     except Busy as error:
         return _problem(503, error, {"Retry-After": "2"})
     except TooLarge as error:
@@ -205,10 +211,11 @@ async def create_stream(request: Request) -> StreamCreated | Response:
         url=Links(info.id, Options()).base,
         format=info.format,
         redacted=list(info.redactions),
+        delete_token=token,
     )
 
 
-async def _create(request: Request) -> StreamInfo:
+async def _create(request: Request, delete_hash: str) -> StreamInfo:
     """Read, check and store one upload; everything but the receiving runs in a thread."""
     settings = request.app.state.settings
     limit: int = settings.max_bytes
@@ -232,7 +239,9 @@ async def _create(request: Request) -> StreamInfo:
         prepared = await run_in_threadpool(prepare, raw, fmt, limit)
         del raw
     service = _service(request)
-    return await run_in_threadpool(service.store, prepared, title=title, input_format=fmt)
+    return await run_in_threadpool(
+        service.store, prepared, title=title, input_format=fmt, delete_hash=delete_hash
+    )
 
 
 @router.get(

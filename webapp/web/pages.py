@@ -22,7 +22,7 @@ from webapp.readers import decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
 from webapp.settings import Settings
-from webapp.web import views
+from webapp.web import triage, views
 from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.comparison import compare_page
 from webapp.web.entries import entries
@@ -58,6 +58,7 @@ from webapp.web.query import (
     parse_policy,
 )
 from webapp.web.service import Service, TraceView
+from webapp.web.team import new_token, remember, token_hash
 from webapp.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -204,13 +205,17 @@ async def _submit(request: Request) -> Response:
         return render(_templates(request), request, "home.html", context, refused.status)
     finally:
         await form.close()
+    token = new_token()
     info = await run_in_threadpool(
         _service(request).store,
         accepted.prepared,
         title=accepted.title,
         input_format=accepted.input_format,
+        delete_hash=token_hash(token),
     )
-    return RedirectResponse(Links(info.id, accepted.options).step(0), status_code=303)
+    response = RedirectResponse(Links(info.id, accepted.options).step(0), status_code=303)
+    remember(request, response, info.id, token)  # this browser may delete what it stored
+    return response
 
 
 def _too_large(request: Request, limit: int) -> Response:
@@ -276,9 +281,11 @@ def stream_page(request: Request, stream_id: str) -> Response:
     """The timeline page at a step; an htmx request gets only the stage (nav, detail, state)."""
     view, links, step = _view(request, stream_id)
     context = _stage(view, links, step)
+    context.update(triage.stage_context(request, view, links, step))
     templates = _templates(request)
     if wants_partial(request):
         return render(templates, request, "_stage.html", context)
+    context.update(triage.page_context(request, view, links, step))
     size = _settings(request).timeline_window
     context.update(
         options=view.options,
@@ -311,6 +318,7 @@ def timeline(request: Request, stream_id: str) -> Response:
         return RedirectResponse(links.step(step), status_code=303)
     size = _settings(request).timeline_window
     context = {"window": views.window_around(view, links, step, size), "links": links}
+    context["noted"] = triage.noted_steps(request, stream_id)
     return render(_templates(request), request, "_timeline.html", context)
 
 
@@ -330,6 +338,7 @@ def rows(request: Request, stream_id: str) -> Response:
     end = min(end, start + size)
     window = views.window(view, links, start, end, step, size)
     context = {"window": window, "links": links, "direction": direction}
+    context["noted"] = triage.noted_steps(request, stream_id)
     return render(_templates(request), request, "_rows.html", context)
 
 
