@@ -540,3 +540,75 @@ def test_retention_sweeps_at_start_and_the_home_page_says_so(db_url: str) -> Non
         assert "removes streams 30 days after" in client.get("/").text
     with TestClient(create_app(Settings(db=db_url))) as client:
         assert "removes streams" not in client.get("/").text
+
+
+# Redaction before storing.
+
+SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0" * 2
+"""An API key as a user might paste it inside a tool call's arguments."""
+WITH_SECRET = CONTINUATION.replace("Paris", SECRET)
+MAIL = "ann.lee@example.com"
+WITH_TWO = WITH_SECRET.replace("get_weather", "get_weather").replace(
+    '{\\"city\\":', f'{{\\"who\\":\\"{MAIL}\\",\\"key\\":\\"{SECRET}\\",\\"city\\":'
+)
+
+
+def test_the_api_masks_content_secrets_unless_told_not_to(client: TestClient) -> None:
+    assert SECRET in WITH_SECRET
+    masked = client.post("/api/streams", json={"text": WITH_SECRET})
+    assert masked.status_code == 201
+    assert any(item.startswith("API key (line") for item in masked.json()["redacted"])
+    raw = client.get(f"/api/streams/{masked.json()['id']}/raw").text
+    assert SECRET not in raw and "sk-proj-" in raw and len(raw) == len(WITH_SECRET)
+    kept = client.post("/api/streams", json={"text": WITH_SECRET, "redact": "none"})
+    assert kept.status_code == 201 and kept.json()["redacted"] == []
+    assert SECRET in client.get(f"/api/streams/{kept.json()['id']}/raw").text
+    bad = client.post("/api/streams", json={"text": WITH_SECRET, "redact": "some"})
+    assert bad.status_code == 400
+    files = {"file": ("s.sse", WITH_SECRET.encode())}
+    multipart = client.post("/api/streams", files=files, data={"redact": "none"})
+    assert multipart.status_code == 201 and multipart.json()["redacted"] == []
+
+
+def _stored_raw(client: TestClient, response: Any) -> str:
+    assert response.status_code == 303, response.text
+    stream_id = response.headers["location"].split("/s/")[1].split("?")[0]
+    return str(client.get(f"/api/streams/{stream_id}/raw").text)
+
+
+def test_the_form_previews_secrets_grouped_by_mask(client: TestClient) -> None:
+    assert WITH_TWO.count(SECRET) == 2 and MAIL in WITH_TWO
+    first = client.post(
+        "/streams", data={"text": WITH_TWO, "title": "keyed", "policy": "exact-key"}
+    )
+    assert first.status_code == 200
+    assert first.template.name == "redact_preview.html"  # type: ignore[attr-defined]
+    preview = first.context["preview"]  # type: ignore[attr-defined]
+    kinds = {group.kind: group for group in preview.groups}
+    assert set(kinds) == {"API key", "e-mail address"}
+    assert len(kinds["API key"].lines) == 2  # both copies of the key: one checkbox
+    assert SECRET not in first.text.split("<textarea")[0]  # the table shows masks only
+    form = {"text": WITH_TWO, "title": "keyed", "policy": "exact-key", "key": preview.key}
+    both = client.post(
+        "/streams", data=form | {"redact": "chosen", "mask": [g.mask for g in preview.groups]}
+    )
+    assert "policy=exact-key" in both.headers["location"]
+    raw = _stored_raw(client, both)
+    assert SECRET not in raw and MAIL not in raw
+    assert raw.count(kinds["API key"].mask) == 2  # the same mask everywhere: ids still match
+    only_key = client.post(
+        "/streams", data=form | {"redact": "chosen", "mask": [kinds["API key"].mask]}
+    )
+    raw = _stored_raw(client, only_key)
+    assert SECRET not in raw and MAIL in raw
+    as_is = client.post("/streams", data=form | {"redact": "none"})
+    assert SECRET in _stored_raw(client, as_is)
+    none_ticked = client.post("/streams", data=form | {"redact": "chosen"})
+    assert SECRET in _stored_raw(client, none_ticked)
+    for bad in ({"redact": "chosen", "key": "zz"}, {"redact": "maybe"}):
+        assert client.post("/streams", data=form | bad).status_code == 400
+
+
+def test_a_paste_without_secrets_is_stored_at_once(client: TestClient) -> None:
+    response = client.post("/streams", data={"text": CONTINUATION})
+    assert response.status_code == 303

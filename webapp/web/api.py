@@ -29,6 +29,7 @@ from webapp.web.ingest import (
     read_body,
     read_form,
 )
+from webapp.web.masking import parse_redact
 from webapp.web.query import Links, parse_har_entry, parse_options
 from webapp.web.service import Service
 from webapp.web.team import new_token, token_hash
@@ -82,6 +83,15 @@ _CREATE_BODY = {
                     "text": {"type": "string", "description": "The stream, as pasted."},
                     "title": {"type": "string", "description": "A title for the page."},
                     "format": {"type": "string", "enum": list(INPUT_FORMATS), "default": "auto"},
+                    "redact": {
+                        "type": "string",
+                        "enum": ["auto", "none"],
+                        "default": "auto",
+                        "description": "auto: mask API keys, tokens, JWTs, long secrets and "
+                        "e-mail addresses in the content (same length and character classes); "
+                        "none: store the content as is (credential headers are removed "
+                        "either way).",
+                    },
                 },
             },
             "example": {
@@ -234,9 +244,13 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
             raw, filename = sent
             title = clean_title(form_text(form, "title"), filename)
             fmt = form_text(form, "format") or "auto"
+            try:
+                masks = parse_redact(form_text(form, "redact") or None)
+            except ValueError as error:
+                raise BadInput(str(error)) from error
         finally:
             await form.close()
-        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)
         del raw
     service = _service(request)
     return await run_in_threadpool(

@@ -22,7 +22,7 @@ from webapp.readers import decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
 from webapp.settings import Settings
-from webapp.web import triage, views
+from webapp.web import masking, triage, views
 from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.comparison import compare_page
 from webapp.web.entries import entries
@@ -149,9 +149,11 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
     raw, fallback = upload if upload is not None else (encode_text(text), "Pasted stream")
     if not raw.strip():
         raise _Refused("Paste a stream or choose a file first.", 422, text)
+    decision = form_text(form, "redact")  # "": not asked yet; "chosen" or "none": answered
     try:
-        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
-    except BadInput as error:
+        masks = masking.chosen_masks(decision, form_text(form, "key"), form.getlist("mask"))
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)
+    except (BadInput, masking.BadChoice) as error:
         raise _Refused(str(error), 400, text) from error
     except ReaderError as error:
         shown = text
@@ -159,7 +161,23 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
             shown = await run_in_threadpool(_redisplayed, raw)
         raise _Refused(str(error), 422, shown) from error
     title = clean_title(form_text(form, "title"), fallback)
+    if not decision:
+        found = await run_in_threadpool(masking.preview, decode(prepared.raw))
+        if found.groups:  # ask first: secrets in the content are masked only when kept ticked
+            shown = await run_in_threadpool(decode, raw)
+            raise _Preview(found, shown, title, {name: form_text(form, name) for name in _FIELDS})
     return _Accepted(prepared, title, fmt, options)
+
+
+class _Preview(Exception):
+    """Secrets were found in the content: the user chooses which to mask before storing."""
+
+    def __init__(self, found: masking.Preview, text: str, title: str, fields: dict[str, str]):
+        super().__init__("preview")
+        self.found = found
+        self.text = text
+        self.title = title
+        self.fields = fields
 
 
 def _redisplayed(raw: bytes) -> str:
@@ -194,6 +212,14 @@ async def _submit(request: Request) -> Response:
         accepted = await _accept(form, limit)
     except TooLarge:
         return _too_large(request, limit)
+    except _Preview as shown:
+        context = {
+            "preview": shown.found,
+            "text": shown.text,
+            "title": shown.title,
+            "fields": shown.fields,
+        }
+        return render(_templates(request), request, "redact_preview.html", context)
     except _Refused as refused:
         context = _form_context(
             request,
