@@ -108,6 +108,26 @@
   document.addEventListener("htmx:after:swap", markOverview);
   document.addEventListener("htmx:after:history:restore", markOverview);
 
+  // The tab title names the step the stage shows ("title · step N · streamviz").
+  function titleStep() {
+    var stage = document.getElementById("stage");
+    if (!stage) return;
+    document.title = document.title.replace(/ · step \d+ · /, " · step " + stage.getAttribute("data-step") + " · ");
+  }
+  document.addEventListener("htmx:after:swap", titleStep);
+  document.addEventListener("htmx:after:history:restore", titleStep);
+
+  // "Link to step N" copies its absolute URL; without a clipboard it stays a plain link.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("[data-copy-link]") : null;
+    if (!link || !navigator.clipboard || !window.isSecureContext) return;
+    event.preventDefault();
+    navigator.clipboard.writeText(link.href).then(function () {
+      link.setAttribute("data-copied", "true");
+      link.textContent = "Link copied";
+    }, function () { window.location.href = link.href; });
+  });
+
   function ready() {
     syncTimeline(true);
     var zone = document.getElementById("dropzone");

@@ -15,24 +15,29 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
-from webapp.web import api, errors, pages, teach
+from webapp.web import api, errors, pages, teach, team_api, triage
 from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.ingest import UploadSlots
 from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.service import Service
+from webapp.web.team import Retention
 from webapp.web.templating import STATIC, make_templates
 
 
 def create_app(settings: Settings) -> FastAPI:
     """A new app on the store `settings.db` names (created and migrated if needed)."""
     service = Service(settings)
+    retention = Retention(service, settings.retention_days)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         allow_pauses(False)  # one request's assembly must not stop the collector for all others
+        sweeping = await retention.start()
         try:
             yield
         finally:
+            if sweeping is not None:
+                sweeping.cancel()
             allow_pauses(True)
             service.close()
 
@@ -46,12 +51,16 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.service = service
+    app.state.retention = retention
     app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates()
+    app.state.templates.env.globals["retention_days"] = settings.retention_days
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
     app.add_middleware(SecurityHeaders, docs_path=DOCS_PATH, docs_csp=docs_csp())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
+    app.include_router(team_api.router)
+    app.include_router(triage.router)
     app.include_router(pages.router)
     app.include_router(teach.router)
 

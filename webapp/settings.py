@@ -32,6 +32,14 @@ class Settings:
     """How many timeline rows one window shows, and how many each scroll loads."""
     allow_origins: tuple[str, ...] = ()
     """Other sites' origins (`https://a.example`) whose pages may post to this server."""
+    public_url: str = ""
+    """The server's address as its users reach it (`https://streamviz.example`), for absolute
+    links in reports; "" when unknown."""
+    list_streams: bool = False
+    """The library lists every stream (a team instance behind its own access control); else
+    only those the browser created."""
+    retention_days: int = 0
+    """Streams older than this many days are removed (0: kept forever)."""
 
     def to_env(self) -> dict[str, str]:
         """The settings as `STREAMVIZ_*` environment variables."""
@@ -54,6 +62,8 @@ class Settings:
             text = source[name]
             if field.type == "int":
                 values[field.name] = int(text)
+            elif field.type == "bool":
+                values[field.name] = text == "True"
             elif field.type.startswith("tuple"):
                 values[field.name] = tuple(text.split())
             else:

@@ -71,6 +71,27 @@ FACTORY = "webapp.app:create_app_from_env"
     "(e.g. 'https://a.example https://b.example'); posts from any other site get a 403.",
 )
 @click.option(
+    "--public-url",
+    default="",
+    metavar="URL",
+    help="The server's address as its users reach it (https://streamviz.example): reports "
+    "link to steps with absolute URLs.",
+)
+@click.option(
+    "--list-streams",
+    is_flag=True,
+    help="The library (/streams) lists every stream; only for a server behind its own access "
+    "control. Without it, it lists the streams each browser stored.",
+)
+@click.option(
+    "--retention-days",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Remove streams N days after they were stored (at start, then hourly); 0 keeps them.",
+)
+@click.option(
     "--fd",
     type=click.IntRange(min=0),
     default=None,
@@ -87,6 +108,9 @@ def serve(
     cache_mb: int,
     max_uploads: int,
     allow_origins: str,
+    public_url: str,
+    list_streams: bool,
+    retention_days: int,
     fd: int | None,
 ) -> None:
     """Run the web app with uvicorn."""
@@ -101,21 +125,24 @@ def serve(
         cache_bytes=cache_mb * MB,
         max_uploads=max_uploads,
         allow_origins=tuple(allow_origins.replace(",", " ").split()),
+        public_url=public_url.strip().rstrip("/"),
+        list_streams=list_streams,
+        retention_days=retention_days,
     )
     where: dict[str, Any] = {"fd": fd} if fd is not None else {"host": host, "port": port}
     if workers == 1:
-        with _store_errors(db):
+        with store_errors(db):
             app = create_app(settings)
         uvicorn.run(app, **where)
         return
-    with _store_errors(db):
+    with store_errors(db):
         open_storage(db).close()  # migrated once, before any worker starts
     os.environ.update(settings.to_env())
     uvicorn.run(FACTORY, factory=True, workers=workers, **where)
 
 
 @contextmanager
-def _store_errors(db: str) -> Iterator[None]:
+def store_errors(db: str) -> Iterator[None]:
     """A store that does not open is an InputError (exit 2) that says why."""
     try:
         yield

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from webapp.storage.location import Dialect
 from webapp.storage.schema import Run, migrate
 
-_COLUMNS = "id, title, created, size, format, input_format, redactions"
+_COLUMNS = "id, title, created, size, format, input_format, redactions, parent"
 
 
 class Backend(Protocol):
@@ -49,6 +49,8 @@ class StreamInfo:
     """The format the user asked for ("auto" unless they chose one)."""
     redactions: tuple[str, ...]
     """What was removed before storing, in words (empty when nothing was)."""
+    parent: str = ""
+    """The stream this one was minimised from ("" when none)."""
 
 
 def new_id() -> str:
@@ -77,8 +79,13 @@ class Storage:
         format: str,
         input_format: str = "auto",
         redactions: tuple[str, ...] = (),
+        delete_hash: str = "",
+        parent: str = "",
     ) -> StreamInfo:
-        """Store the bytes as given and return the new stream's record."""
+        """Store the bytes as given and return the new stream's record.
+
+        `delete_hash` is a hash of the token that may delete the stream (never the token).
+        """
         info = StreamInfo(
             id=new_id(),
             title=title,
@@ -87,9 +94,11 @@ class Storage:
             format=format,
             input_format=input_format,
             redactions=redactions,
+            parent=parent,
         )
         self.backend.run(
-            f"INSERT INTO streams ({_COLUMNS}, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO streams ({_COLUMNS}, raw, delete_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 info.id,
                 info.title,
@@ -98,7 +107,9 @@ class Storage:
                 info.format,
                 info.input_format,
                 json.dumps(list(info.redactions)),
+                info.parent,
                 raw,
+                delete_hash,
             ),
         )
         return info
@@ -117,12 +128,35 @@ class Storage:
             format=row[4],
             input_format=row[5],
             redactions=tuple(json.loads(row[6])),
+            parent=row[7],
         )
 
     def raw(self, stream_id: str) -> bytes | None:
         """The stored bytes, exactly as stored, or None."""
         rows = self.backend.run("SELECT raw FROM streams WHERE id = ?", (stream_id,))
         return bytes(rows[0][0]) if rows else None
+
+    def delete_hash(self, stream_id: str) -> str | None:
+        """The hash of the stream's delete token ("" when it has none), or None."""
+        rows = self.backend.run("SELECT delete_hash FROM streams WHERE id = ?", (stream_id,))
+        return str(rows[0][0]) if rows else None
+
+    def delete(self, stream_id: str) -> bool:
+        """Remove the stream with its notes and artefacts; False when there was none."""
+        rows = self.backend.run("DELETE FROM streams WHERE id = ? RETURNING id", (stream_id,))
+        return bool(rows)
+
+    def rename(self, stream_id: str, title: str) -> bool:
+        """Give the stream a new title; False when there is no such stream."""
+        rows = self.backend.run(
+            "UPDATE streams SET title = ? WHERE id = ? RETURNING id", (title, stream_id)
+        )
+        return bool(rows)
+
+    def created_before(self, cutoff: str) -> list[str]:
+        """The ids of the streams stored before `cutoff` (ISO 8601, UTC)."""
+        rows = self.backend.run("SELECT id FROM streams WHERE created < ?", (cutoff,))
+        return [str(row[0]) for row in rows]
 
     def count(self) -> int:
         """How many streams are stored."""

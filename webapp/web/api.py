@@ -30,8 +30,10 @@ from webapp.web.ingest import (
     read_body,
     read_form,
 )
+from webapp.web.masking import parse_redact
 from webapp.web.query import Links, parse_har_entry, parse_options
 from webapp.web.service import Service
+from webapp.web.team import new_token, token_hash
 
 
 class StreamCreated(BaseModel):
@@ -41,6 +43,10 @@ class StreamCreated(BaseModel):
     url: str = Field(description="Its timeline page.", examples=["/s/h3Vq0h9yJ1x2..."])
     format: str = Field(description="The input format the reader detected.", examples=["sse"])
     redacted: list[str] = Field(description="Secrets removed before storing, in words.")
+    delete_token: str = Field(
+        description="Deletes the stream (`DELETE /api/streams/{id}` with "
+        "`Authorization: Bearer TOKEN`). Given once: the server keeps only its hash."
+    )
 
 
 _API_NAMES = {"redactions": "redacted"}
@@ -78,6 +84,15 @@ _CREATE_BODY = {
                     "text": {"type": "string", "description": "The stream, as pasted."},
                     "title": {"type": "string", "description": "A title for the page."},
                     "format": {"type": "string", "enum": list(INPUT_FORMATS), "default": "auto"},
+                    "redact": {
+                        "type": "string",
+                        "enum": ["auto", "none"],
+                        "default": "auto",
+                        "description": "auto: mask API keys, tokens, JWTs, long secrets and "
+                        "e-mail addresses in the content (same length and character classes); "
+                        "none: store the content as is (credential headers are removed "
+                        "either way).",
+                    },
                 },
             },
             "example": {
@@ -192,7 +207,8 @@ async def create_stream(request: Request) -> StreamCreated | Response:
     uploads: UploadSlots = request.app.state.uploads
     try:
         with uploads.slot():
-            info = await _create(request)
+            token = new_token()
+            info = await _create(request, token_hash(token))
     except Busy as error:
         return _problem(503, error, {"Retry-After": "2"})
     except TooLarge as error:
@@ -206,10 +222,11 @@ async def create_stream(request: Request) -> StreamCreated | Response:
         url=Links(info.id, Options()).base,
         format=info.format,
         redacted=list(info.redactions),
+        delete_token=token,
     )
 
 
-async def _create(request: Request) -> StreamInfo:
+async def _create(request: Request, delete_hash: str) -> StreamInfo:
     """Read, check and store one upload; everything but the receiving runs in a thread."""
     settings = request.app.state.settings
     limit: int = settings.max_bytes
@@ -228,12 +245,18 @@ async def _create(request: Request) -> StreamInfo:
             raw, filename = sent
             title = clean_title(form_text(form, "title"), filename)
             fmt = form_text(form, "format") or "auto"
+            try:
+                masks = parse_redact(form_text(form, "redact") or None)
+            except ValueError as error:
+                raise BadInput(str(error)) from error
         finally:
             await form.close()
-        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)
         del raw
     service = _service(request)
-    return await run_in_threadpool(service.store, prepared, title=title, input_format=fmt)
+    return await run_in_threadpool(
+        service.store, prepared, title=title, input_format=fmt, delete_hash=delete_hash
+    )
 
 
 @router.get(

@@ -87,6 +87,14 @@ class Memo(Generic[K, V]):
             _, (_, dropped) = self._values.popitem(last=False)
             self._weight -= dropped
 
+    def discard(self, doomed: Callable[[K], bool]) -> int:
+        """Drop the kept values whose key is `doomed`; how many were dropped."""
+        with self._lock:
+            keys = [key for key in self._values if doomed(key)]
+            for key in keys:
+                self._weight -= self._values.pop(key)[1]
+            return len(keys)
+
     @property
     def weight(self) -> int:
         """The summed weight of the values kept."""

@@ -28,6 +28,7 @@ from webapp import words
 from webapp.readers import FORMATS, decode, read
 from webapp.records import ReadResult
 from webapp.redact import redact
+from webapp.web.masking import Masks, parse_redact
 from webapp.web.text import printable
 
 INPUT_FORMATS = ("auto", *FORMATS)
@@ -174,8 +175,8 @@ def clean_title(title: str | None, fallback: str) -> str:
     return text[:MAX_TITLE]
 
 
-def prepare(raw: bytes, input_format: str, limit: int) -> Prepared:
-    """Check size and format, remove secrets, then read.
+def prepare(raw: bytes, input_format: str, limit: int, masks: Masks | None = None) -> Prepared:
+    """Check size and format, remove secrets (with `masks`, those in the content too), then read.
 
     Raises TooLarge over `limit` bytes, BadInput for a format no reader has, and ReaderError
     when no reader recognises the input.
@@ -186,11 +187,16 @@ def prepare(raw: bytes, input_format: str, limit: int) -> Prepared:
         raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
     text = decode(raw)
     redaction = redact(text)
+    removed = list(redaction.removed)
     if redaction.removed:
         text = redaction.text
+    if masks is not None:
+        text, masked = masks.apply(text)
+        removed += masked
+    if removed:
         raw = encode_text(text)
     result = read(text, input_format)
-    return Prepared(raw, result, tuple(redaction.removed))
+    return Prepared(raw, result, tuple(removed))
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,4 +218,8 @@ def prepare_json(body: bytearray, limit: int) -> JsonUpload:
     raw = encode_text(value.pop("text"))
     title = clean_title(value.get("title"), "API stream")
     fmt = value.get("format") or "auto"
-    return JsonUpload(prepare(raw, fmt, limit), title, fmt)
+    try:
+        masks = parse_redact(value.get("redact"))
+    except ValueError as error:
+        raise BadInput(str(error)) from error
+    return JsonUpload(prepare(raw, fmt, limit, masks), title, fmt)

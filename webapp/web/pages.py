@@ -22,7 +22,7 @@ from webapp.readers import decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
 from webapp.settings import Settings
-from webapp.web import clients, views
+from webapp.web import clients, masking, triage, views
 from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.comparison import compare_page
 from webapp.web.entries import entries
@@ -58,6 +58,7 @@ from webapp.web.query import (
     parse_policy,
 )
 from webapp.web.service import Service, TraceView
+from webapp.web.team import new_token, remember, token_hash
 from webapp.web.templating import render
 from webapp.words import count
 
@@ -149,9 +150,11 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
     raw, fallback = upload if upload is not None else (encode_text(text), "Pasted stream")
     if not raw.strip():
         raise _Refused("Paste a stream or choose a file first.", 422, text)
+    decision = form_text(form, "redact")  # "": not asked yet; "chosen" or "none": answered
     try:
-        prepared = await run_in_threadpool(prepare, raw, fmt, limit)
-    except BadInput as error:
+        masks = masking.chosen_masks(decision, form_text(form, "key"), form.getlist("mask"))
+        prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)
+    except (BadInput, masking.BadChoice) as error:
         raise _Refused(str(error), 400, text) from error
     except ReaderError as error:
         shown = text
@@ -159,7 +162,23 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
             shown = await run_in_threadpool(_redisplayed, raw)
         raise _Refused(str(error), 422, shown) from error
     title = clean_title(form_text(form, "title"), fallback)
+    if not decision:
+        found = await run_in_threadpool(masking.preview, decode(prepared.raw))
+        if found.groups:  # ask first: secrets in the content are masked only when kept ticked
+            shown = await run_in_threadpool(decode, raw)
+            raise _Preview(found, shown, title, {name: form_text(form, name) for name in _FIELDS})
     return _Accepted(prepared, title, fmt, options)
+
+
+class _Preview(Exception):
+    """Secrets were found in the content: the user chooses which to mask before storing."""
+
+    def __init__(self, found: masking.Preview, text: str, title: str, fields: dict[str, str]):
+        super().__init__("preview")
+        self.found = found
+        self.text = text
+        self.title = title
+        self.fields = fields
 
 
 def _redisplayed(raw: bytes) -> str:
@@ -194,6 +213,14 @@ async def _submit(request: Request) -> Response:
         accepted = await _accept(form, limit)
     except TooLarge:
         return _too_large(request, limit)
+    except _Preview as shown:
+        context = {
+            "preview": shown.found,
+            "text": shown.text,
+            "title": shown.title,
+            "fields": shown.fields,
+        }
+        return render(_templates(request), request, "redact_preview.html", context)
     except _Refused as refused:
         context = _form_context(
             request,
@@ -205,13 +232,17 @@ async def _submit(request: Request) -> Response:
         return render(_templates(request), request, "home.html", context, refused.status)
     finally:
         await form.close()
+    token = new_token()
     info = await run_in_threadpool(
         _service(request).store,
         accepted.prepared,
         title=accepted.title,
         input_format=accepted.input_format,
+        delete_hash=token_hash(token),
     )
-    return RedirectResponse(Links(info.id, accepted.options).step(0), status_code=303)
+    response = RedirectResponse(Links(info.id, accepted.options).step(0), status_code=303)
+    remember(request, response, info.id, token)  # this browser may delete what it stored
+    return response
 
 
 def _too_large(request: Request, limit: int) -> Response:
@@ -277,9 +308,11 @@ def stream_page(request: Request, stream_id: str) -> Response:
     """The timeline page at a step; an htmx request gets only the stage (nav, detail, state)."""
     view, links, step = _view(request, stream_id)
     context = _stage(view, links, step)
+    context.update(triage.stage_context(request, view, links, step))
     templates = _templates(request)
     if wants_partial(request):
         return render(templates, request, "_stage.html", context)
+    context.update(triage.page_context(request, view, links, step))
     size = _settings(request).timeline_window
     context.update(
         options=view.options,
@@ -312,6 +345,7 @@ def timeline(request: Request, stream_id: str) -> Response:
         return RedirectResponse(links.step(step), status_code=303)
     size = _settings(request).timeline_window
     context = {"window": views.window_around(view, links, step, size), "links": links}
+    context["noted"] = triage.noted_steps(request, stream_id)
     return render(_templates(request), request, "_timeline.html", context)
 
 
@@ -331,6 +365,7 @@ def rows(request: Request, stream_id: str) -> Response:
     end = min(end, start + size)
     window = views.window(view, links, start, end, step, size, fill=direction == "after")
     context = {"window": window, "links": links, "direction": direction}
+    context["noted"] = triage.noted_steps(request, stream_id)
     return render(_templates(request), request, "_rows.html", context)
 
 

@@ -213,7 +213,15 @@ class Service:
             raise NotFound(stream_id)
         return raw
 
-    def store(self, prepared: Prepared, *, title: str, input_format: str = "auto") -> StreamInfo:
+    def store(
+        self,
+        prepared: Prepared,
+        *,
+        title: str,
+        input_format: str = "auto",
+        delete_hash: str = "",
+        parent: str = "",
+    ) -> StreamInfo:
         """Store a prepared stream; its reading is cached so that opening it reads nothing."""
         info = self.storage.add(
             prepared.raw,
@@ -221,6 +229,8 @@ class Service:
             format=prepared.result.format,
             input_format=input_format,
             redactions=prepared.redactions,
+            delete_hash=delete_hash,
+            parent=parent,
         )
         self._cached(("reading", info.id, None), Reading, lambda: Reading(info, prepared.result))
         return info
@@ -228,9 +238,10 @@ class Service:
     def reading(self, stream_id: str, har_entry: int | None = None) -> Reading:
         """The stream read again from its stored bytes (cached); `har_entry` picks a HAR's entry."""
         info = self.info(stream_id)
-        return self._cached(
+        reading = self._cached(
             ("reading", stream_id, har_entry), Reading, lambda: self._read(info, har_entry)
         )
+        return reading if reading.info == info else Reading(info, reading.result)
 
     def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
         raw = self.raw(info.id)
@@ -244,13 +255,22 @@ class Service:
     def view(self, stream_id: str, options: Options, har_entry: int | None = None) -> TraceView:
         """The stream assembled under `options`, with its stepping indexes (cached)."""
         canon = options.canonical()
-        self.info(stream_id)  # a deleted stream is gone even while its trace is cached
+        info = self.info(stream_id)  # a deleted stream is gone even while its trace is cached
 
         def make() -> TraceView:
             return self._assemble(self.reading(stream_id, har_entry), canon)
 
         view = self._cached(("trace", stream_id, har_entry, canon), TraceView, make)
+        if view.reading.info != info:  # renamed since: the store's record is the truth
+            view = copy.copy(view)
+            view.reading = Reading(info, view.reading.result)
         return view if options == canon else view.as_asked(options)
+
+    def delete(self, stream_id: str) -> bool:
+        """Remove a stream, its notes and artefacts, and forget what this worker cached of it."""
+        gone = self.storage.delete(stream_id) if _plausible(stream_id) else False
+        self.cache.discard(lambda key: isinstance(key, tuple) and key[1:2] == (stream_id,))
+        return gone
 
     def _assemble(self, reading: Reading, options: Options) -> TraceView:
         with self._heavy:

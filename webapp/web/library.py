@@ -1,0 +1,107 @@
+"""The library of streams (`/streams`, `GET /api/streams`): newest first, searched by title.
+
+Every stream is listed only on a server started with `--list-streams` (a team instance behind
+its own access control): otherwise an id is the only key to a stream, and a list of them would
+hand every stream to anyone. Without it the library lists the streams this browser stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+
+from webapp.settings import Settings
+from webapp.storage.team import Library, Listed
+from webapp.web.query import parse_int
+from webapp.web.service import Service
+from webapp.web.team import clean_line, filled_stats, owned
+
+PER_PAGE = 20
+MAX_SEARCH = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One stream in the library, with its numbers."""
+
+    listed: Listed
+    stats: dict[str, Any]
+    url: str
+
+    @property
+    def title(self) -> str:
+        """The title, or "Untitled stream"."""
+        return self.listed.title or "Untitled stream"
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as `GET /api/streams` answers it."""
+        listed = self.listed
+        return {
+            "id": listed.id,
+            "title": listed.title,
+            "created": listed.created,
+            "input_format": listed.input_format,
+            "format": listed.format,
+            "notes": listed.notes,
+            "url": self.url,
+            **self.stats,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Shelf:
+    """One page of the library, the search, and why it lists what it lists."""
+
+    rows: tuple[Row, ...]
+    total: int
+    page: int
+    pages: int
+    search: str
+    everything: bool
+    why: str
+
+    def url(self, page: int) -> str:
+        """The library page `page` under the same search."""
+        query = {"q": self.search} if self.search else {}
+        if page > 1:
+            query["page"] = str(page)
+        return "/streams" + (f"?{urlencode(query)}" if query else "")
+
+    def to_json(self) -> dict[str, Any]:
+        """The page as `GET /api/streams` answers it."""
+        return {
+            "streams": [row.to_json() for row in self.rows],
+            "total": self.total,
+            "page": self.page,
+            "pages": self.pages,
+            "scope": "all" if self.everything else "this-browser",
+            "why": self.why,
+        }
+
+
+def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
+    """The library page the request asks for (`q`: search in titles, `page`: from 1)."""
+    query = request.query_params
+    search = clean_line(query.get("q", ""), "q", MAX_SEARCH, required=False)
+    page = max(1, parse_int(query.get("page"), "page", 1, 1_000_000))
+    ids = None if settings.list_streams else list(reversed(owned(request)))
+    found = Library(service.storage).page(
+        search=search, ids=ids, limit=PER_PAGE, offset=(page - 1) * PER_PAGE
+    )
+    rows = tuple(
+        Row(listed, listed.stats or filled_stats(service, listed.id), f"/s/{listed.id}")
+        for listed in found.rows
+    )
+    if settings.list_streams:
+        why = "This server lists every stream it keeps (it runs with --list-streams)."
+    else:
+        why = (
+            "This server does not list streams: a stream's link is the only key to it. "
+            "These are the streams this browser stored (remembered in a cookie, the last "
+            "40 at most)."
+        )
+    pages = max(1, -(-found.total // PER_PAGE))
+    return Shelf(rows, found.total, page, pages, search, settings.list_streams, why)

@@ -1,0 +1,226 @@
+"""The team's JSON API: delete and rename a stream, notes on its steps, the library."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from webapp.storage import StreamInfo
+from webapp.storage.team import Notes
+from webapp.web.api import CliJSONResponse, Problem, json_response
+from webapp.web.ingest import BadInput, TooLarge, read_body
+from webapp.web.library import shelf
+from webapp.web.service import NotFound, Service
+from webapp.web.team import (
+    Invalid,
+    bearer,
+    clean_title,
+    last_step,
+    note_input,
+    note_json,
+    note_of,
+    notes_of,
+    token_matches,
+)
+
+MAX_BODY = 64 * 1024
+"""A title or a note fits in far less."""
+
+router = APIRouter(prefix="/api", tags=["team"], default_response_class=CliJSONResponse)
+
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "No stream (or note) has this id."}
+}
+_INVALID: dict[int | str, dict[str, Any]] = {
+    422: {"model": Problem, "description": "A field is missing, empty, too long or out of range."},
+    400: {"model": Problem, "description": "The body is not a JSON object."},
+}
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def _problem(status: int, detail: str, headers: dict[str, str] | None = None) -> Response:
+    response = json_response({"detail": detail}, status)
+    response.headers.update(headers or {})
+    return response
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    """The request's JSON object (BadInput when it is not one)."""
+    try:
+        raw = await read_body(request, MAX_BODY)
+    except TooLarge as error:
+        raise BadInput(str(error)) from error
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as error:
+        raise BadInput(f"the body is not JSON: {error}") from error
+    if not isinstance(value, dict):
+        raise BadInput("send a JSON object")
+    return value
+
+
+async def _checked(request: Request, work: Any) -> Response:
+    """Run `work(body)` in a thread; bad bodies and fields become 400 and 422."""
+    try:
+        body = await _body(request)
+        result: Response = await run_in_threadpool(work, body)
+        return result
+    except BadInput as error:
+        return _problem(400, str(error))
+    except Invalid as error:
+        return _problem(422, str(error))
+
+
+@router.delete(
+    "/streams/{stream_id}",
+    status_code=204,
+    summary="Delete a stream",
+    description="Send the stream's `delete_token` (answered when it was stored) as "
+    "`Authorization: Bearer TOKEN`. Removes the stream, its notes and everything derived from "
+    "it; every URL of it then answers 404. 401 without a token, 403 with another one.",
+    response_class=Response,
+    responses={401: {"model": Problem}, 403: {"model": Problem}, **_NOT_FOUND},
+)
+def delete_stream(request: Request, stream_id: str) -> Response:
+    """Remove the stream when the bearer token is its delete token."""
+    service = _service(request)
+    token = bearer(request)
+    service.info(stream_id)
+    if token is None:
+        return _problem(
+            401,
+            "send the stream's delete token as Authorization: Bearer TOKEN",
+            {"WWW-Authenticate": "Bearer"},
+        )
+    if not token_matches(token, service.storage.delete_hash(stream_id)):
+        return _problem(403, "this is not the stream's delete token")
+    if not service.delete(stream_id):
+        raise NotFound(stream_id)
+    return Response(status_code=204)
+
+
+@router.patch(
+    "/streams/{stream_id}",
+    summary="Rename a stream",
+    description='`{"title": "..."}`: one line of plain text, 1 to 200 characters. Anyone with '
+    "the link may rename.",
+    responses={**_NOT_FOUND, **_INVALID},
+)
+async def rename_stream(request: Request, stream_id: str) -> Response:
+    """Give the stream a new title."""
+    service = _service(request)
+    await run_in_threadpool(service.info, stream_id)
+
+    def work(body: dict[str, Any]) -> Response:
+        if "title" not in body:
+            raise Invalid('send {"title": "..."}')
+        title = clean_title(body["title"])
+        if not service.storage.rename(stream_id, title):
+            raise NotFound(stream_id)
+        info: StreamInfo = service.info(stream_id)
+        return json_response({"id": info.id, "title": info.title, "created": info.created})
+
+    return await _checked(request, work)
+
+
+@router.get(
+    "/streams/{stream_id}/notes",
+    summary="The notes on a stream's steps",
+    description="By step, then in the order they were left.",
+    responses=_NOT_FOUND,
+)
+def list_notes(request: Request, stream_id: str) -> Response:
+    """Every note of the stream."""
+    notes = notes_of(_service(request), stream_id)
+    return json_response({"notes": [note_json(note) for note in notes]})
+
+
+@router.post(
+    "/streams/{stream_id}/notes",
+    status_code=201,
+    summary="Leave a note on a step",
+    description='`{"step": N, "text": "...", "author": "..."}`: plain text up to 4,000 '
+    "characters, an optional author name; `step` must be one of the stream's steps. Anyone "
+    "with the link may leave, edit and delete notes.",
+    responses={**_NOT_FOUND, **_INVALID},
+)
+async def add_note(request: Request, stream_id: str) -> Response:
+    """Store a note; 201 with its id and its link."""
+    service = _service(request)
+    await run_in_threadpool(service.info, stream_id)
+
+    def work(body: dict[str, Any]) -> Response:
+        given = note_input(body, last_step(service, stream_id))
+        note = Notes(service.storage).add(stream_id, given.step, given.text, given.author)
+        return json_response(note_json(note), 201)
+
+    return await _checked(request, work)
+
+
+@router.get("/streams/{stream_id}/notes/{note_id}", summary="One note", responses=_NOT_FOUND)
+def get_note(request: Request, stream_id: str, note_id: str) -> Response:
+    """One note of the stream."""
+    return json_response(note_json(note_of(_service(request), stream_id, note_id)))
+
+
+@router.patch(
+    "/streams/{stream_id}/notes/{note_id}",
+    summary="Edit a note",
+    description="Any of `step`, `text`, `author`; the others keep their values.",
+    responses={**_NOT_FOUND, **_INVALID},
+)
+async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
+    """Change a note's text, author or step."""
+    service = _service(request)
+    note = await run_in_threadpool(note_of, service, stream_id, note_id)
+
+    def work(body: dict[str, Any]) -> Response:
+        given = note_input(body, last_step(service, stream_id), note)
+        notes = Notes(service.storage)
+        if not notes.edit(stream_id, note.id, given.step, given.text, given.author):
+            raise NotFound(stream_id)
+        edited = notes.get(stream_id, note.id)
+        assert edited is not None
+        return json_response(note_json(edited))
+
+    return await _checked(request, work)
+
+
+@router.delete(
+    "/streams/{stream_id}/notes/{note_id}",
+    status_code=204,
+    summary="Delete a note",
+    response_class=Response,
+    responses=_NOT_FOUND,
+)
+def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
+    """Remove a note."""
+    service = _service(request)
+    note = note_of(service, stream_id, note_id)
+    if not Notes(service.storage).remove(stream_id, note.id):
+        raise NotFound(stream_id)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/streams",
+    summary="The library",
+    description="Streams newest first, 20 a page (`page`, from 1), searched by title (`q`). "
+    "Every stream only on a server run with `--list-streams`; otherwise the streams this "
+    "browser stored (its cookie). Each with chunks, calls, errors, warnings and notes.",
+)
+def library(request: Request) -> Response:
+    """One page of the library."""
+    try:
+        found = shelf(request, _service(request), request.app.state.settings)
+    except Invalid as error:
+        return _problem(422, str(error))
+    return json_response(found.to_json())

@@ -1,0 +1,379 @@
+"""The team's pages: rename in place, notes on steps, delete, the report, the fixture, the library.
+
+Every form posts to a real URL and is answered with a redirect to a GET page (or, for an htmx
+request, with the partial it replaces), so all of it works without JavaScript.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.templating import Jinja2Templates
+
+from webapp.assembler import assemble
+from webapp.jsoncheck import dumps
+from webapp.readers import read
+from webapp.records import ReaderError
+from webapp.redact.content import scrub
+from webapp.report_md import Links as ReportLinks
+from webapp.report_md import Note, render, verdict
+from webapp.rules import POLICIES, Policy
+from webapp.settings import Settings
+from webapp.storage.team import Notes, StoredNote
+from webapp.web.htmx import wants_partial
+from webapp.web.ingest import BadInput, TooLarge, form_text, read_form
+from webapp.web.library import shelf
+from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
+from webapp.web.service import Service, TraceView, Unreadable
+from webapp.web.team import (
+    MAX_AUTHOR,
+    MAX_NOTE,
+    Invalid,
+    clean_title,
+    forget,
+    last_step,
+    note_input,
+    note_of,
+    note_url,
+    notes_of,
+    owned,
+    token_matches,
+)
+from webapp.web.templating import render as render_page
+from webapp.writer import to_sse
+
+router = APIRouter(include_in_schema=False)
+FORM_LIMIT = 64 * 1024
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def _templates(request: Request) -> Jinja2Templates:
+    templates: Jinja2Templates = request.app.state.templates
+    return templates
+
+
+def _error(request: Request, status: int, heading: str, message: str) -> Response:
+    context = {"status": status, "heading": heading, "message": message}
+    return render_page(_templates(request), request, "error.html", context, status)
+
+
+async def _form(request: Request) -> FormData:
+    try:
+        return await read_form(request, FORM_LIMIT, FORM_LIMIT)
+    except TooLarge as error:
+        raise Invalid(str(error)) from error
+    except BadInput as error:
+        raise Invalid(str(error)) from error
+
+
+# What the timeline page shows of the team's work (pages.py adds these to its context).
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The title form, when the stream was created, and whether this browser may delete it."""
+
+    stream_id: str
+    title: str
+    created: str
+    step: int
+    can_delete: bool
+    parent: str
+
+    @property
+    def parent_url(self) -> str:
+        """The page of the stream this one was minimised from."""
+        return f"/s/{self.parent}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShownNote:
+    """A note with its link."""
+
+    note: StoredNote
+    url: str
+
+    @property
+    def edit_url(self) -> str:
+        """Where the edit form posts."""
+        return f"/s/{self.note.stream_id}/notes/{self.note.id}"
+
+    @property
+    def delete_url(self) -> str:
+        """Where the delete button posts."""
+        return f"{self.edit_url}/delete"
+
+
+def _shown(stream_id: str, notes: list[StoredNote]) -> tuple[ShownNote, ...]:
+    return tuple(ShownNote(note, note_url(stream_id, note)) for note in notes)
+
+
+def page_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
+    """The title, the notes list, the unfurl text and the timeline's note marks."""
+    info = view.reading.info
+    notes = Notes(_service(request).storage).of(info.id)
+    header = Header(
+        info.id,
+        info.title or "Untitled stream",
+        info.created.replace("T", " ").replace("+00:00", " UTC"),
+        step,
+        info.id in owned(request),
+        info.parent,
+    )
+    return {
+        "header": header,
+        "all_notes": _shown(info.id, notes),
+        "noted": frozenset(note.step for note in notes),
+        "unfurl": verdict(view.trace),
+        "team_links": _team_links(info.id, links),
+    }
+
+
+def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
+    """The notes on this step, the add-note form and the step's shareable link."""
+    stream_id = view.reading.info.id
+    notes = [note for note in Notes(_service(request).storage).of(stream_id) if note.step == step]
+    return {
+        "step_notes": _shown(stream_id, notes),
+        "step_link": links.step(step),
+        "add_note_url": f"/s/{stream_id}/notes",
+        "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
+    }
+
+
+def noted_steps(request: Request, stream_id: str) -> frozenset[int]:
+    """The steps that carry notes (for the timeline rows' marks)."""
+    return frozenset(note.step for note in Notes(_service(request).storage).of(stream_id))
+
+
+def _team_links(stream_id: str, links: Links) -> dict[str, str]:
+    query: dict[str, str] = {"policy": links.options.policy}
+    if links.har_entry is not None:
+        query["har_entry"] = str(links.har_entry)
+    return {
+        "report": f"/s/{stream_id}/report.md?{urlencode(query)}",
+        "fixture": f"/s/{stream_id}/fixture.zip?{urlencode(query)}",
+        "delete": f"/s/{stream_id}/delete",
+        "title": f"/s/{stream_id}/title",
+        "notes": f"/s/{stream_id}/notes",
+    }
+
+
+# Rename.
+
+
+@router.post("/s/{stream_id}/title")
+async def rename(request: Request, stream_id: str) -> Response:
+    """Store a new title; back to the page (htmx: the title form alone)."""
+    service = _service(request)
+    info = await run_in_threadpool(service.info, stream_id)
+    try:
+        form = await _form(request)
+        title = clean_title(form_text(form, "title"))
+    except Invalid as error:
+        return _error(request, 422, "That title cannot be stored", str(error))
+    step = parse_int(form_text(form, "step"), "step", 0)
+    await run_in_threadpool(service.storage.rename, stream_id, title)
+    if wants_partial(request):
+        header = Header(stream_id, title, "", step, False, info.parent)
+        context = {"header": header, "team_links": {"title": f"/s/{stream_id}/title"}}
+        return render_page(_templates(request), request, "_title.html", context)
+    return RedirectResponse(f"/s/{stream_id}?step={step}", status_code=303)
+
+
+# Delete.
+
+
+@router.get("/s/{stream_id}/delete")
+def confirm_delete(request: Request, stream_id: str) -> Response:
+    """Ask before deleting; only the browser that stored the stream may."""
+    info = _service(request).info(stream_id)
+    context = {
+        "info": info,
+        "can_delete": stream_id in owned(request),
+        "delete_url": f"/s/{stream_id}/delete",
+        "back_url": f"/s/{stream_id}",
+    }
+    return render_page(_templates(request), request, "delete.html", context)
+
+
+@router.post("/s/{stream_id}/delete")
+def delete(request: Request, stream_id: str) -> Response:
+    """Delete with the token in this browser's cookie, then show the library."""
+    service = _service(request)
+    service.info(stream_id)
+    token = owned(request).get(stream_id)
+    if token is None or not token_matches(token, service.storage.delete_hash(stream_id)):
+        return _error(
+            request,
+            403,
+            "This browser cannot delete this stream",
+            "Only the browser that stored a stream (or the server's operator, with "
+            "`streamviz delete`) can delete it.",
+        )
+    service.delete(stream_id)
+    response = RedirectResponse("/streams?deleted=1", status_code=303)
+    forget(request, response, stream_id)
+    return response
+
+
+# Notes.
+
+
+def _note_fields(form: FormData) -> dict[str, Any]:
+    return {name: form_text(form, name) for name in ("step", "text", "author") if name in form}
+
+
+@router.post("/s/{stream_id}/notes")
+async def add_note(request: Request, stream_id: str) -> Response:
+    """Leave a note on a step; then its own link."""
+    service = _service(request)
+    await run_in_threadpool(service.info, stream_id)
+    try:
+        form = await _form(request)
+        last = await run_in_threadpool(last_step, service, stream_id)
+        given = note_input(_note_fields(form), last)
+    except Invalid as error:
+        return _error(request, 422, "That note cannot be stored", str(error))
+    notes = Notes(service.storage)
+    note = await run_in_threadpool(notes.add, stream_id, given.step, given.text, given.author)
+    return RedirectResponse(note_url(stream_id, note), status_code=303)
+
+
+@router.post("/s/{stream_id}/notes/{note_id}")
+async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
+    """Change a note's text (or author); then its link."""
+    service = _service(request)
+    note = await run_in_threadpool(note_of, service, stream_id, note_id)
+    try:
+        form = await _form(request)
+        last = await run_in_threadpool(last_step, service, stream_id)
+        given = note_input(_note_fields(form), last, note)
+    except Invalid as error:
+        return _error(request, 422, "That note cannot be stored", str(error))
+    await run_in_threadpool(
+        Notes(service.storage).edit, stream_id, note.id, given.step, given.text, given.author
+    )
+    return RedirectResponse(note_url(stream_id, replace(note, step=given.step)), status_code=303)
+
+
+@router.post("/s/{stream_id}/notes/{note_id}/delete")
+def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
+    """Remove a note; back to its step."""
+    service = _service(request)
+    note = note_of(service, stream_id, note_id)
+    Notes(service.storage).remove(stream_id, note.id)
+    return RedirectResponse(f"/s/{stream_id}?step={note.step}", status_code=303)
+
+
+# Report and fixture.
+
+
+def _views(request: Request, stream_id: str) -> tuple[TraceView, TraceView]:
+    query = request.query_params
+    options = parse_options(query)
+    har_entry = parse_har_entry(query.get("har_entry"))
+    service = _service(request)
+    view = service.view(stream_id, options, har_entry)
+    other: Policy = "exact-key" if options.policy == "adr-0019" else "adr-0019"
+    return view, service.view(stream_id, replace(options, policy=other), har_entry)
+
+
+@router.get("/s/{stream_id}/report.md")
+def report(request: Request, stream_id: str) -> Response:
+    """The Markdown report (`webapp.report_md`), with the notes; links absolute with
+    `--public-url`."""
+    view, other = _views(request, stream_id)
+    notes = [Note(n.step, n.author, n.text) for n in notes_of(_service(request), stream_id)]
+    base = _settings(request).public_url
+    text = render(
+        view.reading.result,
+        view.trace,
+        other.trace,
+        title=view.reading.info.title or "Untitled stream",
+        notes=notes,
+        links=ReportLinks(base, stream_id) if base else None,
+    )
+    return Response(
+        text.encode("utf-8", "backslashreplace"),
+        media_type="text/markdown; charset=utf-8",
+        headers={"Content-Disposition": f'inline; filename="streamviz-{stream_id}.md"'},
+    )
+
+
+FIXTURE_README = (
+    "Regression fixture from streamviz stream {title!r} ({where}), redacted. Replay: "
+    "`streamviz check stream.sse --expect expected.adr-0019.json` and "
+    "`streamviz check stream.sse --policy exact-key --expect expected.exact-key.json` "
+    "(exit 0: unchanged, 1: the trace changed).\n"
+)
+
+
+def fixture_bundle(view: TraceView, where: str) -> bytes:
+    """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies, README.md."""
+    records = view.reading.result.records
+    text = to_sse(records)
+    if not records or records[-1].kind != "done":
+        text += "data: [DONE]\n\n"
+    text, _ = scrub(text)
+    try:
+        replay = read(text, "sse")
+    except ReaderError as error:
+        raise Unreadable(f"this stream does not replay as SSE: {error}") from error
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("stream.sse", text.encode("utf-8", "backslashreplace"))
+        for name in POLICIES:
+            trace = assemble(replay.records, replace(view.options.canonical(), policy=name))
+            bundle.writestr(f"expected.{name}.json", dumps(trace.to_json(), indent=True) + b"\n")
+        title = view.reading.info.title or "Untitled stream"
+        bundle.writestr("README.md", FIXTURE_README.format(title=title, where=where))
+    return buffer.getvalue()
+
+
+@router.get("/s/{stream_id}/fixture.zip")
+def fixture(request: Request, stream_id: str) -> Response:
+    """The regression fixture bundle to download."""
+    view, _ = _views(request, stream_id)
+    base = _settings(request).public_url.rstrip("/")
+    bundle = fixture_bundle(view, f"{base}/s/{stream_id}")
+    return Response(
+        bundle,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="fixture-{stream_id}.zip"'},
+    )
+
+
+# The library.
+
+
+@router.get("/streams")
+def library(request: Request) -> Response:
+    """Streams newest first, searched by title, paginated."""
+    try:
+        found = shelf(request, _service(request), _settings(request))
+    except Invalid as error:
+        return _error(request, 400, "That search cannot be run", str(error))
+    context = {
+        "shelf": found,
+        "deleted": request.query_params.get("deleted") == "1",
+        "retention_days": _settings(request).retention_days,
+    }
+    return render_page(_templates(request), request, "streams.html", context)
