@@ -85,3 +85,16 @@ def test_timeline_and_compare_link_to_the_clients_page(client: TestClient, store
     stream_id = store(STREAM)
     for url in (f"/s/{stream_id}", f"/s/{stream_id}/compare"):
         assert f'href="/s/{stream_id}/clients"' in client.get(url).text
+
+
+def test_the_report_includes_the_matrix_once_computed(
+    app: FastAPI, client: TestClient, store: Store
+) -> None:
+    jobs = fake_jobs(app, timeout=1.0)
+    stream_id = store(STREAM)
+    assert "## Every client's view" not in client.get(f"/s/{stream_id}/report.md").text
+    client.get(f"/s/{stream_id}/clients")
+    assert jobs.wait(stream_id, 30) is not None
+    report = client.get(f"/s/{stream_id}/report.md").text
+    assert "## Every client's view" in report
+    assert "| call | pi-ai" in report

@@ -28,6 +28,7 @@ from webapp.report_md import Note, render, verdict
 from webapp.rules import POLICIES, Policy
 from webapp.settings import Settings
 from webapp.storage.team import Notes, StoredNote
+from webapp.web.clients import jobs
 from webapp.web.htmx import wants_partial
 from webapp.web.ingest import BadInput, TooLarge, form_text, read_form
 from webapp.web.library import shelf
@@ -310,6 +311,7 @@ def report(request: Request, stream_id: str) -> Response:
         title=view.reading.info.title or "Untitled stream",
         notes=notes,
         links=ReportLinks(base, stream_id) if base else None,
+        clients=jobs(request).get(stream_id),  # the matrix, when /s/{id}/clients computed it
     )
     return Response(
         text.encode("utf-8", "backslashreplace"),
