@@ -13,7 +13,8 @@ For each input, best of --repeat runs:
   functions as they are (`read` and `assemble` pause the cyclic GC themselves, the rest not);
 - gc-paused:  the same pipeline with the cyclic GC paused around all of it, as the CLI runs it;
 - cli json:   the `streamviz trace --format json` command itself, output to /dev/null;
-- cli text:   `streamviz trace` (the text table, plain), output to /dev/null.
+- cli text:   `streamviz trace` (the text table, plain), output to /dev/null;
+- cli check:  `streamviz check` (the anomalies, plain), output to /dev/null.
 Peak memory (tracemalloc, a separate run): the floor splits the text and keeps every parsed
 chunk; the pipeline runs from the file's bytes to the output bytes.
 
@@ -40,7 +41,7 @@ from typing import Any
 
 from webapp.assembler import assemble
 from webapp.cli import main as cli_main
-from webapp.cli.report import dumps, trace_document
+from webapp.document import trace_document_parts
 from webapp.options import Options
 from webapp.readers import decode, read
 
@@ -134,7 +135,7 @@ def in_process(path: Path) -> bytes:
     """The pipeline `streamviz trace --format json` runs, to bytes in memory."""
     source = read(decode(path.read_bytes()), "auto")
     trace = assemble(source.records, Options())
-    return dumps(trace_document(trace, source))
+    return b"".join(trace_document_parts(trace, source))
 
 
 def in_process_paused(path: Path) -> bytes:
@@ -148,10 +149,10 @@ def in_process_paused(path: Path) -> bytes:
             gc.enable()
 
 
-def through_cli(path: Path, output: str = "json") -> None:
+def through_cli(path: Path, output: str = "json", command: str = "trace") -> None:
     """The click command itself, stdout sent to /dev/null."""
-    with open("/dev/null", "wb") as sink, _stdout(sink):
-        cli_main.main(["trace", str(path), "--format", output], standalone_mode=False)
+    with open("/dev/null", "wb") as sink, _stdout(sink), contextlib.suppress(SystemExit):
+        cli_main.main([command, str(path), "--format", output], standalone_mode=False)
 
 
 @contextlib.contextmanager
@@ -203,12 +204,19 @@ def measure(name: str, scale: int, folder: Path, repeat: int) -> dict[str, Any]:
         "paused": best(lambda: in_process_paused(path), repeat),
         "cli": best(lambda: through_cli(path), repeat),
         "text": best(lambda: through_cli(path, "text"), repeat),
+        "check": best(lambda: through_cli(path, "text", "check"), repeat),
         "floor_mem": peak(lambda: floor_kept(text)),
         "trace_mem": peak(lambda: in_process(path)),
     }
 
 
-_TIMES = (("inproc", "in-proc"), ("paused", "gc-paused"), ("cli", "cli json"), ("text", "cli text"))
+_TIMES = (
+    ("inproc", "in-proc"),
+    ("paused", "gc-paused"),
+    ("cli", "cli json"),
+    ("text", "cli text"),
+    ("check", "cli check"),
+)
 
 
 def table(rows: list[dict[str, Any]]) -> Iterator[str]:

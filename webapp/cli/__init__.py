@@ -19,8 +19,9 @@ from rich.console import Console
 from webapp.assembler import assemble
 from webapp.cli.compareview import compare_lines
 from webapp.cli.render import Painter, check_lines, trace_lines
-from webapp.cli.report import check_document, compare_document, dumps, trace_document
+from webapp.cli.report import check_document, compare_document, dumps
 from webapp.compare import compare as compare_policies
+from webapp.document import trace_document_parts
 from webapp.gcpause import paused_gc
 from webapp.options import Options
 from webapp.readers import FORMATS, decode, read
@@ -218,7 +219,7 @@ def _trace(
     source = load(file, input_format, har_entry)
     result = assemble(source.records, chosen)
     if output == "json":
-        write_json(trace_document(result, source))
+        _emit([*trace_document_parts(result, source), b"\n"])
     else:
         write_text(lambda paint: trace_lines(result, source, paint))
 

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field, create_model
 from starlette.concurrency import run_in_threadpool
 
-from webapp.document import trace_document
+from webapp.document import trace_document_parts
 from webapp.jsoncheck import dumps
 from webapp.options import Options
 from webapp.records import ReaderError
@@ -249,7 +249,8 @@ def stream_trace(request: Request, stream_id: str) -> Response:
     """Assemble the stored stream under the given options and return the trace."""
     options = parse_options(request.query_params)
     view = _service(request).view(stream_id, options)
-    return json_response(trace_document(view.trace, view.reading.result))
+    body = b"".join(trace_document_parts(view.trace, view.reading.result))
+    return Response(body, media_type="application/json")
 
 
 @router.get(
