@@ -34,6 +34,7 @@ from typing import Any
 
 from webapp.blocks import Block, BlockKind
 from webapp.chunks import (
+    REASONING_FIELDS,
     content_text,
     opens_thinking,
     provider_error,
@@ -116,31 +117,35 @@ class Assembler:
     def _chunk(self, step: int, record: Record) -> None:
         chunk = record.value
         notes = self._columns.notes
-        message = provider_error(record)
-        if message is not None:
-            self._error_record(step, message)
-            return
-        if record.event is not None and record.event.startswith("thread."):
-            skipped = f"an SSE event named {record.event!r}: upstream's SDK passes it on wrapped, "
-            notes[step] = skipped + "so it is not read as a chunk"
-            return
-        if not isinstance(chunk, dict):
-            notes[step] = f"not a chunk object ({type_name(chunk)}): skipped, as upstream does"
-            return
+        if record.event is not None or not isinstance(chunk, dict) or "error" in chunk:
+            message = provider_error(record)
+            if message is not None:
+                self._error_record(step, message)
+                return
+            if record.event is not None and record.event.startswith("thread."):
+                skipped = f"an SSE event named {record.event!r}: upstream's SDK passes it on "
+                notes[step] = skipped + "wrapped, so it is not read as a chunk"
+                return
+            if not isinstance(chunk, dict):
+                notes[step] = f"not a chunk object ({type_name(chunk)}): skipped, as upstream does"
+                return
         choice, note = self._select(step, chunk.get("choices"))
         if note is not None:
             notes[step] = note
         if choice is None:
             return
         finish = choice.get("finish_reason")
-        if truthy(finish):
+        if finish is not None and truthy(finish):
             self._finish_reason = finish
             self._columns.finish_reasons[step] = js_string(finish)
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            self._reasoning(step, delta)
-            self._text_delta(step, delta)
-            self._calls.fragments(step, delta)
+            if not _REASONING_KEYS.isdisjoint(delta):
+                self._reasoning(step, delta)
+            if "content" in delta:
+                self._text_delta(step, delta)
+            if "tool_calls" in delta:
+                self._calls.fragments(step, delta)
 
     def _error_record(self, step: int, message: str) -> None:
         self._provider_error = message
@@ -284,6 +289,7 @@ def assemble(records: Iterable[Record], options: Options | None = None) -> Trace
     return assembler.trace
 
 
+_REASONING_KEYS = frozenset((*REASONING_FIELDS, "reasoning_details"))
 _KINDS = {"chunk": CHUNK, "done": STEP_DONE, "invalid": INVALID}
 START, TEXT_DELTA, THINKING_DELTA, DONE, ERROR = (
     EVENT_CODES[name] for name in ("start", "text_delta", "thinking_delta", "done", "error")

@@ -19,7 +19,7 @@ from webapp.columns import TOOLCALL_DELTA, TOOLCALL_START, Columns
 from webapp.delivery import Delivery
 from webapp.diagnosis import explain, first_break
 from webapp.jsoncheck import Completion, classify, dumps
-from webapp.jsvalue import Keys, js_string, json_piece, map_key, read_keys, truthy
+from webapp.jsvalue import Keys, index_key, js_string, json_piece, map_key, read_keys, truthy
 from webapp.options import Options
 from webapp.rules import NO_HOLDER, NO_KEY, RULE_NAMES, Candidate, rules_for
 from webapp.words import count, excerpt, number
@@ -58,7 +58,7 @@ class ToolCalls:
 
     def holder_of_index(self, index: Any) -> Block | None:
         """The block registered under this index, folded or not."""
-        return self._by_index.get(map_key(index))
+        return self._by_index.get(index_key(index))
 
     def holder_of_id(self, call_id: Any) -> Block | None:
         """The block registered under this id, folded or not."""
@@ -164,7 +164,7 @@ class ToolCalls:
         index, call_id = keys.index, keys.id
         index_miss = NO_KEY
         if index is not None:
-            holder = self._by_index.get(map_key(index))
+            holder = self._by_index.get(index_key(index))
             if holder is None:
                 index_miss = NO_HOLDER
             elif holder.fold is None:
@@ -208,7 +208,7 @@ class ToolCalls:
     def _names_folded(self, keys: Keys) -> bool:
         holders = []
         if keys.index is not None:
-            holders.append(self._by_index.get(map_key(keys.index)))
+            holders.append(self._by_index.get(index_key(keys.index)))
         if keys.id is not None:
             holders.append(self._by_id.get(map_key(keys.id)))
         return any(holder is not None and holder.fold is not None for holder in holders)
@@ -223,7 +223,7 @@ class ToolCalls:
         if keys.raw_name is not None and keys.raw_name != "":
             block.names.append((step, keys.raw_name))  # upstream opens with `name ?? ""`
         if keys.index is not None:
-            self._by_index[map_key(keys.index)] = block
+            self._by_index[index_key(keys.index)] = block
             block.indexes.append((step, keys.index))
         if keys.custom_only:
             self._freeform[block] = False
@@ -251,7 +251,7 @@ class ToolCalls:
             self._freeform[block] = False  # upstream switches it to custom input, once
             block.custom_input = []
         if rule != CONTINUATION and keys.index is not None and not block.indexes:
-            self._by_index[map_key(keys.index)] = block
+            self._by_index[index_key(keys.index)] = block
             block.indexes.append((step, keys.index))
         if keys.id is not None:
             if rule == EXACT_INDEX and truthy(block.id) and block.id != keys.id:
@@ -293,7 +293,8 @@ class ToolCalls:
 
     def _append(self, step: int, block: Block, piece: str) -> None:
         if piece:
-            block.append(step, piece)
+            block.pieces.append(piece)
+            block.piece_steps.append(step)
             completion = self._completions.get(block)
             if completion is not None:
                 if completion.feed(piece):
@@ -301,7 +302,10 @@ class ToolCalls:
                 else:
                     self._unsettled[block] = None
         if not self._server:
-            self._columns.event(TOOLCALL_DELTA, block.content_index, piece)
+            columns = self._columns
+            columns.event_type.append(TOOLCALL_DELTA)
+            columns.event_index.append(_content_index(block))
+            columns.event_delta.append(piece)
 
     def _freeform_piece(self, block: Block, text: str, *, closing: bool) -> str:
         """Upstream's grammar-tool input as JSON text: `{"input":"` once, escaped text, `"}`."""
@@ -433,6 +437,11 @@ def _json_excerpt(delivered: Delivery) -> str:
 def _number(block: Block) -> int:
     assert block.number is not None
     return block.number
+
+
+def _content_index(block: Block) -> int:
+    assert block.content_index is not None
+    return block.content_index
 
 
 _NO_KEYS = read_keys({})

@@ -103,13 +103,97 @@ def _event_json(columns: Columns, row: int, content: Sequence[Block]) -> dict[st
     return out
 
 
+def steps_batch(
+    columns: Columns,
+    start: int,
+    stop: int,
+    content: Sequence[Block],
+    reasons: _Reasons,
+) -> list[dict[str, Any]]:
+    """Steps `start` to `stop` (excluded) as schema-1 JSON: `step_json` for a run of steps,
+    walking the fragment and event rows once (a step's rows follow the previous step's)."""
+    total = len(columns)
+    kinds, lines = columns.step_kind, columns.step_line
+    step_fragment, step_event = columns.step_fragment, columns.step_event
+    indexes, ids, names = columns.fragment_index, columns.fragment_id, columns.fragment_name
+    arguments, rules, blocks = (
+        columns.fragment_arguments,
+        columns.fragment_rule,
+        columns.fragment_block,
+    )
+    types, content_indexes, deltas = columns.event_type, columns.event_index, columns.event_delta
+    errors, notes, finishes = columns.errors, columns.notes, columns.finish_reasons
+    unassembled, late, oddities = columns.unassembled, columns.late, columns.oddities
+    reason = columns.reason
+    rule_names, event_names, step_kinds = RULE_NAMES, EVENT_TYPES, STEP_KINDS
+    simple = frozenset(range(len(EVENT_TYPES))) - END_EVENTS - STOP_EVENTS
+    fragment_end = len(rules) if stop >= total else step_fragment[stop]
+    event_end = len(types) if stop >= total else step_event[stop]
+    out: list[dict[str, Any]] = []
+    for number in range(start, stop):
+        first = step_fragment[number]
+        last = step_fragment[number + 1] if number + 1 < stop else fragment_end
+        fragments: list[dict[str, Any]] = []
+        for row in range(first, last):
+            block: int | None = blocks[row]
+            fragment = {
+                "position": row - first,
+                "index": indexes[row],
+                "id": ids[row],
+                "name": names[row],
+                "arguments": arguments[row],
+                "rule": rule_names[rules[row]],
+                "block": None if block == NONE else block,
+                "reason": reason(row, reasons),
+            }
+            if row in late:
+                fragment["late"] = True
+            if row in oddities:
+                fragment["oddities"] = list(oddities[row])
+            fragments.append(fragment)
+        events: list[dict[str, Any]] = []
+        last = step_event[number + 1] if number + 1 < stop else event_end
+        for row in range(step_event[number], last):
+            code = types[row]
+            index = content_indexes[row]
+            delta = deltas[row]
+            if code in simple and (index != NONE or delta is None):
+                if index == NONE:
+                    event: dict[str, Any] = {"type": event_names[code]}
+                elif delta is None:
+                    event = {"type": event_names[code], "contentIndex": index}
+                else:
+                    event = {"type": event_names[code], "contentIndex": index, "delta": delta}
+                events.append(event)
+            else:
+                events.append(_event_json(columns, row, content))
+        line = lines[number]
+        step: dict[str, Any] = {
+            "step": number,
+            "line": columns.lines.get(number) if line == NONE else line,
+            "kind": step_kinds[kinds[number]],
+            "fragments": fragments,
+            "events": events,
+        }
+        if number in errors:
+            step["error"] = errors[number]
+        if number in notes:
+            step["note"] = notes[number]
+        if number in unassembled:
+            step["assembled"] = False
+        if number in finishes:
+            step["finish_reason"] = finishes[number]
+        out.append(step)
+    return out
+
+
 def steps_json(
     columns: Columns, blocks: Sequence[Block], content: Sequence[Block]
 ) -> Iterator[dict[str, Any]]:
     """Every step's JSON object, in order."""
     reasons: _Reasons = {}
-    for number in range(len(columns)):
-        yield step_json(columns, number, blocks, content, reasons)
+    for start in range(0, len(columns), BATCH):
+        yield from steps_batch(columns, start, min(start + BATCH, len(columns)), content, reasons)
 
 
 def document_parts(
@@ -128,10 +212,7 @@ def document_parts(
     reasons: _Reasons = {}
     total = len(columns)
     for start in range(0, total, BATCH):
-        batch = [
-            step_json(columns, number, blocks, content, reasons)
-            for number in range(start, min(start + BATCH, total))
-        ]
+        batch = steps_batch(columns, start, min(start + BATCH, total), content, reasons)
         # [[step, ...]] puts each step at its depth in the document: {"steps": [step, ...]}.
         text = orjson.dumps([batch])[2:-2]
         yield text if start == 0 else b"," + text
