@@ -153,6 +153,21 @@ class Columns:
     def __len__(self) -> int:
         return len(self.step_kind)
 
+    def line(self, step: int) -> Any:
+        """The input line of a step (None for the end step)."""
+        line = self.step_line[step]
+        return self.lines.get(step) if line == NONE else line
+
+    def steps_by_rule(self) -> dict[str, list[int]]:
+        """For each rule, the steps with a fragment it resolved, in order."""
+        found: dict[str, list[int]] = {name: [] for name in RULE_NAMES}
+        rules = self.fragment_rule
+        for step in range(len(self.step_kind)):
+            rows = self.fragment_rows(step)
+            for code in set(rules[rows.start : rows.stop]):
+                found[RULE_NAMES[code]].append(step)
+        return found
+
     def fragment_rows(self, step: int) -> range:
         """The rows of a step's fragments."""
         last = len(self.fragment_rule) if step + 1 >= len(self.step_kind) else None

@@ -121,15 +121,27 @@ class Trace:
                 for block in self.content
             ],
             "anomalies": [anomaly.to_json() for anomaly in self.anomalies],
-            "summary": {
-                "steps": len(self.columns),
-                "fragments": self.fragment_count,
-                "blocks": len(self.blocks),
-                "rules": {name: self.rule_counts[name] for name in sorted(self.rule_counts)},
-                "anomalies": dict(sorted(Counter(a.code for a in self.anomalies).items())),
-                "stop_reason": self.stop_reason,
-            },
+            "summary": self.summary_json(),
         }
+
+    def summary_json(self) -> dict[str, Any]:
+        """The document's "summary": counts of steps, fragments, blocks, rules and anomalies."""
+        return {
+            "steps": len(self.columns),
+            "fragments": self.fragment_count,
+            "blocks": len(self.blocks),
+            "rules": {name: self.rule_counts[name] for name in sorted(self.rule_counts)},
+            "anomalies": dict(sorted(Counter(a.code for a in self.anomalies).items())),
+            "stop_reason": self.stop_reason,
+        }
+
+    def line_of(self, step: int) -> int | None:
+        """The input line of step `step` (None for the end step or a step out of range)."""
+        return self.columns.line(step) if 0 <= step < len(self.columns) else None
+
+    def steps_by_rule(self) -> dict[str, list[int]]:
+        """For each rule, the steps with a fragment it resolved, in order (from the columns)."""
+        return self.columns.steps_by_rule()
 
 
 def _block_json(block: Block) -> dict[str, Any]:

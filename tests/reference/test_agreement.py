@@ -24,7 +24,7 @@ from webapp.jsoncheck import dumps
 from webapp.options import Options
 from webapp.readers import read
 from webapp.records import ReadResult, Record
-from webapp.rules import POLICIES
+from webapp.rules import POLICIES, RULE_NAMES
 
 LOTS = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SOME = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -120,3 +120,21 @@ def test_many_steps_are_written_in_several_batches() -> None:
     pieces = [frag(args="x") for _ in range(5000)]
     stream = chunk_records([chunk(frag(0, "a", "f", "{")), *(chunk(p) for p in pieces)])
     agree(stream, Options())
+
+
+@SOME
+@given(any_records, any_options)
+def test_the_trace_answers_from_its_columns_as_its_steps_do(
+    stream: list[Record], options: Options
+) -> None:
+    """`line_of`, `steps_by_rule` and `summary_json` read the columns; the steps agree."""
+    trace = assemble(stream, options)
+    steps = list(trace.steps)
+    assert [trace.line_of(step.step) for step in steps] == [step.line for step in steps]
+    assert trace.line_of(len(steps)) is None and trace.line_of(-1) is None
+    by_rule: dict[str, list[int]] = {name: [] for name in RULE_NAMES}
+    for step in steps:
+        for rule in {fragment.rule for fragment in step.fragments}:
+            by_rule[rule].append(step.step)
+    assert trace.steps_by_rule() == by_rule
+    assert trace.summary_json() == trace.to_json()["summary"]
