@@ -92,8 +92,9 @@ def one_call(fragments: int, indexed: bool) -> list[str]:
     return payloads
 
 
-def parallel(calls: int, per_call: int = FRAGMENTS // CALLS) -> list[str]:
+def parallel(calls: int, per_call: int | None = None) -> list[str]:
     """`calls` headers, then `per_call` fragments of each call, round robin."""
+    per_call = FRAGMENTS // CALLS if per_call is None else per_call
     text = _arguments(per_call * 8)
     size = -(-len(text) // per_call)
     pieces = [text[start : start + size] for start in range(0, len(text), size)]
@@ -256,13 +257,27 @@ def profile(name: str, folder: Path, limit: int) -> None:
     stats.sort_stats("tottime").print_stats(limit)
 
 
+def _resize(fragments: int) -> None:
+    """Full-size inputs of `fragments` fragments, each fragment as large as by default."""
+    global ARGUMENT_BYTES, FRAGMENTS
+    ARGUMENT_BYTES = ARGUMENT_BYTES * fragments // FRAGMENTS
+    FRAGMENTS = fragments
+
+
 def main() -> None:
     """Generate the inputs, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measure (best is kept)")
     parser.add_argument("--only", choices=tuple(INPUTS), action="append", help="inputs to run")
     parser.add_argument("--profile", choices=tuple(INPUTS), help="profile one input instead")
+    parser.add_argument(
+        "--fragments",
+        type=int,
+        default=FRAGMENTS,
+        help="fragments in a full-size input (1000000: the 1M-chunk inputs, about 220 MB each)",
+    )
     args = parser.parse_args()
+    _resize(args.fragments)
     with tempfile.TemporaryDirectory(prefix="streamviz-bench-") as folder:
         if args.profile:
             profile(args.profile, Path(folder), 30)

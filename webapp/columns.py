@@ -180,8 +180,14 @@ class Columns:
         end = self.step_event[step + 1] if last is None else last
         return range(self.step_event[step], end)
 
-    def step(self, number: int, blocks: Sequence[Block], content: Sequence[Block]) -> Step:
-        """The step `number`, built from its rows."""
+    def step(
+        self,
+        number: int,
+        blocks: Sequence[Block],
+        content: Sequence[Block],
+        reasons: dict[tuple[Any, ...], str] | None = None,
+    ) -> Step:
+        """The step `number`, built from its rows (`reasons`: see `reason`)."""
         rows = self.fragment_rows(number)
         first = rows.start
         line = self.step_line[number]
@@ -189,7 +195,7 @@ class Columns:
             number,
             self.lines.get(number) if line == NONE else line,
             STEP_KINDS[self.step_kind[number]],
-            tuple(self.fragment(row, row - first, blocks) for row in rows),
+            tuple(self.fragment(row, row - first, blocks, reasons) for row in rows),
             tuple(self.event_at(row, content) for row in self.event_rows(number)),
             self.errors.get(number),
             self.notes.get(number),
@@ -197,7 +203,13 @@ class Columns:
             self.finish_reasons.get(number),
         )
 
-    def fragment(self, row: int, position: int, blocks: Sequence[Block]) -> Fragment:
+    def fragment(
+        self,
+        row: int,
+        position: int,
+        blocks: Sequence[Block],
+        reasons: dict[tuple[Any, ...], str] | None = None,
+    ) -> Fragment:
         """The fragment in `row`, at `position` in its step's `delta.tool_calls`."""
         number: int | None = self.fragment_block[row]
         piece = self.fragment_piece[row]
@@ -212,7 +224,7 @@ class Columns:
             self.fragment_arguments[row],
             RULE_NAMES[self.fragment_rule[row]],
             number,
-            self.reason(row),
+            self.reason(row, reasons),
             appended,
             row in self.late,
             self.oddities.get(row, ()),
@@ -303,8 +315,10 @@ class Steps(Sequence[Step]):
         return self._build(number)
 
     def __iter__(self) -> Iterator[Step]:
+        reasons: dict[tuple[Any, ...], str] = {}  # verdicts repeat along a stream
+        step, blocks, content = self._columns.step, self._blocks, self._content
         for number in range(len(self)):
-            yield self._build(number)
+            yield step(number, blocks, content, reasons)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str | bytes):
