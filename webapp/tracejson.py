@@ -1,7 +1,7 @@
 """The schema-1 trace as JSON, written from the columns: step by step, never as one object tree.
 
-`step_json` makes one step's JSON object straight from its rows (no `Step` in between);
-`Trace.to_json` uses it for every step. `document_parts` writes the whole document as bytes:
+`steps_batch` makes a run of steps' JSON objects straight from their rows (no `Step` in
+between); `Trace.to_json` uses it for every step. `document_parts` writes the whole document:
 the head, then the steps in batches (each batch's objects serialized by orjson and dropped),
 then the blocks, content, anomalies, summary and whatever else the caller adds at the end. The
 bytes are those `webapp.jsoncheck.dumps` gives for the same document built whole: each batch
@@ -24,64 +24,6 @@ from webapp.rules import RULE_NAMES
 BATCH = 4096
 """Steps serialized at a time."""
 _Reasons = dict[tuple[Any, ...], str]
-
-
-def step_json(
-    columns: Columns,
-    number: int,
-    blocks: Sequence[Block],
-    content: Sequence[Block],
-    reasons: _Reasons | None = None,
-) -> dict[str, Any]:
-    """Step `number` as schema-1 JSON, as `Step.to_json` gives it, built from the rows."""
-    rows = columns.fragment_rows(number)
-    first = rows.start
-    fragments = [_fragment_json(columns, row, row - first, reasons) for row in rows]
-    events = [_event_json(columns, row, content) for row in columns.event_rows(number)]
-    line = columns.step_line[number]
-    out: dict[str, Any] = {
-        "step": number,
-        "line": columns.lines.get(number) if line == NONE else line,
-        "kind": STEP_KINDS[columns.step_kind[number]],
-        "fragments": fragments,
-        "events": events,
-    }
-    error = columns.errors.get(number)
-    if error is not None:
-        out["error"] = error
-    note = columns.notes.get(number)
-    if note is not None:
-        out["note"] = note
-    if number in columns.unassembled:
-        out["assembled"] = False
-    finish = columns.finish_reasons.get(number)
-    if finish is not None:
-        out["finish_reason"] = finish
-    return out
-
-
-def _fragment_json(
-    columns: Columns, row: int, position: int, reasons: _Reasons | None
-) -> dict[str, Any]:
-    block: int | None = columns.fragment_block[row]
-    if block == NONE:
-        block = None
-    out = {
-        "position": position,
-        "index": columns.fragment_index[row],
-        "id": columns.fragment_id[row],
-        "name": columns.fragment_name[row],
-        "arguments": columns.fragment_arguments[row],
-        "rule": RULE_NAMES[columns.fragment_rule[row]],
-        "block": block,
-        "reason": columns.reason(row, reasons),
-    }
-    if row in columns.late:
-        out["late"] = True
-    oddities = columns.oddities.get(row)
-    if oddities:
-        out["oddities"] = list(oddities)
-    return out
 
 
 def _event_json(columns: Columns, row: int, content: Sequence[Block]) -> dict[str, Any]:
@@ -110,7 +52,7 @@ def steps_batch(
     content: Sequence[Block],
     reasons: _Reasons,
 ) -> list[dict[str, Any]]:
-    """Steps `start` to `stop` (excluded) as schema-1 JSON: `step_json` for a run of steps,
+    """Steps `start` to `stop` (excluded) as schema-1 JSON, as `Step.to_json` gives them,
     walking the fragment and event rows once (a step's rows follow the previous step's)."""
     total = len(columns)
     kinds, lines = columns.step_kind, columns.step_line
