@@ -13,7 +13,8 @@ For each input, best of --repeat runs:
   functions as they are (`read` and `assemble` pause the cyclic GC themselves, the rest not);
 - gc-paused:  the same pipeline with the cyclic GC paused around all of it, as the CLI runs it;
 - cli json:   the `streamviz trace --format json` command itself, output to /dev/null;
-- cli text:   `streamviz trace` (the text table, plain), output to /dev/null.
+- cli text:   `streamviz trace` (the text table, plain), output to /dev/null;
+- cli check:  `streamviz check` (the anomalies, plain), output to /dev/null.
 Peak memory (tracemalloc, a separate run): the floor splits the text and keeps every parsed
 chunk; the pipeline runs from the file's bytes to the output bytes.
 
@@ -42,7 +43,7 @@ from typing import Any
 
 from webapp.assembler import assemble
 from webapp.cli import main as cli_main
-from webapp.cli.report import dumps, trace_document
+from webapp.document import trace_document_parts
 from webapp.options import Options
 from webapp.readers import decode, read
 
@@ -93,8 +94,9 @@ def one_call(fragments: int, indexed: bool) -> list[str]:
     return payloads
 
 
-def parallel(calls: int, per_call: int = FRAGMENTS // CALLS) -> list[str]:
+def parallel(calls: int, per_call: int | None = None) -> list[str]:
     """`calls` headers, then `per_call` fragments of each call, round robin."""
+    per_call = FRAGMENTS // CALLS if per_call is None else per_call
     text = _arguments(per_call * 8)
     size = -(-len(text) // per_call)
     pieces = [text[start : start + size] for start in range(0, len(text), size)]
@@ -136,7 +138,7 @@ def in_process(path: Path) -> bytes:
     """The pipeline `streamviz trace --format json` runs, to bytes in memory."""
     source = read(decode(path.read_bytes()), "auto")
     trace = assemble(source.records, Options())
-    return dumps(trace_document(trace, source))
+    return b"".join(trace_document_parts(trace, source))
 
 
 def in_process_paused(path: Path) -> bytes:
@@ -150,10 +152,10 @@ def in_process_paused(path: Path) -> bytes:
             gc.enable()
 
 
-def through_cli(path: Path, output: str = "json") -> None:
+def through_cli(path: Path, output: str = "json", command: str = "trace") -> None:
     """The click command itself, stdout sent to /dev/null."""
-    with open("/dev/null", "wb") as sink, _stdout(sink):
-        cli_main.main(["trace", str(path), "--format", output], standalone_mode=False)
+    with open("/dev/null", "wb") as sink, _stdout(sink), contextlib.suppress(SystemExit):
+        cli_main.main([command, str(path), "--format", output], standalone_mode=False)
 
 
 @contextlib.contextmanager
@@ -205,12 +207,19 @@ def measure(name: str, scale: int, folder: Path, repeat: int) -> dict[str, Any]:
         "paused": best(lambda: in_process_paused(path), repeat),
         "cli": best(lambda: through_cli(path), repeat),
         "text": best(lambda: through_cli(path, "text"), repeat),
+        "check": best(lambda: through_cli(path, "text", "check"), repeat),
         "floor_mem": peak(lambda: floor_kept(text)),
         "trace_mem": peak(lambda: in_process(path)),
     }
 
 
-_TIMES = (("inproc", "in-proc"), ("paused", "gc-paused"), ("cli", "cli json"), ("text", "cli text"))
+_TIMES = (
+    ("inproc", "in-proc"),
+    ("paused", "gc-paused"),
+    ("cli", "cli json"),
+    ("text", "cli text"),
+    ("check", "cli check"),
+)
 
 
 def table(rows: list[dict[str, Any]]) -> Iterator[str]:
@@ -277,6 +286,13 @@ def minimizer(size: int = 5_000) -> None:
     )
 
 
+def _resize(fragments: int) -> None:
+    """Full-size inputs of `fragments` fragments, each fragment as large as by default."""
+    global ARGUMENT_BYTES, FRAGMENTS
+    ARGUMENT_BYTES = ARGUMENT_BYTES * fragments // FRAGMENTS
+    FRAGMENTS = fragments
+
+
 def main() -> None:
     """Generate the inputs, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -284,10 +300,17 @@ def main() -> None:
     parser.add_argument("--only", choices=tuple(INPUTS), action="append", help="inputs to run")
     parser.add_argument("--profile", choices=tuple(INPUTS), help="profile one input instead")
     parser.add_argument("--minimize", action="store_true", help="time the minimiser instead")
+    parser.add_argument(
+        "--fragments",
+        type=int,
+        default=FRAGMENTS,
+        help="fragments in a full-size input (1000000: the 1M-chunk inputs, about 220 MB each)",
+    )
     args = parser.parse_args()
     if args.minimize:
         minimizer()
         return
+    _resize(args.fragments)
     with tempfile.TemporaryDirectory(prefix="streamviz-bench-") as folder:
         if args.profile:
             profile(args.profile, Path(folder), 30)

@@ -28,10 +28,13 @@ histories are append-only, so `Trace.state_at(n)` bisects them instead of storin
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from webapp.blocks import Block, BlockKind
 from webapp.chunks import (
+    REASONING_FIELDS,
     content_text,
     opens_thinking,
     provider_error,
@@ -40,12 +43,16 @@ from webapp.chunks import (
     stop,
     type_name,
 )
+from webapp.columns import CHUNK, END, EVENT_CODES, INVALID, Columns
+from webapp.columns import DONE as STEP_DONE
 from webapp.gcpause import paused_gc
 from webapp.jsvalue import js_string, map_key, truthy
 from webapp.options import Options
 from webapp.records import Record
+from webapp.rules import RULE_NAMES
+from webapp.steps import Anomaly, Step
 from webapp.toolcalls import ToolCalls
-from webapp.trace import Anomaly, Block, BlockKind, Event, Fragment, Step, Trace
+from webapp.trace import Trace
 
 __all__ = ["Assembler", "assemble"]
 
@@ -55,13 +62,12 @@ class Assembler:
 
     def __init__(self, options: Options | None = None) -> None:
         self.options = options or Options()
-        self._steps: list[Step] = []
+        self._columns = Columns(self.options.path == "server-tools")
         self._content: list[Block] = []
-        self._calls = ToolCalls(self.options, self._push_content, self._anomaly)
+        self._calls = ToolCalls(self.options, self._columns, self._push_content, self._anomaly)
         self._text: Block | None = None
         self._thinking: Block | None = None
         self._anomalies: list[Anomaly] = []
-        self._started = False
         self._stopped_by: str | None = None
         self._provider_error: str | None = None
         self._finish_reason: Any = None
@@ -73,79 +79,87 @@ class Assembler:
 
     def feed(self, record: Record) -> Step:
         """Assemble one record and return its step."""
+        step = self.record(record)
+        return self._columns.step(step, self._calls.blocks, self._content)
+
+    def record(self, record: Record) -> int:
+        """Assemble one record into the columns and return its step number."""
         if self._trace is not None:
             raise RuntimeError("feed() after finish()")
-        step = len(self._steps)
-        events: list[Event] = []
-        if not self._started:
-            self._started = True
-            events.append(Event("start"))
-        made = self._step(step, record, events)
-        self._steps.append(made)
-        return made
-
-    def _step(self, step: int, record: Record, events: list[Event]) -> Step:
+        columns = self._columns
+        step = columns.begin(_KINDS.get(record.kind, CHUNK), record.line)
+        if step == 0:
+            columns.event(START, None)
         if self._stopped_by is not None:
             self._unassembled.append(step)
-            return Step(
-                step, record.line, record.kind, events=tuple(events), error=record.error,
-                note=f"after {self._stopped_by}: a client stops reading there, so this record "
-                "is not assembled",
-                assembled=False,
-            )  # fmt: skip
-        if record.kind == "invalid":
+            columns.unassembled.add(step)
+            columns.notes[step] = (
+                f"after {self._stopped_by}: a client stops reading there, so this record "
+                "is not assembled"
+            )
+            if record.error is not None:
+                columns.errors[step] = record.error
+        elif record.kind == "invalid":
             self._anomaly(
                 "invalid-chunk", step, None,
                 f"line {record.line}: {record.error}. Upstream's client stops the stream here "
                 "with an error; streamviz reads on so that you can see past it.",
             )  # fmt: skip
-            return Step(step, record.line, "invalid", events=tuple(events), error=record.error)
-        if record.kind == "done":
+            if record.error is not None:
+                columns.errors[step] = record.error
+        elif record.kind == "done":
             self._stopped_by = "[DONE]"
-            return Step(step, record.line, "done", events=tuple(events), note="end of stream")
-        return self._chunk(step, record, events)
+            columns.notes[step] = "end of stream"
+        else:
+            self._chunk(step, record)
+        return step
 
-    def _chunk(self, step: int, record: Record, events: list[Event]) -> Step:
+    def _chunk(self, step: int, record: Record) -> None:
         chunk = record.value
-        line = record.line
-        message = provider_error(record)
-        if message is not None:
-            return self._error_record(step, record, message, events)
-        if record.event is not None and record.event.startswith("thread."):
-            skipped = f"an SSE event named {record.event!r}: upstream's SDK passes it on wrapped, "
-            skipped += "so it is not read as a chunk"
-            return Step(step, line, "chunk", events=tuple(events), note=skipped)
-        if not isinstance(chunk, dict):
-            skipped = f"not a chunk object ({type_name(chunk)}): skipped, as upstream does"
-            return Step(step, line, "chunk", events=tuple(events), note=skipped)
+        notes = self._columns.notes
+        if record.event is not None or not isinstance(chunk, dict) or "error" in chunk:
+            message = provider_error(record)
+            if message is not None:
+                self._error_record(step, message)
+                return
+            if record.event is not None and record.event.startswith("thread."):
+                skipped = f"an SSE event named {record.event!r}: upstream's SDK passes it on "
+                notes[step] = skipped + "wrapped, so it is not read as a chunk"
+                return
+            if not isinstance(chunk, dict):
+                notes[step] = f"not a chunk object ({type_name(chunk)}): skipped, as upstream does"
+                return
         choice, note = self._select(step, chunk.get("choices"))
+        if note is not None:
+            notes[step] = note
         if choice is None:
-            return Step(step, line, "chunk", events=tuple(events), note=note)
+            return
         finish = choice.get("finish_reason")
-        if truthy(finish):
+        if finish is not None and truthy(finish):
             self._finish_reason = finish
+            self._columns.finish_reasons[step] = js_string(finish)
         delta = choice.get("delta")
-        fragments: tuple[Fragment, ...] = ()
         if isinstance(delta, dict):
-            self._reasoning(step, delta, events)
-            self._text_delta(step, delta, events)
-            fragments = self._calls.fragments(step, delta, events)
-        return Step(
-            step, line, "chunk", fragments, tuple(events), note=note,
-            finish_reason=js_string(finish) if truthy(finish) else None,
-        )  # fmt: skip
+            if not _REASONING_KEYS.isdisjoint(delta):
+                self._reasoning(step, delta)
+            if "content" in delta:
+                self._text_delta(step, delta)
+            if "tool_calls" in delta:
+                self._calls.fragments(step, delta)
 
-    def _error_record(self, step: int, record: Record, message: str, events: list[Event]) -> Step:
+    def _error_record(self, step: int, message: str) -> None:
         self._provider_error = message
         self._stopped_by = "the provider's error"
         self._anomaly(
             "provider-error", step, None,
             f"the provider sent an error: {message}. The stream ends here, as in upstream.",
         )  # fmt: skip
-        return Step(step, record.line, "chunk", events=tuple(events), note="provider error")
+        self._columns.notes[step] = "provider error"
 
     def _select(self, step: int, choices: Any) -> tuple[dict[str, Any] | None, str | None]:
         selection = select_choice(choices, self.options.choice)
+        if not selection.others:
+            return selection.choice, selection.note
         new = [index for index in selection.others if _hashable(index) not in self._other_choices]
         if new:
             self._other_choices.update(_hashable(index) for index in new)
@@ -157,28 +171,28 @@ class Assembler:
             )  # fmt: skip
         return selection.choice, selection.note
 
-    def _reasoning(self, step: int, delta: dict[str, Any], events: list[Event]) -> None:
+    def _reasoning(self, step: int, delta: dict[str, Any]) -> None:
         text = reasoning_text(delta)
         if text is not None:
-            block = self._ensure("thinking", step, events)
+            block = self._ensure("thinking", step)
             block.append(step, text)
-            events.append(Event("thinking_delta", block.content_index, delta=text))
+            self._columns.event(THINKING_DELTA, block.content_index, text)
         if opens_thinking(delta):
-            self._ensure("thinking", step, events)
+            self._ensure("thinking", step)
 
-    def _text_delta(self, step: int, delta: dict[str, Any], events: list[Event]) -> None:
+    def _text_delta(self, step: int, delta: dict[str, Any]) -> None:
         text = content_text(delta)
         if text is not None:
-            block = self._ensure("text", step, events)
+            block = self._ensure("text", step)
             block.append(step, text)
-            events.append(Event("text_delta", block.content_index, delta=text))
+            self._columns.event(TEXT_DELTA, block.content_index, text)
 
-    def _ensure(self, kind: BlockKind, step: int, events: list[Event]) -> Block:
+    def _ensure(self, kind: BlockKind, step: int) -> Block:
         block = self._text if kind == "text" else self._thinking
         if block is None:
             block = Block(kind, None, step)
             self._push_content(block, step)
-            events.append(Event(f"{kind}_start", block.content_index))
+            self._columns.event(EVENT_CODES[f"{kind}_start"], block.content_index)
             if kind == "text":
                 self._text = block
             else:
@@ -196,18 +210,22 @@ class Assembler:
         """End the stream: fold what is pending, end every block, fire `done` or `error`."""
         if self._trace is not None:
             raise RuntimeError("finish() called twice")
-        step = len(self._steps)
-        events: list[Event] = [] if self._started else [Event("start")]
+        columns = self._columns
+        step = columns.begin(END, None)
+        if step == 0:
+            columns.event(START, None)
         if self._provider_error is not None:
-            events.append(Event("error", reason="error", message=self._provider_error))
-            note = "the provider's error ended the stream: no block ends, as upstream"
+            columns.stop_event(ERROR, "error", self._provider_error)
+            columns.notes[step] = (
+                "the provider's error ended the stream: no block ends, as upstream"
+            )
         else:
-            self._calls.fold_pending(step, events)
+            self._calls.fold_pending(step)
             for block in self._content:
-                self._calls.close(step, block, events)
-                events.append(self._end_event(block))
-            events.append(self._stop_event(step))
-            note = None
+                self._calls.close(step, block)
+                kind = "toolcall" if block.kind == "toolCall" else block.kind
+                columns.event(EVENT_CODES[f"{kind}_end"], block.content_index)
+            self._stop_event(step)
         if self._unassembled and self._stopped_by == "[DONE]":
             self._anomaly(
                 "after-done", self._unassembled[0], None,
@@ -215,27 +233,24 @@ class Assembler:
                 "since a client stops reading at [DONE]",
             )  # fmt: skip
         self._calls.final_anomalies(step)
-        last = Step(step, None, "end", events=tuple(events), note=note)
-        self._steps.append(last)
+        rules = columns.fragment_rule
         self._trace = Trace(
             policy=self.options.policy,
             path=self.options.path,
             server_tools=self.options.server_tools,
             choice=self.options.choice,
-            steps=tuple(self._steps),
+            columns=columns,
             blocks=tuple(self._calls.blocks),
             content=tuple(self._content),
             anomalies=tuple(sorted(self._anomalies, key=lambda a: a.step)),
-            rule_counts=self._calls.rule_counts,
+            rule_counts=Counter(
+                {name: rules.count(code) for code, name in enumerate(RULE_NAMES) if code in rules}
+            ),
             stop_reason=self._stop_reason(),
         )
-        return last
+        return columns.step(step, self._trace.blocks, self._trace.content)
 
-    def _end_event(self, block: Block) -> Event:
-        kind = "toolcall" if block.kind == "toolCall" else block.kind
-        return Event(f"{kind}_end", block.content_index, content=block.text)
-
-    def _stop_event(self, step: int) -> Event:
+    def _stop_event(self, step: int) -> None:
         if self._finish_reason is None:
             self._anomaly(
                 "missing-finish-reason", step, None,
@@ -243,8 +258,9 @@ class Assembler:
             )  # fmt: skip
         reason, error = stop(self._finish_reason)
         if error is not None:
-            return Event("error", reason="error", message=error)
-        return Event("done", reason=reason)
+            self._columns.stop_event(ERROR, "error", error)
+        else:
+            self._columns.stop_event(DONE, reason, None)
 
     def _stop_reason(self) -> str | None:
         if self._provider_error is not None:
@@ -266,10 +282,18 @@ def assemble(records: Iterable[Record], options: Options | None = None) -> Trace
     """Assemble a whole stream in one call."""
     assembler = Assembler(options)
     with paused_gc():
-        for record in records:
-            assembler.feed(record)
+        record = assembler.record
+        for item in records:
+            record(item)
         assembler.finish()
     return assembler.trace
+
+
+_REASONING_KEYS = frozenset((*REASONING_FIELDS, "reasoning_details"))
+_KINDS = {"chunk": CHUNK, "done": STEP_DONE, "invalid": INVALID}
+START, TEXT_DELTA, THINKING_DELTA, DONE, ERROR = (
+    EVENT_CODES[name] for name in ("start", "text_delta", "thinking_delta", "done", "error")
+)
 
 
 def _hashable(value: Any) -> object:

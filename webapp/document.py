@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from webapp.jsoncheck import dumps
 from webapp.records import ReadResult
 from webapp.trace import Trace
 
@@ -26,3 +27,14 @@ def trace_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
     document = trace.to_json()
     document["input"] = input_json(source)
     return document
+
+
+def trace_document_parts(trace: Trace, source: ReadResult) -> list[bytes]:
+    """`dumps(trace_document(trace, source))`, written from the columns a batch of steps at a
+    time instead of as one object tree; the pieces joined are the same bytes."""
+    try:
+        return list(trace.json_parts({"input": input_json(source)}))
+    except TypeError:
+        # orjson refused a value (a lone surrogate, an integer beyond 64 bits): `dumps` writes
+        # the whole document as ASCII JSON then, so the whole document is built.
+        return [dumps(trace_document(trace, source))]

@@ -57,6 +57,14 @@ def map_key(value: Any) -> object:
     return ("object", next(_object_keys))
 
 
+def index_key(value: int | float) -> object:
+    """`map_key` for a number, as a plain number: a dict keyed only by numbers (the registry of
+    indexes) compares its keys as a JavaScript `Map` does, without building a tuple per key."""
+    if type(value) is float or (type(value) is int and -_SAFE_INTEGER <= value <= _SAFE_INTEGER):
+        return value  # 1 and 1.0, 0 and -0.0 are equal keys, as in JavaScript
+    return as_double(value)  # beyond 2**53 JavaScript parsed it to the nearest double
+
+
 def number_text(value: float) -> str:
     """`String(n)` for a finite JavaScript number (ECMAScript Number::toString)."""
     if value == 0:
@@ -138,38 +146,53 @@ class Keys(NamedTuple):
 
 def read_keys(fragment: dict[str, Any]) -> Keys:
     """Read a fragment's keys with JavaScript truthiness, as `ensureToolCallBlock` does."""
-    raw_function = fragment.get("function")
-    function = raw_function if isinstance(raw_function, dict) else {}
-    raw_custom = fragment.get("custom")
-    custom = raw_custom if isinstance(raw_custom, dict) else {}
-    raw_index = fragment.get("index")
-    raw_id = fragment.get("id")
-    raw_name = function.get("name")
-    if raw_name is None:
-        raw_name = custom.get("name")
-    raw_arguments = function.get("arguments")
-    raw_input = custom.get("input")
-    index = raw_index if is_number(raw_index) else None
+    get = fragment.get
+    raw_function = get("function")
+    raw_custom = get("custom")
+    raw_index = get("index")
+    raw_id = get("id")
+    if isinstance(raw_function, dict):
+        raw_name = raw_function.get("name")
+        raw_arguments = raw_function.get("arguments")
+    else:
+        raw_name = raw_arguments = None
+    raw_input = None
+    custom_only = False
+    if raw_custom is not None:
+        custom = raw_custom if isinstance(raw_custom, dict) else {}
+        if raw_name is None:
+            raw_name = custom.get("name")
+        raw_input = custom.get("input")
+        custom_only = truthy(raw_custom) and not truthy(raw_function)
+    kind = type(raw_index)
+    index = raw_index if kind is int or kind is float or is_number(raw_index) else None
     ordinary = (
-        (raw_index is None or type(raw_index) is int)
+        (raw_index is None or kind is int)
         and (raw_id is None or type(raw_id) is str)
         and (raw_name is None or type(raw_name) is str)
         and (raw_arguments is None or type(raw_arguments) is str)
-        and (raw_function is None or raw_function is function)
+        and (raw_function is None or isinstance(raw_function, dict))
         and raw_input is None
     )
+    # Truthiness inlined for strings and None, the usual types (`truthy` for the rest).
     return Keys(
-        index=index,
-        id=raw_id if truthy(raw_id) else None,
-        name=raw_name if truthy(raw_name) else None,
-        arguments=js_string(raw_arguments) if truthy(raw_arguments) else "",
-        raw_index=raw_index,
-        raw_id=raw_id,
-        raw_name=raw_name,
-        raw_arguments=raw_arguments,
-        custom_only=truthy(raw_custom) and not truthy(raw_function),
-        custom_input=raw_input if isinstance(raw_input, str) else "",
-        oddities=() if ordinary else _oddities(fragment, index),
+        index,
+        (raw_id if raw_id else None)
+        if raw_id is None or type(raw_id) is str
+        else (raw_id if truthy(raw_id) else None),
+        (raw_name if raw_name else None)
+        if raw_name is None or type(raw_name) is str
+        else (raw_name if truthy(raw_name) else None),
+        (raw_arguments or "")
+        if raw_arguments is None or type(raw_arguments) is str
+        else (js_string(raw_arguments) if truthy(raw_arguments) else ""),
+        raw_index,
+        raw_id,
+        raw_name,
+        raw_arguments,
+        custom_only,
+        raw_input if isinstance(raw_input, str) else "",
+        () if ordinary else _oddities(fragment, index),
     )
 
 

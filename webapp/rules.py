@@ -144,6 +144,60 @@ def _id_miss(keys: Keys, lookup: Lookup) -> str:
     return f"id {_text(keys.id)} names only block #{holder.number} (folded)"
 
 
+# The table compiled for the assembler's loop: a verdict is recorded as integers (the rule's
+# position in RULE_NAMES, the block, and what the index and id missed), and its reason is put
+# into words from them on demand, by the same phrases as the handlers above. The tests check
+# that both give the same rule, block and reason on every row.
+
+NO_KEY = -2
+"""A miss: the fragment has no such key (no index, or no id)."""
+NO_HOLDER = -1
+"""A miss: no block is registered under the key (a number >= 0: only that folded block is)."""
+
+
+def reason(
+    rule: RuleName,
+    keys: tuple[Any, Any, Any],
+    number: int | None,
+    misses: tuple[int, int],
+    server_path: bool,
+) -> str:
+    """The words a handler gives for a verdict: `keys` are the index, id and name that count."""
+    index, call_id, name = keys
+    index_miss = _miss("index", index, misses[0])
+    if rule == "exact-index":
+        return f"index {_text(index)} names block #{number}"
+    if rule == "exact-id":
+        return f"{index_miss}; id {_text(call_id)} names block #{number}"
+    if rule == "continuation":
+        which = " candidate not yet folded" if server_path else ""
+        return (
+            f"{index_miss}, no id, no name: continuation onto block #{number}, the most "
+            f"recently opened{which}"
+        )
+    if rule == "drop":
+        which = "candidate still pending" if server_path else "open block"
+        return f"{index_miss}, no id, no name, and no {which} to continue: dropped"
+    found = [index_miss]
+    if call_id is not None:
+        found.append(_miss("id", call_id, misses[1]))
+    if name is None and call_id is None:
+        why = "no name and no id: under exact-key matching this opens a phantom block"
+    elif name is None:
+        why = f"id {_text(call_id)} without a name is a call header: opens a new block"
+    else:
+        why = f"name {_text(name)}: opens a new block"
+    return f"{', '.join(found)}; {why}"
+
+
+def _miss(key: str, value: Any, miss: int) -> str:
+    if miss == NO_KEY:
+        return f"no {key}"
+    if miss == NO_HOLDER:
+        return f"no block under {key} {_text(value)}"
+    return f"{key} {_text(value)} names only block #{miss} (folded)"
+
+
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return f'"{value}"' if len(value) <= 40 else f'"{value[:37]}..."'

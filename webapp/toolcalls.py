@@ -9,19 +9,19 @@ or a client block. A freeform (`custom`) tool call gets its input wrapped as ups
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
+from webapp.blocks import Block, Fold
 from webapp.chunks import type_name
+from webapp.columns import TOOLCALL_DELTA, TOOLCALL_START, Columns
 from webapp.delivery import Delivery
 from webapp.diagnosis import explain, first_break
 from webapp.jsoncheck import Completion, classify, dumps
-from webapp.jsvalue import Keys, js_string, json_piece, map_key, read_keys, truthy
+from webapp.jsvalue import Keys, index_key, js_string, json_piece, map_key, read_keys, truthy
 from webapp.options import Options
-from webapp.rules import Candidate, Match, resolve, rules_for
-from webapp.trace import Block, Event, Fold, Fragment
+from webapp.rules import NO_HOLDER, NO_KEY, RULE_NAMES, Candidate, rules_for
 from webapp.words import count, excerpt, number
 
 Report = Callable[[str, int, "int | None", str], None]
@@ -34,14 +34,14 @@ Push = Callable[[Block, int], None]
 class ToolCalls:
     """Tool-call blocks (or server-tools candidates) in opening order, and where keys point."""
 
-    def __init__(self, options: Options, push: Push, report: Report) -> None:
+    def __init__(self, options: Options, columns: Columns, push: Push, report: Report) -> None:
         self.options = options
-        self._rules = rules_for(options.policy)
+        self._columns = columns
+        self._adr = "continuation" in {rule.name for rule in rules_for(options.policy)}
         self._server = options.path == "server-tools"
         self._push = push
         self._report = report
         self.blocks: list[Block] = []
-        self.rule_counts: Counter[str] = Counter()
         self._by_index: dict[object, Block] = {}
         self._by_id: dict[object, Block] = {}
         self._open: list[Block] = []
@@ -56,15 +56,15 @@ class ToolCalls:
 
     # The registry, as the rules see it (webapp.rules.Lookup).
 
-    def holder_of_index(self, index: Any) -> Candidate | None:
+    def holder_of_index(self, index: Any) -> Block | None:
         """The block registered under this index, folded or not."""
-        return self._by_index.get(map_key(index))
+        return self._by_index.get(index_key(index))
 
-    def holder_of_id(self, call_id: Any) -> Candidate | None:
+    def holder_of_id(self, call_id: Any) -> Block | None:
         """The block registered under this id, folded or not."""
         return self._by_id.get(map_key(call_id))
 
-    def latest_open(self) -> Candidate | None:
+    def latest_open(self) -> Block | None:
         """The most recently opened block that still takes fragments."""
         while self._open and self._open[-1].fold is not None:
             self._open.pop()
@@ -81,82 +81,111 @@ class ToolCalls:
 
     # Fragments.
 
-    def fragments(
-        self, step: int, delta: dict[str, Any], events: list[Event]
-    ) -> tuple[Fragment, ...]:
-        """Resolve every entry of `delta.tool_calls`, in array order."""
+    def fragments(self, step: int, delta: dict[str, Any]) -> None:
+        """Resolve every entry of `delta.tool_calls`, in array order, into fragment rows."""
         calls = delta.get("tool_calls")
         if not truthy(calls):
-            return ()
+            return
         if not isinstance(calls, list):
             self._report(
                 "malformed-delta", step, None,
                 f"delta.tool_calls is {type_name(calls)}, not an array: ignored "
                 "(upstream would fail or misread it)",
             )  # fmt: skip
-            return ()
-        return tuple(
-            self._fragment(step, position, raw, events) for position, raw in enumerate(calls)
-        )
+            return
+        for position, raw in enumerate(calls):
+            self._fragment(step, position, raw)
 
-    def _fragment(self, step: int, position: int, raw: Any, events: list[Event]) -> Fragment:
+    def _fragment(self, step: int, position: int, raw: Any) -> None:
         """Resolve one fragment: the heart of the tool.
 
         Its keys are read with JavaScript truthiness; the first rule of the table that applies
-        names its block (`webapp.rules.resolve`); `new` opens one, the other rules register the
-        fragment's keys on the block they found; then its text lands there. Anything odd on the
-        way (keys of the wrong type, a dropped fragment with text, a late fragment on the
-        server-tools path) is reported as an anomaly at this step.
+        names its block (`_decide`, the table compiled); `new` opens one, the other rules
+        register the fragment's keys on the block they found; then its text lands there.
+        Anything odd on the way (keys of the wrong type, a dropped fragment with text, a late
+        fragment on the server-tools path) is reported as an anomaly at this step.
         """
-        keys = read_keys(raw if isinstance(raw, dict) else {})
-        oddities = keys.oddities
-        if not isinstance(raw, dict):
+        columns = self._columns
+        row = len(columns.fragment_rule)
+        if isinstance(raw, dict):
+            keys = read_keys(raw)
+            oddities = keys.oddities
+            columns.fragment_index.append(keys.raw_index)
+            columns.fragment_id.append(keys.raw_id)
+            columns.fragment_name.append(keys.raw_name)
+            columns.fragment_arguments.append(keys.raw_arguments)
+        else:
+            keys = _NO_KEYS
             oddities = (
                 f"the fragment is {type_name(raw)}, not an object: read as one with no keys"
                 + (" (upstream's client fails on it with a TypeError)" if raw is None else ""),
             )
-        match = resolve(keys, self, self._rules)
-        self.rule_counts[match.rule] += 1
+            columns.fragment_index.append(None)
+            columns.fragment_id.append(None)
+            columns.fragment_name.append(None)
+            columns.fragment_arguments.append(None)
+        rule, block, index_miss, id_miss = self._decide(keys)
         late = self._server and self._names_folded(keys)
         if oddities:
             self._report("malformed-fragment", step, None, "; ".join(oddities))
-        if match.rule == "drop":
+            columns.oddities[row] = oddities
+        if rule == DROP:
             if keys.arguments:
                 self._report(
                     "dropped-fragment", step, None,
                     f"fragment {position} carried arguments {excerpt(keys.arguments)} and was "
                     "dropped: no block was open to continue",
                 )  # fmt: skip
-            block = None
-        elif match.rule == "new":
-            block = self._open_block(step, keys, events)
+        elif rule == NEW:
+            block = self._open_block(step, keys)
         else:
-            block = _block(match)
-            if match.rule == "continuation":
-                match = match._replace(reason=self._weigh_continuation(step, block, match.reason))
-            self._register(step, block, keys, match)
-        appended = "" if block is None else self._land(step, block, keys, events)
+            assert block is not None
+            if rule == CONTINUATION:
+                self._weigh_continuation(step, block, row)
+            self._register(step, block, keys, rule)
+        piece = -1
+        if block is not None and self._land(step, block, keys):
+            piece = len(block.pieces) - 1
+        columns.fragment_rule.append(rule)
+        columns.fragment_block.append(-1 if block is None else _number(block))
+        columns.fragment_piece.append(piece)
+        columns.fragment_index_miss.append(index_miss)
+        columns.fragment_id_miss.append(id_miss)
         if late:
+            columns.late.add(row)
             self._report(
                 "late-fragment", step, None if block is None else block.number,
                 f"fragment {position} names a candidate that has already folded; it was "
-                f"resolved as if nothing matched ({match.rule})",
+                f"resolved as if nothing matched ({RULE_NAMES[rule]})",
             )  # fmt: skip
-        return Fragment(
-            position,
-            keys.raw_index if isinstance(raw, dict) else None,
-            keys.raw_id if isinstance(raw, dict) else None,
-            keys.raw_name if isinstance(raw, dict) else None,
-            keys.raw_arguments if isinstance(raw, dict) else None,
-            match.rule,
-            None if block is None else block.number,
-            match.reason,
-            appended,
-            late,
-            oddities,
-        )
 
-    def _weigh_continuation(self, step: int, block: Block, reason: str) -> str:
+    def _decide(self, keys: Keys) -> tuple[int, Block | None, int, int]:
+        """The rules table compiled (`webapp.rules.RULES`, in order): rule, block, misses."""
+        index, call_id = keys.index, keys.id
+        index_miss = NO_KEY
+        if index is not None:
+            holder = self._by_index.get(index_key(index))
+            if holder is None:
+                index_miss = NO_HOLDER
+            elif holder.fold is None:
+                return EXACT_INDEX, holder, NO_KEY, NO_KEY
+            else:
+                index_miss = _number(holder)
+        if call_id is None:
+            if keys.name is None and self._adr:
+                block = self.latest_open()
+                if block is None:
+                    return DROP, None, index_miss, NO_KEY
+                return CONTINUATION, block, index_miss, NO_KEY
+            return NEW, None, index_miss, NO_KEY
+        holder = self._by_id.get(map_key(call_id))
+        if holder is None:
+            return NEW, None, index_miss, NO_HOLDER
+        if holder.fold is None:
+            return EXACT_ID, holder, index_miss, NO_KEY
+        return NEW, None, index_miss, _number(holder)
+
+    def _weigh_continuation(self, step: int, block: Block, row: int) -> None:
         """Name the blocks a continuation could also have meant; report the guess if any.
 
         Spec section 7: ambiguous when another block (still taking fragments) holds arguments
@@ -164,7 +193,7 @@ class ToolCalls:
         """
         waiting = len(self._unsettled) - (block in self._unsettled)
         if waiting == 0:
-            return f"{reason}; no other block was waiting for arguments"
+            return
         shown = [other for other in islice(self._unsettled, 4) if other is not block][:3]
         others = "; ".join(_waiting_block(other) for other in shown)
         if waiting > len(shown):
@@ -174,17 +203,17 @@ class ToolCalls:
             f"a continuation went to block #{block.number} {_label(block)}, the most recently "
             f"opened, while {others}: decision 0019 guessed which call it belongs to",
         )  # fmt: skip
-        return f"{reason}; {others}"
+        self._columns.weighed[row] = others
 
     def _names_folded(self, keys: Keys) -> bool:
         holders = []
         if keys.index is not None:
-            holders.append(self._by_index.get(map_key(keys.index)))
+            holders.append(self._by_index.get(index_key(keys.index)))
         if keys.id is not None:
             holders.append(self._by_id.get(map_key(keys.id)))
         return any(holder is not None and holder.fold is not None for holder in holders)
 
-    def _open_block(self, step: int, keys: Keys, events: list[Event]) -> Block:
+    def _open_block(self, step: int, keys: Keys) -> Block:
         block = Block("toolCall", len(self.blocks), step)
         self.blocks.append(block)
         self._open.append(block)
@@ -194,7 +223,7 @@ class ToolCalls:
         if keys.raw_name is not None and keys.raw_name != "":
             block.names.append((step, keys.raw_name))  # upstream opens with `name ?? ""`
         if keys.index is not None:
-            self._by_index[map_key(keys.index)] = block
+            self._by_index[index_key(keys.index)] = block
             block.indexes.append((step, keys.index))
         if keys.custom_only:
             self._freeform[block] = False
@@ -204,10 +233,10 @@ class ToolCalls:
         if not self._server:
             self._push(block, step)
             block.start_steps.append(step)
-            events.append(Event("toolcall_start", block.content_index))
+            self._columns.event(TOOLCALL_START, block.content_index)
         return block
 
-    def _register(self, step: int, block: Block, keys: Keys, match: Match) -> None:
+    def _register(self, step: int, block: Block, keys: Keys, rule: int) -> None:
         """Record what a fragment that matched an existing block says about it (spec section 2).
 
         - An index counts only for exact-index/exact-id, and only while the block has none:
@@ -221,11 +250,11 @@ class ToolCalls:
         if keys.custom_only and block.custom_input is None:
             self._freeform[block] = False  # upstream switches it to custom input, once
             block.custom_input = []
-        if match.rule != "continuation" and keys.index is not None and not block.indexes:
-            self._by_index[map_key(keys.index)] = block
+        if rule != CONTINUATION and keys.index is not None and not block.indexes:
+            self._by_index[index_key(keys.index)] = block
             block.indexes.append((step, keys.index))
         if keys.id is not None:
-            if match.rule == "exact-index" and truthy(block.id) and block.id != keys.id:
+            if rule == EXACT_INDEX and truthy(block.id) and block.id != keys.id:
                 self._report(
                     "id-conflict", step, block.number,
                     f"index {js_string(keys.index)} names block #{block.number} (id "
@@ -249,22 +278,23 @@ class ToolCalls:
         self._by_id[map_key(call_id)] = block
         block.aliases.append((step, call_id))
 
-    def _land(self, step: int, block: Block, keys: Keys, events: list[Event]) -> str:
+    def _land(self, step: int, block: Block, keys: Keys) -> str:
         """Append the fragment's text to the block; returns the text appended."""
         piece = keys.arguments
         if block in self._freeform:
             piece = self._freeform_piece(block, keys.custom_input, closing=False)
             if block.custom_input is not None and keys.custom_input:
                 block.custom_input.append(keys.custom_input)
-        self._append(step, block, piece, events)
+        self._append(step, block, piece)
         server_ready = self._server and self._completions[block].complete
         if server_ready and truthy(block.name):
-            self._fold(step, block, events)
+            self._fold(step, block)
         return piece
 
-    def _append(self, step: int, block: Block, piece: str, events: list[Event]) -> None:
+    def _append(self, step: int, block: Block, piece: str) -> None:
         if piece:
-            block.append(step, piece)
+            block.pieces.append(piece)
+            block.piece_steps.append(step)
             completion = self._completions.get(block)
             if completion is not None:
                 if completion.feed(piece):
@@ -272,7 +302,10 @@ class ToolCalls:
                 else:
                     self._unsettled[block] = None
         if not self._server:
-            events.append(Event("toolcall_delta", block.content_index, delta=piece))
+            columns = self._columns
+            columns.event_type.append(TOOLCALL_DELTA)
+            columns.event_index.append(_content_index(block))
+            columns.event_delta.append(piece)
 
     def _freeform_piece(self, block: Block, text: str, *, closing: bool) -> str:
         """Upstream's grammar-tool input as JSON text: `{"input":"` once, escaped text, `"}`."""
@@ -282,7 +315,7 @@ class ToolCalls:
         self._freeform[block] = True
         return opening + json_piece(text) + ('"}' if closing else "")
 
-    def _fold(self, step: int, block: Block, events: list[Event]) -> None:
+    def _fold(self, step: int, block: Block) -> None:
         server = self.options.is_server_tool(block.name)
         block.fold = Fold(step, "server" if server else "client")
         self._completions.pop(block, None)
@@ -291,26 +324,26 @@ class ToolCalls:
             return
         self._push(block, step)
         block.start_steps.append(step)
-        events.append(Event("toolcall_start", block.content_index))
-        events.append(Event("toolcall_delta", block.content_index, delta=block.text))
+        self._columns.event(TOOLCALL_START, block.content_index)
+        self._columns.event(TOOLCALL_DELTA, block.content_index, block.text)
 
     # The end of the stream.
 
-    def fold_pending(self, step: int, events: list[Event]) -> None:
+    def fold_pending(self, step: int) -> None:
         """Server-tools path: every candidate still pending folds, in opening order."""
         if not self._server:
             return
         for block in self.blocks:
             if block.fold is None:
-                self.close(step, block, events)
-                self._fold(step, block, events)
+                self.close(step, block)
+                self._fold(step, block)
 
-    def close(self, step: int, block: Block, events: list[Event]) -> None:
+    def close(self, step: int, block: Block) -> None:
         """A freeform block's JSON closes (`"}`) before it ends or folds, as upstream's does."""
         if block.kind == "toolCall" and block in self._freeform:
             closing = self._freeform_piece(block, "", closing=True)
             del self._freeform[block]  # closed once: closing again adds nothing
-            self._append(step, block, closing, events)
+            self._append(step, block, closing)
 
     def final_anomalies(self, end: int) -> None:
         """Judged on the final blocks: phantoms, and arguments that are not a JSON object.
@@ -401,6 +434,17 @@ def _json_excerpt(delivered: Delivery) -> str:
     return excerpt(dumps(delivered.arguments).decode("utf-8", "replace"), 60)
 
 
-def _block(match: Match) -> Block:
-    assert isinstance(match.block, Block)
-    return match.block
+def _number(block: Block) -> int:
+    assert block.number is not None
+    return block.number
+
+
+def _content_index(block: Block) -> int:
+    assert block.content_index is not None
+    return block.content_index
+
+
+_NO_KEYS = read_keys({})
+EXACT_INDEX, EXACT_ID, CONTINUATION, DROP, NEW = (
+    RULE_NAMES.index(name) for name in ("exact-index", "exact-id", "continuation", "drop", "new")
+)

@@ -20,8 +20,9 @@ from rich.console import Console
 from webapp.assembler import assemble
 from webapp.cli.compareview import compare_lines
 from webapp.cli.render import Painter, check_lines, trace_lines
-from webapp.cli.report import check_document, compare_document, dumps, trace_document
+from webapp.cli.report import check_document, compare_document, dumps
 from webapp.compare import compare as compare_policies
+from webapp.document import trace_document_parts
 from webapp.gcpause import paused_gc
 from webapp.options import Options
 from webapp.readers import FORMATS, decode, read
@@ -240,11 +241,10 @@ class Input:
 def _trace(given: Input, chosen: Options, output: str) -> None:
     source = given.load()
     result = assemble(source.records, chosen)
-    _output(
-        output,
-        lambda: trace_document(result, source),
-        lambda paint: trace_lines(result, source, paint),
-    )
+    if output == "json":
+        _emit([*trace_document_parts(result, source), b"\n"])
+    else:
+        write_text(lambda paint: trace_lines(result, source, paint))
 
 
 def _check(given: Input, chosen: Options, output: str) -> set[str]:

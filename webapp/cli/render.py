@@ -253,7 +253,7 @@ def anomaly_row(trace: Trace, anomaly: Anomaly, paint: Painter) -> str:
 
 def step_input_line(trace: Trace, step: int) -> int | None:
     """The input line a step's record started on (None for the end step)."""
-    return trace.steps[step].line if 0 <= step < len(trace.steps) else None
+    return trace.line_of(step)
 
 
 def summary_line(trace: Trace, paint: Painter) -> str:

@@ -19,7 +19,6 @@ __all__ = ["check_document", "compare_document", "dumps", "input_json", "trace_d
 
 def check_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
     """`streamviz check --format json`: the anomalies with their input lines, and the summary."""
-    full = trace.to_json()
     return {
         "schema": SCHEMA,
         "policy": trace.policy,
@@ -29,7 +28,7 @@ def check_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
         "anomalies": [
             {**anomaly.to_json(), "line": _line(trace, anomaly.step)} for anomaly in trace.anomalies
         ],
-        "summary": full["summary"],
+        "summary": trace.summary_json(),
         "input": input_json(source),
     }
 
@@ -87,4 +86,4 @@ def _outcome_json(outcome: Outcome) -> dict[str, Any]:
 
 
 def _line(trace: Trace, step: int) -> int | None:
-    return trace.steps[step].line if 0 <= step < len(trace.steps) else None
+    return trace.line_of(step)

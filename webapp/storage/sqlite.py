@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,8 +31,21 @@ class SqliteBackend:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         with self._lock:
             self._db.execute("PRAGMA busy_timeout=10000")
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._wal()
             self._db.execute("PRAGMA foreign_keys=ON")
+
+    def _wal(self) -> None:
+        """Switch to WAL. Switching takes the file's exclusive lock without waiting on SQLite's
+        busy handler, so a worker opening a new file while another does may be told "database
+        is locked": it tries again for up to `busy_timeout`'s 10 s."""
+        for attempt in range(200):
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or attempt == 199:
+                    raise
+                time.sleep(0.05)
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (autocommit) and return its rows."""

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field, create_model
 from starlette.concurrency import run_in_threadpool
 
-from webapp.document import trace_document
+from webapp.document import trace_document_parts
 from webapp.jsoncheck import dumps
 from webapp.options import Options
 from webapp.records import ReaderError
@@ -288,7 +288,8 @@ def stream_trace(request: Request, stream_id: str) -> Response:
     options = parse_options(request.query_params)
     har_entry = parse_har_entry(request.query_params.get("har_entry"))
     view = _service(request).view(stream_id, options, har_entry)
-    return json_response(trace_document(view.trace, view.reading.result))
+    body = b"".join(trace_document_parts(view.trace, view.reading.result))
+    return Response(body, media_type="application/json")
 
 
 @router.get(

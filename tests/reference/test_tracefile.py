@@ -1,0 +1,113 @@
+"""The binary form of a trace (`webapp.tracefile`): what is loaded is the trace that was dumped."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.core.test_golden import CORPUS, STREAMS
+from tests.core.test_properties import any_options, any_records
+from tests.streamkit import chunk, frag, records
+from webapp.assembler import assemble
+from webapp.document import trace_document_parts
+from webapp.options import Options
+from webapp.readers import read
+from webapp.records import ReadResult, Record
+from webapp.trace import Trace
+from webapp.tracefile import MAGIC, TraceFileError, dump, load
+
+SOME = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def same(loaded: Trace, original: Trace) -> None:
+    """Everything a view or a document reads is the same."""
+    assert list(loaded.steps) == list(original.steps)
+    for step in range(len(original.steps)):
+        assert loaded.state_at(step) == original.state_at(step)
+    assert [f.appended for s in loaded.steps for f in s.fragments] == [
+        f.appended for s in original.steps for f in s.fragments
+    ]
+    assert loaded.to_json() == original.to_json()
+    assert loaded.anomalies == original.anomalies
+    assert loaded.rule_counts == original.rule_counts
+    assert [b.delivered for b in loaded.blocks] == [b.delivered for b in original.blocks]
+    source = ReadResult("sse", ())
+    written = b"".join(trace_document_parts(loaded, source))
+    assert written == b"".join(trace_document_parts(original, source))
+
+
+def round_trip(trace: Trace) -> Trace:
+    data = dump(trace)
+    loaded = load(data)
+    assert dump(loaded) == data, "dumping what was loaded gives the same bytes"
+    return loaded
+
+
+@pytest.mark.parametrize("name", STREAMS)
+@pytest.mark.parametrize(
+    "options",
+    [Options(), Options("exact-key"), Options("adr-0019", "server-tools", ("web_search",))],
+    ids=["adr-0019", "exact-key", "server-tools"],
+)
+def test_the_corpus_round_trips(name: str, options: Options) -> None:
+    trace = assemble(read((Path(CORPUS) / f"{name}.sse").read_text("utf-8")).records, options)
+    same(round_trip(trace), trace)
+
+
+@SOME
+@given(any_records, any_options)
+def test_any_trace_round_trips(stream: list[Record], options: Options) -> None:
+    trace = assemble(stream, options)
+    same(round_trip(trace), trace)
+
+
+def test_odd_values_round_trip() -> None:
+    """Lone surrogates, integers beyond 64 bits, -0.0, nested values, a freeform call."""
+    stream = records(
+        [
+            chunk(frag(2**70, "a\ud800", "f", '{"x":'), content="hi \udc80"),
+            chunk(frag(-0.0, ["x", {"y": 1}], True, 12.5)),
+            chunk({"index": 3, "id": "c", "custom": {"name": "g", "input": "free"}}),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    for options in (Options(), Options("exact-key", "server-tools", ("*",))):
+        trace = assemble(stream, options)
+        same(round_trip(trace), trace)
+
+
+def test_repeated_text_is_stored_once() -> None:
+    pieces = [chunk(frag(args="abcdefghij" * 10)) for _ in range(1000)]
+    trace = assemble(records([chunk(frag(0, "a", "f", "")), *pieces]))
+    assert len(dump(trace)) < 100 * 100 + 60 * 1000
+
+
+def _broken(data: bytes) -> list[tuple[str, bytes]]:
+    head = struct.pack("<8sII", MAGIC, 2, 1)
+    kind = data.index(b"step_kind") + len(b"step_kind")
+    return [
+        ("empty", b""),
+        ("magic", b"NOTATRACE" + data[9:]),
+        ("version", head + data[len(head) :]),
+        ("cut short", data[:-5]),
+        ("extra bytes", data + b"\0"),
+        ("section type", data[:kind] + b"z" + data[kind + 1 :]),
+    ]
+
+
+def test_anything_else_is_refused_with_a_reason() -> None:
+    data = dump(assemble(records([chunk(frag(0, "a", "f", "{}"), finish="tool_calls")])))
+    for label, broken in _broken(data):
+        with pytest.raises(TraceFileError):
+            load(broken)
+            pytest.fail(f"{label}: loaded")
+
+
+def test_a_missing_section_is_refused() -> None:
+    data = dump(assemble(records([])))
+    renamed = data.replace(b"\x04meta", b"\x04mexa")
+    with pytest.raises(TraceFileError, match="meta"):
+        load(renamed)
