@@ -15,6 +15,7 @@ from webapp.options import Options
 from webapp.records import ReaderError
 from webapp.storage import StreamInfo
 from webapp.web import clients
+from webapp.web.appstate import service_of, settings_of
 from webapp.web.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
@@ -32,7 +33,6 @@ from webapp.web.ingest import (
 )
 from webapp.web.masking import parse_redact
 from webapp.web.query import Links, parse_har_entry, parse_options
-from webapp.web.service import Service
 from webapp.web.team import new_token, token_hash
 
 
@@ -158,11 +158,6 @@ _TRACE_EXAMPLE = {
 }
 
 
-def _service(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
-
-
 class CliJSONResponse(JSONResponse):
     """JSON as the CLI writes it: compact UTF-8, lone surrogates escaped."""
 
@@ -228,7 +223,7 @@ async def create_stream(request: Request) -> StreamCreated | Response:
 
 async def _create(request: Request, delete_hash: str) -> StreamInfo:
     """Read, check and store one upload; everything but the receiving runs in a thread."""
-    settings = request.app.state.settings
+    settings = settings_of(request)
     limit: int = settings.max_bytes
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("application/json"):
@@ -253,7 +248,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
             await form.close()
         prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)
         del raw
-    service = _service(request)
+    service = service_of(request)
     return await run_in_threadpool(
         service.store, prepared, title=title, input_format=fmt, delete_hash=delete_hash
     )
@@ -267,7 +262,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
 )
 def stream_info(request: Request, stream_id: str) -> StreamInfo:
     """Title, size, formats and redactions of a stored stream."""
-    return _service(request).info(stream_id)
+    return service_of(request).info(stream_id)
 
 
 @router.get(
@@ -287,7 +282,7 @@ def stream_trace(request: Request, stream_id: str) -> Response:
     """Assemble the stored stream under the given options and return the trace."""
     options = parse_options(request.query_params)
     har_entry = parse_har_entry(request.query_params.get("har_entry"))
-    view = _service(request).view(stream_id, options, har_entry)
+    view = service_of(request).view(stream_id, options, har_entry)
     body = b"".join(trace_document_parts(view.trace, view.reading.result))
     return Response(body, media_type="application/json")
 
@@ -304,7 +299,7 @@ def stream_trace(request: Request, stream_id: str) -> Response:
 )
 def stream_raw(request: Request, stream_id: str) -> Response:
     """The stored bytes, byte for byte, as text/plain."""
-    raw = _service(request).raw(stream_id)
+    raw = service_of(request).raw(stream_id)
     return Response(raw, media_type="text/plain; charset=utf-8")
 
 

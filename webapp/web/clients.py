@@ -22,10 +22,10 @@ from webapp.lenses import Lens, Matrix, clients_view
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
 from webapp.lenses.runner import TIMEOUT
 from webapp.records import Record
+from webapp.web.appstate import service_of, templates_of
 from webapp.web.example_source import example_id
 from webapp.web.htmx import wants_partial
 from webapp.web.query import DEFAULTS, Links
-from webapp.web.service import Service
 from webapp.web.templating import render
 from webapp.web.views import stream_title
 
@@ -117,7 +117,7 @@ _MAKING = threading.Lock()
 
 
 def _start(request: Request, stream_id: str) -> Matrix | None:
-    service: Service = request.app.state.service
+    service = service_of(request)
     reading = service.reading(stream_id)  # NotFound / Unreadable become the usual error pages
     matrix = jobs(request).start(stream_id, lambda: reading.result.records)
     if matrix is None and request.query_params.get("wait") in ("1", "true"):
@@ -158,11 +158,11 @@ async def example_clients_matrix(request: Request, key: str) -> Response:
 async def clients_page(request: Request, stream_id: str) -> Response:
     """Every client's view of the stream, or a "computing" panel that polls for it."""
     matrix = await run_in_threadpool(_start, request, stream_id)
-    service: Service = request.app.state.service
+    service = service_of(request)
     reading = service.reading(stream_id)
     context = page_context(stream_id, matrix)
     context["title"] = stream_title(reading.info)
-    return render(request.app.state.templates, request, "clients.html", context)
+    return render(templates_of(request), request, "clients.html", context)
 
 
 @router.get("/s/{stream_id}/clients/matrix")
@@ -172,7 +172,7 @@ async def clients_matrix(request: Request, stream_id: str) -> Response:
     if not wants_partial(request):
         return RedirectResponse(Links(stream_id, DEFAULTS).clients, status_code=303)
     context = page_context(stream_id, matrix)
-    return render(request.app.state.templates, request, "_clients_matrix.html", context)
+    return render(templates_of(request), request, "_clients_matrix.html", context)
 
 
 @api_router.get("/streams/{stream_id}/clients", summary="Every client library's view")

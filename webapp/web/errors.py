@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from webapp.web.api import json_response
+from webapp.web.appstate import templates_of
 from webapp.web.htmx import wants_partial
 from webapp.web.query import BadQuery
 from webapp.web.service import NotFound, Unreadable
@@ -37,7 +38,7 @@ def error_response(request: Request, status: int, message: str) -> Response:
         "heading": _HEADINGS.get(status, "Something went wrong"),
         "message": message,
     }
-    response = render(request.app.state.templates, request, "error.html", context, status)
+    response = render(templates_of(request), request, "error.html", context, status)
     if wants_partial(request) and request.method == "GET":
         # htmx 4 swaps error answers too; a whole error page inside a panel helps nobody,
         # so send the browser to the URL itself, which answers with the full error page.

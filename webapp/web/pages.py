@@ -14,16 +14,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
-from starlette.templating import Jinja2Templates
 
 from webapp.examples import EXAMPLES
 from webapp.options import Options
 from webapp.readers import decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
-from webapp.settings import Settings
 from webapp.web import clients, masking, triage, views
 from webapp.web.anomaly_list import panel as anomaly_panel
+from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.comparison import compare_page
 from webapp.web.entries import entries
 from webapp.web.htmx import wants_partial
@@ -57,7 +56,7 @@ from webapp.web.query import (
     parse_options,
     parse_policy,
 )
-from webapp.web.service import Service, TraceView
+from webapp.web.service import TraceView
 from webapp.web.team import new_token, remember, token_hash
 from webapp.web.templating import render
 from webapp.words import count
@@ -65,21 +64,6 @@ from webapp.words import count
 router = APIRouter(include_in_schema=False)
 REDISPLAY_LIMIT = 2_000_000
 """The most text of an uploaded file put back in the paste box when it does not read."""
-
-
-def _service(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
-
-
-def _templates(request: Request) -> Jinja2Templates:
-    templates: Jinja2Templates = request.app.state.templates
-    return templates
-
-
-def _settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
 
 
 def _form_context(
@@ -103,14 +87,14 @@ def _form_context(
         "paths": PATHS,
         "formats": INPUT_FORMATS,
         "examples": tuple(EXAMPLES.values()),
-        "max_bytes": _settings(request).max_bytes,
+        "max_bytes": settings_of(request).max_bytes,
     }
 
 
 @router.get("/")
 def home(request: Request) -> Response:
     """The paste box, the file picker, the options and the example gallery."""
-    return render(_templates(request), request, "home.html", _form_context(request))
+    return render(templates_of(request), request, "home.html", _form_context(request))
 
 
 class _Refused(Exception):
@@ -195,20 +179,20 @@ async def submit(request: Request) -> Response:
             return await _submit(request)
     except Busy as error:
         context = {"status": 503, "heading": "Too many uploads at once", "message": str(error)}
-        response = render(_templates(request), request, "error.html", context, 503)
+        response = render(templates_of(request), request, "error.html", context, 503)
         response.headers["Retry-After"] = "2"
         return response
 
 
 async def _submit(request: Request) -> Response:
-    limit = _settings(request).max_bytes
+    limit = settings_of(request).max_bytes
     try:
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
     except TooLarge:
         return _too_large(request, limit)
     except BadInput as error:
         context = _form_context(request, error=str(error))
-        return render(_templates(request), request, "home.html", context, 400)
+        return render(templates_of(request), request, "home.html", context, 400)
     try:
         accepted = await _accept(form, limit)
     except TooLarge:
@@ -220,7 +204,7 @@ async def _submit(request: Request) -> Response:
             "title": shown.title,
             "fields": shown.fields,
         }
-        return render(_templates(request), request, "redact_preview.html", context)
+        return render(templates_of(request), request, "redact_preview.html", context)
     except _Refused as refused:
         context = _form_context(
             request,
@@ -229,12 +213,12 @@ async def _submit(request: Request) -> Response:
             fields={name: form_text(form, name) for name in _FIELDS},
             error=str(refused),
         )
-        return render(_templates(request), request, "home.html", context, refused.status)
+        return render(templates_of(request), request, "home.html", context, refused.status)
     finally:
         await form.close()
     token = new_token()
     info = await run_in_threadpool(
-        _service(request).store,
+        service_of(request).store,
         accepted.prepared,
         title=accepted.title,
         input_format=accepted.input_format,
@@ -252,7 +236,7 @@ def _too_large(request: Request, limit: int) -> Response:
         "message": f"This server accepts streams of up to {count(limit, 'byte')}. "
         "Trim the stream, or start the server with a larger --max-bytes.",
     }
-    return render(_templates(request), request, "error.html", context, 413)
+    return render(templates_of(request), request, "error.html", context, 413)
 
 
 @router.post("/examples/{key}")
@@ -265,13 +249,13 @@ def open_example(request: Request, key: str) -> Response:
             "heading": "No such example",
             "message": "There is no built-in example by that name.",
         }
-        return render(_templates(request), request, "error.html", context, 404)
-    limit = _settings(request).max_bytes
+        return render(templates_of(request), request, "error.html", context, 404)
+    limit = settings_of(request).max_bytes
     try:
         prepared = prepare(example.data(), "auto", limit)
     except TooLarge:
         return _too_large(request, limit)
-    info = _service(request).store(prepared, title=f"Example: {example.title}")
+    info = service_of(request).store(prepared, title=f"Example: {example.title}")
     return RedirectResponse(Links(info.id, example.options).step(0), status_code=303)
 
 
@@ -282,7 +266,7 @@ def _view(request: Request, stream_id: str) -> tuple[TraceView, Links, int]:
     har_entry = parse_har_entry(query.get("har_entry"))
     code = parse_anomaly(query.get("anomaly"))
     start = parse_int(query.get("anomaly_start"), "anomaly_start", 0)
-    view = _service(request).view(stream_id, options, har_entry)
+    view = service_of(request).view(stream_id, options, har_entry)
     links = Links(stream_id, options, har_entry, code, start if code else 0)
     return view, links, view.clamp(step)
 
@@ -309,11 +293,11 @@ def stream_page(request: Request, stream_id: str) -> Response:
     view, links, step = _view(request, stream_id)
     context = _stage(view, links, step)
     context.update(triage.stage_context(request, view, links, step))
-    templates = _templates(request)
+    templates = templates_of(request)
     if wants_partial(request):
         return render(templates, request, "_stage.html", context)
     context.update(triage.page_context(request, view, links, step))
-    size = _settings(request).timeline_window
+    size = settings_of(request).timeline_window
     context.update(
         options=view.options,
         summary=views.summary(view),
@@ -334,7 +318,7 @@ def anomalies(request: Request, stream_id: str) -> Response:
     if not wants_partial(request):
         return RedirectResponse(links.step(step), status_code=303)
     context = _anomalies(view, links, step)
-    return render(_templates(request), request, "_anomalies.html", context)
+    return render(templates_of(request), request, "_anomalies.html", context)
 
 
 @router.get("/s/{stream_id}/timeline")
@@ -343,10 +327,10 @@ def timeline(request: Request, stream_id: str) -> Response:
     view, links, step = _view(request, stream_id)
     if not wants_partial(request):
         return RedirectResponse(links.step(step), status_code=303)
-    size = _settings(request).timeline_window
+    size = settings_of(request).timeline_window
     context = {"window": views.window_around(view, links, step, size), "links": links}
     context["noted"] = triage.noted_steps(request, stream_id)
-    return render(_templates(request), request, "_timeline.html", context)
+    return render(templates_of(request), request, "_timeline.html", context)
 
 
 @router.get("/s/{stream_id}/rows")
@@ -355,7 +339,7 @@ def rows(request: Request, stream_id: str) -> Response:
     view, links, step = _view(request, stream_id)
     query = request.query_params
     start = parse_int(query.get("start"), "start", 0)
-    size = _settings(request).timeline_window
+    size = settings_of(request).timeline_window
     end = parse_int(query.get("end"), "end", start + size)
     direction = query.get("direction") or "after"
     if direction not in ("before", "after"):
@@ -366,7 +350,7 @@ def rows(request: Request, stream_id: str) -> Response:
     window = views.window(view, links, start, end, step, size, fill=direction == "after")
     context = {"window": window, "links": links, "direction": direction}
     context["noted"] = triage.noted_steps(request, stream_id)
-    return render(_templates(request), request, "_rows.html", context)
+    return render(templates_of(request), request, "_rows.html", context)
 
 
 @router.get("/s/{stream_id}/compare")
@@ -381,12 +365,12 @@ def compare(request: Request, stream_id: str) -> Response:
         raise BadQuery("only must be 'differing' or absent")
     start = parse_int(query.get("start"), "start", 0)
     har_entry = parse_har_entry(query.get("har_entry"))
-    service = _service(request)
+    service = service_of(request)
     comparison = service.comparison(stream_id, options, left, right, har_entry)
-    size = _settings(request).timeline_window
+    size = settings_of(request).timeline_window
     links = Links(stream_id, replace(options, policy=right), har_entry)
     page = compare_page(comparison, links, only=bool(only), start=start, size=size)
-    templates = _templates(request)
+    templates = templates_of(request)
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
@@ -398,7 +382,7 @@ def compare(request: Request, stream_id: str) -> Response:
 @router.get("/rules")
 def rules_page(request: Request) -> Response:
     """The five rules from the rules table, each with its example, and the fold model."""
-    return render(_templates(request), request, "rules.html", {})
+    return render(templates_of(request), request, "rules.html", {})
 
 
 router.include_router(clients.router)

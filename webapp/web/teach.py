@@ -22,6 +22,7 @@ from webapp.options import Options
 from webapp.readers import read
 from webapp.settings import Settings
 from webapp.web import pages
+from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.comparison import compare_page
 from webapp.web.example_source import example_id
 from webapp.web.ingest import TooLarge, prepare
@@ -39,7 +40,6 @@ from webapp.web.playground import (
 )
 from webapp.web.query import Links, options_query, parse_har_entry, play_url
 from webapp.web.record import rendered_record
-from webapp.web.service import Service
 from webapp.web.stories import tour
 from webapp.web.templating import render
 
@@ -52,7 +52,7 @@ def _missing(request: Request) -> Response:
         "heading": "No such example",
         "message": "There is no built-in example by that name; the tour lists them all.",
     }
-    return render(request.app.state.templates, request, "error.html", context, 404)
+    return render(templates_of(request), request, "error.html", context, 404)
 
 
 def _defaulted(request: Request, defaults: dict[str, str]) -> Request:
@@ -119,14 +119,14 @@ def example_anomalies(request: Request, key: str) -> Response:
 def tour_page(request: Request) -> Response:
     """The examples in teaching order, each opening on the page that suits it."""
     context = {"stops": tour()}
-    return render(request.app.state.templates, request, "tour.html", context)
+    return render(templates_of(request), request, "tour.html", context)
 
 
 @router.get("/record")
 def record_page(request: Request) -> Response:
     """Decision record 0019, rendered, its terms linked to the rules and the examples."""
     context = {"record": rendered_record()}
-    return render(request.app.state.templates, request, "record.html", context)
+    return render(templates_of(request), request, "record.html", context)
 
 
 def _play_result(chunks: tuple[Chunk, ...]) -> dict[str, Any]:
@@ -145,13 +145,13 @@ def _play_form(form: Mapping[str, Any]) -> tuple[Chunk, ...]:
 
 def _refused(request: Request, error: Exception, status: int = 400) -> Response:
     context = {"status": status, "heading": "The playground cannot use that", "message": str(error)}
-    return render(request.app.state.templates, request, "error.html", context, status)
+    return render(templates_of(request), request, "error.html", context, status)
 
 
 def _render_play(request: Request, context: dict[str, Any], status: int = 200) -> Response:
     context.setdefault("message", None)
     context.setdefault("keys", KEYS)
-    return render(request.app.state.templates, request, "play.html", context, status)
+    return render(templates_of(request), request, "play.html", context, status)
 
 
 @router.get("/play")
@@ -159,7 +159,7 @@ def play_page(request: Request) -> Response:
     """The playground: a stream's fragments in a form, both policies re-run as it changes."""
     query = request.query_params
     token, source = query.get("s"), query.get("from")
-    service: Service = request.app.state.service
+    service = service_of(request)
     if token:
         try:
             chunks = decode(token)
@@ -187,7 +187,7 @@ def play_page(request: Request) -> Response:
 async def play_run(request: Request) -> Response:
     """Run both policies on the posted state (stateless): the result partial, URL replaced."""
     form = await request.form(max_files=0, max_fields=MAX_CHUNKS * 40)
-    templates = request.app.state.templates
+    templates = templates_of(request)
     try:
         chunks = _play_form(form)
     except BadPlay as error:
@@ -214,7 +214,7 @@ async def play_edit(request: Request) -> Response:
 async def play_save(request: Request) -> Response:
     """Store the edited stream as a new stream (the original never changes); its timeline."""
     form = await request.form(max_files=0, max_fields=MAX_CHUNKS * 40)
-    settings: Settings = request.app.state.settings
+    settings: Settings = settings_of(request)
     try:
         chunks = _play_form(form)
         raw = to_sse(chunks).encode("utf-8", "surrogatepass")
@@ -223,6 +223,6 @@ async def play_save(request: Request) -> Response:
         return _refused(request, error)
     except TooLarge as error:
         return _refused(request, error, 413)
-    service: Service = request.app.state.service
+    service = service_of(request)
     info = await run_in_threadpool(service.store, prepared, title="Playground stream")
     return RedirectResponse(Links(info.id, Options()).step(0), status_code=303)

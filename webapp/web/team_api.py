@@ -12,9 +12,10 @@ from starlette.concurrency import run_in_threadpool
 from webapp.storage import StreamInfo
 from webapp.storage.team import Notes
 from webapp.web.api import CliJSONResponse, Problem, json_response
+from webapp.web.appstate import service_of
 from webapp.web.ingest import BadInput, TooLarge, read_body
 from webapp.web.library import shelf
-from webapp.web.service import NotFound, Service
+from webapp.web.service import NotFound
 from webapp.web.team import (
     Invalid,
     bearer,
@@ -39,11 +40,6 @@ _INVALID: dict[int | str, dict[str, Any]] = {
     422: {"model": Problem, "description": "A field is missing, empty, too long or out of range."},
     400: {"model": Problem, "description": "The body is not a JSON object."},
 }
-
-
-def _service(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
 
 
 def _problem(status: int, detail: str, headers: dict[str, str] | None = None) -> Response:
@@ -91,7 +87,7 @@ async def _checked(request: Request, work: Any) -> Response:
 )
 def delete_stream(request: Request, stream_id: str) -> Response:
     """Remove the stream when the bearer token is its delete token."""
-    service = _service(request)
+    service = service_of(request)
     token = bearer(request)
     service.info(stream_id)
     if token is None:
@@ -116,7 +112,7 @@ def delete_stream(request: Request, stream_id: str) -> Response:
 )
 async def rename_stream(request: Request, stream_id: str) -> Response:
     """Give the stream a new title."""
-    service = _service(request)
+    service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
 
     def work(body: dict[str, Any]) -> Response:
@@ -139,7 +135,7 @@ async def rename_stream(request: Request, stream_id: str) -> Response:
 )
 def list_notes(request: Request, stream_id: str) -> Response:
     """Every note of the stream."""
-    notes = notes_of(_service(request), stream_id)
+    notes = notes_of(service_of(request), stream_id)
     return json_response({"notes": [note_json(note) for note in notes]})
 
 
@@ -154,7 +150,7 @@ def list_notes(request: Request, stream_id: str) -> Response:
 )
 async def add_note(request: Request, stream_id: str) -> Response:
     """Store a note; 201 with its id and its link."""
-    service = _service(request)
+    service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
 
     def work(body: dict[str, Any]) -> Response:
@@ -168,7 +164,7 @@ async def add_note(request: Request, stream_id: str) -> Response:
 @router.get("/streams/{stream_id}/notes/{note_id}", summary="One note", responses=_NOT_FOUND)
 def get_note(request: Request, stream_id: str, note_id: str) -> Response:
     """One note of the stream."""
-    return json_response(note_json(note_of(_service(request), stream_id, note_id)))
+    return json_response(note_json(note_of(service_of(request), stream_id, note_id)))
 
 
 @router.patch(
@@ -179,7 +175,7 @@ def get_note(request: Request, stream_id: str, note_id: str) -> Response:
 )
 async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Change a note's text, author or step."""
-    service = _service(request)
+    service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
 
     def work(body: dict[str, Any]) -> Response:
@@ -203,7 +199,7 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
 )
 def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Remove a note."""
-    service = _service(request)
+    service = service_of(request)
     note = note_of(service, stream_id, note_id)
     if not Notes(service.storage).remove(stream_id, note.id):
         raise NotFound(stream_id)
@@ -220,7 +216,7 @@ def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
 def library(request: Request) -> Response:
     """One page of the library."""
     try:
-        found = shelf(request, _service(request), request.app.state.settings)
+        found = shelf(request, service_of(request), request.app.state.settings)
     except Invalid as error:
         return _problem(422, str(error))
     return json_response(found.to_json())

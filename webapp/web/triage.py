@@ -16,7 +16,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
-from starlette.templating import Jinja2Templates
 
 from webapp.assembler import assemble
 from webapp.jsoncheck import dumps
@@ -26,14 +25,14 @@ from webapp.redact.content import scrub
 from webapp.report_md import Links as ReportLinks
 from webapp.report_md import Note, render, verdict
 from webapp.rules import POLICIES, Policy
-from webapp.settings import Settings
 from webapp.storage.team import Notes, StoredNote
+from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.clients import jobs
 from webapp.web.htmx import wants_partial
 from webapp.web.ingest import BadInput, TooLarge, form_text, read_form
 from webapp.web.library import shelf
 from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
-from webapp.web.service import Service, TraceView, Unreadable
+from webapp.web.service import TraceView, Unreadable
 from webapp.web.team import (
     MAX_AUTHOR,
     MAX_NOTE,
@@ -55,24 +54,9 @@ router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
 
 
-def _service(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
-
-
-def _settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
-
-
-def _templates(request: Request) -> Jinja2Templates:
-    templates: Jinja2Templates = request.app.state.templates
-    return templates
-
-
 def _error(request: Request, status: int, heading: str, message: str) -> Response:
     context = {"status": status, "heading": heading, "message": message}
-    return render_page(_templates(request), request, "error.html", context, status)
+    return render_page(templates_of(request), request, "error.html", context, status)
 
 
 async def _form(request: Request) -> FormData:
@@ -129,7 +113,7 @@ def _shown(stream_id: str, notes: list[StoredNote]) -> tuple[ShownNote, ...]:
 def page_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The title, the notes list, the unfurl text and the timeline's note marks."""
     info = view.reading.info
-    notes = Notes(_service(request).storage).of(info.id)
+    notes = Notes(service_of(request).storage).of(info.id)
     header = Header(
         info.id,
         info.title or "Untitled stream",
@@ -150,7 +134,7 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
 def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The notes on this step, the add-note form and the step's shareable link."""
     stream_id = view.reading.info.id
-    notes = [note for note in Notes(_service(request).storage).of(stream_id) if note.step == step]
+    notes = [note for note in Notes(service_of(request).storage).of(stream_id) if note.step == step]
     return {
         "step_notes": _shown(stream_id, notes),
         "step_link": links.step(step),
@@ -161,7 +145,7 @@ def stage_context(request: Request, view: TraceView, links: Links, step: int) ->
 
 def noted_steps(request: Request, stream_id: str) -> frozenset[int]:
     """The steps that carry notes (for the timeline rows' marks)."""
-    return frozenset(note.step for note in Notes(_service(request).storage).of(stream_id))
+    return frozenset(note.step for note in Notes(service_of(request).storage).of(stream_id))
 
 
 def _team_links(stream_id: str, links: Links) -> dict[str, str]:
@@ -183,7 +167,7 @@ def _team_links(stream_id: str, links: Links) -> dict[str, str]:
 @router.post("/s/{stream_id}/title")
 async def rename(request: Request, stream_id: str) -> Response:
     """Store a new title; back to the page (htmx: the title form alone)."""
-    service = _service(request)
+    service = service_of(request)
     info = await run_in_threadpool(service.info, stream_id)
     try:
         form = await _form(request)
@@ -195,7 +179,7 @@ async def rename(request: Request, stream_id: str) -> Response:
     if wants_partial(request):
         header = Header(stream_id, title, "", step, False, info.parent)
         context = {"header": header, "team_links": {"title": f"/s/{stream_id}/title"}}
-        return render_page(_templates(request), request, "_title.html", context)
+        return render_page(templates_of(request), request, "_title.html", context)
     return RedirectResponse(f"/s/{stream_id}?step={step}", status_code=303)
 
 
@@ -205,20 +189,20 @@ async def rename(request: Request, stream_id: str) -> Response:
 @router.get("/s/{stream_id}/delete")
 def confirm_delete(request: Request, stream_id: str) -> Response:
     """Ask before deleting; only the browser that stored the stream may."""
-    info = _service(request).info(stream_id)
+    info = service_of(request).info(stream_id)
     context = {
         "info": info,
         "can_delete": stream_id in owned(request),
         "delete_url": f"/s/{stream_id}/delete",
         "back_url": f"/s/{stream_id}",
     }
-    return render_page(_templates(request), request, "delete.html", context)
+    return render_page(templates_of(request), request, "delete.html", context)
 
 
 @router.post("/s/{stream_id}/delete")
 def delete(request: Request, stream_id: str) -> Response:
     """Delete with the token in this browser's cookie, then show the library."""
-    service = _service(request)
+    service = service_of(request)
     service.info(stream_id)
     token = owned(request).get(stream_id)
     if token is None or not token_matches(token, service.storage.delete_hash(stream_id)):
@@ -245,7 +229,7 @@ def _note_fields(form: FormData) -> dict[str, Any]:
 @router.post("/s/{stream_id}/notes")
 async def add_note(request: Request, stream_id: str) -> Response:
     """Leave a note on a step; then its own link."""
-    service = _service(request)
+    service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
     try:
         form = await _form(request)
@@ -261,7 +245,7 @@ async def add_note(request: Request, stream_id: str) -> Response:
 @router.post("/s/{stream_id}/notes/{note_id}")
 async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Change a note's text (or author); then its link."""
-    service = _service(request)
+    service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
     try:
         form = await _form(request)
@@ -278,7 +262,7 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
 @router.post("/s/{stream_id}/notes/{note_id}/delete")
 def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Remove a note; back to its step."""
-    service = _service(request)
+    service = service_of(request)
     note = note_of(service, stream_id, note_id)
     Notes(service.storage).remove(stream_id, note.id)
     return RedirectResponse(f"/s/{stream_id}?step={note.step}", status_code=303)
@@ -291,7 +275,7 @@ def _views(request: Request, stream_id: str) -> tuple[TraceView, TraceView]:
     query = request.query_params
     options = parse_options(query)
     har_entry = parse_har_entry(query.get("har_entry"))
-    service = _service(request)
+    service = service_of(request)
     view = service.view(stream_id, options, har_entry)
     other: Policy = "exact-key" if options.policy == "adr-0019" else "adr-0019"
     return view, service.view(stream_id, replace(options, policy=other), har_entry)
@@ -302,8 +286,8 @@ def report(request: Request, stream_id: str) -> Response:
     """The Markdown report (`webapp.report_md`), with the notes; links absolute with
     `--public-url`."""
     view, other = _views(request, stream_id)
-    notes = [Note(n.step, n.author, n.text) for n in notes_of(_service(request), stream_id)]
-    base = _settings(request).public_url
+    notes = [Note(n.step, n.author, n.text) for n in notes_of(service_of(request), stream_id)]
+    base = settings_of(request).public_url
     text = render(
         view.reading.result,
         view.trace,
@@ -354,7 +338,7 @@ def fixture_bundle(view: TraceView, where: str) -> bytes:
 def fixture(request: Request, stream_id: str) -> Response:
     """The regression fixture bundle to download."""
     view, _ = _views(request, stream_id)
-    base = _settings(request).public_url.rstrip("/")
+    base = settings_of(request).public_url.rstrip("/")
     bundle = fixture_bundle(view, f"{base}/s/{stream_id}")
     return Response(
         bundle,
@@ -370,12 +354,12 @@ def fixture(request: Request, stream_id: str) -> Response:
 def library(request: Request) -> Response:
     """Streams newest first, searched by title, paginated."""
     try:
-        found = shelf(request, _service(request), _settings(request))
+        found = shelf(request, service_of(request), settings_of(request))
     except Invalid as error:
         return _error(request, 400, "That search cannot be run", str(error))
     context = {
         "shelf": found,
         "deleted": request.query_params.get("deleted") == "1",
-        "retention_days": _settings(request).retention_days,
+        "retention_days": settings_of(request).retention_days,
     }
-    return render_page(_templates(request), request, "streams.html", context)
+    return render_page(templates_of(request), request, "streams.html", context)

@@ -1,0 +1,27 @@
+"""What the app factory put on `app.state`, typed: the service, the settings, the templates."""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.templating import Jinja2Templates
+
+from webapp.settings import Settings
+from webapp.web.service import Service
+
+
+def service_of(request: Request) -> Service:
+    """The app's service (store, caches)."""
+    service: Service = request.app.state.service
+    return service
+
+
+def settings_of(request: Request) -> Settings:
+    """The app's settings."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def templates_of(request: Request) -> Jinja2Templates:
+    """The app's Jinja templates."""
+    templates: Jinja2Templates = request.app.state.templates
+    return templates
