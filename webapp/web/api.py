@@ -185,7 +185,8 @@ router = APIRouter(prefix="/api", tags=["streams"], default_response_class=CliJS
     status_code=201,
     summary="Store a stream",
     description='Send the stream as JSON `{"text": ..., "title": ...}` or as a multipart '
-    "`file`. Secrets in HAR files and HTTP dumps are removed before storing. Answers 201 with "
+    "`file`. Credentials in headers, HAR files and curl commands are removed, and secrets in "
+    "the content masked (`redact`: auto, the default, or none), before storing. Answers 201 with "
     "the new id and the timeline URL; 413 over the size limit; 422 when no reader recognises "
     "the input; 503 when the server is reading too many uploads at once.",
     response_model=StreamCreated,
