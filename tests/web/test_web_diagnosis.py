@@ -245,6 +245,25 @@ def test_naming_server_tools_on_the_home_form_picks_their_path(client: TestClien
     assert '<option value="" selected>auto' in home
 
 
+def test_naming_server_tools_in_the_timelines_form_picks_their_path(
+    client: TestClient, store: Store
+) -> None:
+    stream_id = store(TWO_HEADERS)
+    page = client.get(f"/s/{stream_id}?step=1&policy=adr-0019&path=client").text
+    form = page[page.index('<form class="inline-form"') :]
+    form = form[: form.index("</form>")]
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form))
+    assert "path" not in hidden and hidden["policy"] == "adr-0019"
+    # what the browser sends when server tools are typed in: their path, as on the CLI
+    answer = client.get(f"/s/{stream_id}", params={**hidden, "server_tools": "get_weather"})
+    assert answer.context["options"].path == "server-tools"
+    # a URL that names its path keeps it
+    named = client.get(f"/s/{stream_id}?path=client&server_tools=get_weather")
+    assert named.context["options"].path == "client"
+    on_server = client.get(f"/s/{stream_id}?path=server-tools&server_tools=x").text
+    assert '<input type="hidden" name="path" value="server-tools">' in on_server
+
+
 ONE = sse(chunk(frag(0, "call_a", "alpha", "{}")), chunk(finish="tool_calls"))
 TWO = sse(chunk(frag(0, "call_b", "beta", "{}")), chunk(finish="tool_calls"))
 

@@ -126,10 +126,6 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
         options = parse_options(fields)
     except BadQuery as error:
         raise _Refused(str(error), 400, text) from error
-    if options.server_tools and not fields["path"]:
-        # as `--server-tools` on the command line: naming server tools picks their path,
-        # unless the form chose a path itself
-        options = replace(options, path="server-tools")
     upload = await form_file(form, "file", limit)
     raw, fallback = upload if upload is not None else (encode_text(text), "Pasted stream")
     if not raw.strip():

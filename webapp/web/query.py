@@ -118,10 +118,14 @@ def parse_options(params: QueryParams | Mapping[str, str]) -> Options:
         tools = params.getlist("server_tools")
     else:
         tools = [params["server_tools"]] if "server_tools" in params else []
+    server_tools = parse_server_tools(tools)
+    path = _one(params, "path")
     return Options(
         policy=parse_policy(_one(params, "policy")),
-        path=parse_path(_one(params, "path")),
-        server_tools=parse_server_tools(tools),
+        # as `--server-tools` on the command line: naming server tools picks their path,
+        # unless the query names a path itself
+        path=parse_path(path) if path or not server_tools else "server-tools",
+        server_tools=server_tools,
         choice=parse_int(_one(params, "choice"), "choice", 0, MAX_CHOICE),
     )
 
@@ -216,8 +220,14 @@ class Links:
         return self._with(self.base, {"step": step})
 
     def hidden_fields(self, step: int) -> tuple[tuple[str, str], ...]:
-        """The query of the page at `step` without what the page's form edits, as form fields."""
+        """The query of the page at `step` without what the page's form edits, as form fields.
+
+        On the client path the path is left out, so that naming server tools in the form
+        switches to their path, as on the home form and the command line.
+        """
         items = {"step": str(step), **self._view_query()}
+        if self.options.path == "client":
+            items.pop("path", None)
         return tuple((k, v) for k, v in items.items() if k not in EDITED_ON_PAGE)
 
     def rows(self, start: int, end: int, step: int, direction: str) -> str:
