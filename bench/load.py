@@ -1,0 +1,194 @@
+"""N clients for T seconds against `streamviz serve` on loopback, with a throwaway store.
+
+The mix: posts (`POST /api/streams`, a small SSE stream as JSON), pages (`GET /s/{id}`),
+htmx steps (`GET /s/{id}?step=K` with `HX-Request: true`: the stage partial) and trace API
+calls (`GET /api/streams/{id}/trace`). Prints throughput, p50/p95/p99 latency and errors per
+kind; a 503 with Retry-After (the server reading `--max-uploads` uploads already) is counted
+apart from other 5xx. Exits 1 on any 5xx, busy 503s included, or a request that got no answer;
+2 if the server did not start.
+
+Run: `.venv/bin/python bench/load.py [--clients 20] [--seconds 20] [--store sqlite|postgresql]
+[--db URL] [--workers 1] [--max-uploads N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import httpx
+from serving import Server, percentile, small_stream, throwaway_store
+
+# kind -> weight in the mix
+MIX = {"post": 1, "page": 3, "step": 4, "trace": 2}
+SEED_STREAMS = 8
+
+
+@dataclass
+class Tally:
+    """Latencies and answers of one kind of request."""
+
+    seconds: list[float] = field(default_factory=list)
+    errors: int = 0  # 4xx
+    busy: int = 0  # 503 with Retry-After: too many uploads at once (the server's back-pressure)
+    server_errors: int = 0  # any other 5xx
+    failures: int = 0  # no answer (connection refused, reset, timeout)
+
+
+@dataclass
+class Run:
+    """Shared by the clients: the streams posted so far and the tallies."""
+
+    ids: list[str]
+    steps: dict[str, int]
+    tallies: defaultdict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+
+
+async def post(client: httpx.AsyncClient, rng: random.Random, tag: str) -> httpx.Response:
+    text = small_stream(rng, tag)
+    return await client.post("/api/streams", json={"text": text, "title": f"bench {tag}"})
+
+
+async def one(client: httpx.AsyncClient, run: Run, rng: random.Random, n: int, who: int) -> None:
+    """One request of a kind drawn from the mix, tallied."""
+    kind = rng.choices(list(MIX), weights=list(MIX.values()))[0]
+    stream = rng.choice(run.ids)
+    started = time.perf_counter()
+    tally = run.tallies[kind]
+    try:
+        if kind == "post":
+            answer = await post(client, rng, f"c{who}n{n}")
+            if answer.status_code == 201:
+                run.ids.append(answer.json()["id"])
+        elif kind == "page":
+            answer = await client.get(f"/s/{stream}")
+        elif kind == "step":
+            step = rng.randint(0, run.steps.get(stream, 8))
+            answer = await client.get(f"/s/{stream}?step={step}", headers={"HX-Request": "true"})
+        else:
+            answer = await client.get(f"/api/streams/{stream}/trace")
+    except httpx.TransportError:
+        tally.failures += 1
+        return
+    tally.seconds.append(time.perf_counter() - started)
+    if answer.status_code == 503 and "retry-after" in answer.headers:
+        tally.busy += 1
+    elif answer.status_code >= 500:
+        tally.server_errors += 1
+    elif answer.status_code >= 400:
+        tally.errors += 1
+
+
+async def client_loop(base: str, run: Run, deadline: float, who: int, seed: int) -> None:
+    rng = random.Random(seed * 1000 + who)
+    async with httpx.AsyncClient(base_url=base, timeout=30.0) as client:
+        n = 0
+        while time.monotonic() < deadline:
+            await one(client, run, rng, n, who)
+            n += 1
+
+
+async def seed_streams(base: str, seed: int) -> Run:
+    """Post a few streams before the clock starts, so that every client has something to read."""
+    rng = random.Random(seed)
+    run = Run(ids=[], steps={})
+    async with httpx.AsyncClient(base_url=base, timeout=30.0) as client:
+        for n in range(SEED_STREAMS):
+            answer = await post(client, rng, f"seed{n}")
+            answer.raise_for_status()
+            stream = answer.json()["id"]
+            run.ids.append(stream)
+            trace = (await client.get(f"/api/streams/{stream}/trace")).json()
+            run.steps[stream] = len(trace.get("steps", [])) or 8
+    return run
+
+
+async def drive(base: str, clients: int, seconds: float, seed: int) -> tuple[Run, float]:
+    run = await seed_streams(base, seed)
+    started = time.monotonic()
+    deadline = started + seconds
+    await asyncio.gather(*(client_loop(base, run, deadline, i, seed) for i in range(clients)))
+    return run, time.monotonic() - started
+
+
+def report(run: Run, elapsed: float) -> bool:
+    """Print the table; True if every request got an answer below 500."""
+    head = (
+        "kind",
+        "requests",
+        "req/s",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "4xx",
+        "503",
+        "5xx",
+        "failed",
+    )
+    print("{:<6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>5} {:>5} {:>5} {:>6}".format(*head))
+    every = Tally()
+    for kind in [*MIX, "all"]:
+        tally = every if kind == "all" else run.tallies[kind]
+        if kind != "all":
+            every.seconds += tally.seconds
+            every.errors += tally.errors
+            every.busy += tally.busy
+            every.server_errors += tally.server_errors
+            every.failures += tally.failures
+        ordered = sorted(tally.seconds)
+        p50, p95, p99 = (1000 * percentile(ordered, f) for f in (0.50, 0.95, 0.99))
+        count = len(ordered) + tally.failures
+        answered = (tally.errors, tally.busy, tally.server_errors, tally.failures)
+        row = (kind, count, count / elapsed, p50, p95, p99, *answered)
+        print(
+            "{:<6} {:>8} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>5} {:>5} {:>5} {:>6}".format(*row)
+        )
+    answers = len(every.seconds)
+    p95 = 1000 * percentile(sorted(every.seconds), 0.95)
+    print(
+        f"summary: {answers} answers in {elapsed:.1f} s, {answers / elapsed:.1f} req/s, "
+        f"p95 {p95:.1f} ms, {every.errors} 4xx, {every.busy} busy 503, "
+        f"{every.server_errors} other 5xx, {every.failures} without answer"
+    )
+    return every.busy + every.server_errors + every.failures == 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--db", default=None, help="use this store instead of a throwaway one")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--max-uploads", type=int, default=None, help="passed to the server (its default: 4)"
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    with throwaway_store(args.store, args.db) as db:
+        extra = [] if args.max_uploads is None else ["--max-uploads", str(args.max_uploads)]
+        server = Server(db, workers=args.workers, extra=extra)
+        try:
+            server.start()
+        except RuntimeError as error:
+            print(f"load: {error}", file=sys.stderr)
+            return 2
+        try:
+            store = args.store if not args.db else "given --db"
+            print(
+                f"load: {args.clients} clients for {args.seconds:g} s against {server.base} "
+                f"({store}, {args.workers} worker(s))"
+            )
+            run, elapsed = asyncio.run(drive(server.base, args.clients, args.seconds, args.seed))
+        finally:
+            server.stop()
+    return 0 if report(run, elapsed) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""The load and durability scripts run, stop by themselves, and print their summary (SQLite)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_load_script_runs_and_reports_every_kind() -> None:
+    done = _run("load.py", "--clients", "2", "--seconds", "2", "--store", "sqlite")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for kind in ("post", "page", "step", "trace", "all"):
+        assert any(line.startswith(kind + " ") for line in done.stdout.splitlines()), kind
+    assert "summary:" in done.stdout
+    assert " 0 busy 503, 0 other 5xx, 0 without answer" in done.stdout
+
+
+def test_durability_script_loses_nothing_acknowledged() -> None:
+    done = _run("durability.py", "--kills", "2", "--clients", "2", "--max-up", "1.0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = next(line for line in done.stdout.splitlines() if line.startswith("summary:"))
+    assert "2 kills" in summary
+    assert " 0 lost, 0 differ" in summary
+    assert " 0 acknowledged" not in summary
