@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
-from webapp.web import api, errors, pages, teach, team_api, triage
+from webapp.web import api, embed, errors, pages, teach, team_api, triage
 from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.ingest import UploadSlots
 from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
@@ -56,13 +56,19 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.templates = make_templates()
     app.state.templates.env.globals["retention_days"] = settings.retention_days
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
-    app.add_middleware(SecurityHeaders, docs_path=DOCS_PATH, docs_csp=docs_csp())
+    app.add_middleware(
+        SecurityHeaders,
+        docs_path=DOCS_PATH,
+        docs_csp=docs_csp(),
+        embed_origins=settings.embed_origins,
+    )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
     app.include_router(team_api.router)
     app.include_router(triage.router)
     app.include_router(pages.router)
     app.include_router(teach.router)
+    app.include_router(embed.router)
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs(request: Request) -> HTMLResponse:

@@ -32,6 +32,9 @@ class Settings:
     """How many timeline rows one window shows, and how many each scroll loads."""
     allow_origins: tuple[str, ...] = ()
     """Other sites' origins (`https://a.example`) whose pages may post to this server."""
+    embed_origins: tuple[str, ...] = ()
+    """Origins (`https://wiki.example`) whose pages may frame the embedded view (`/embed/...`);
+    none by default, and no other page may be framed at all."""
     public_url: str = ""
     """The server's address as its users reach it (`https://streamviz.example`), for absolute
     links in reports; "" when unknown."""

@@ -71,6 +71,14 @@ FACTORY = "webapp.app:create_app_from_env"
     "(e.g. 'https://a.example https://b.example'); posts from any other site get a 403.",
 )
 @click.option(
+    "--embed-origins",
+    default="",
+    metavar="ORIGINS",
+    help="Sites whose pages may frame the embedded view (/embed/...), space- or "
+    "comma-separated (e.g. 'https://wiki.example.com https://slides.example.com'); by default "
+    "no site may. Other pages are never framable.",
+)
+@click.option(
     "--public-url",
     default="",
     metavar="URL",
@@ -108,6 +116,7 @@ def serve(
     cache_mb: int,
     max_uploads: int,
     allow_origins: str,
+    embed_origins: str,
     public_url: str,
     list_streams: bool,
     retention_days: int,
@@ -118,6 +127,13 @@ def serve(
 
     from webapp.app import create_app
     from webapp.settings import MB, Settings
+    from webapp.web.security import embed_csp
+
+    framers = tuple(origin.rstrip("/") for origin in embed_origins.replace(",", " ").split())
+    try:
+        embed_csp(framers)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--embed-origins") from None
 
     settings = Settings(
         db=db,
@@ -125,6 +141,7 @@ def serve(
         cache_bytes=cache_mb * MB,
         max_uploads=max_uploads,
         allow_origins=tuple(allow_origins.replace(",", " ").split()),
+        embed_origins=framers,
         public_url=public_url.strip().rstrip("/"),
         list_streams=list_streams,
         retention_days=retention_days,

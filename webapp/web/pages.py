@@ -55,6 +55,7 @@ from webapp.web.query import (
     parse_int,
     parse_options,
     parse_policy,
+    parse_present,
 )
 from webapp.web.service import TraceView
 from webapp.web.team import new_token, remember, token_hash
@@ -255,7 +256,7 @@ def open_example(request: Request, key: str) -> Response:
     return RedirectResponse(Links(info.id, example.options).step(0), status_code=303)
 
 
-def _view(request: Request, stream_id: str) -> tuple[TraceView, Links, int]:
+def _view(request: Request, stream_id: str, embed: bool = False) -> tuple[TraceView, Links, int]:
     query = request.query_params
     options = parse_options(query)
     step = parse_int(query.get("step"), "step", 0)
@@ -263,7 +264,8 @@ def _view(request: Request, stream_id: str) -> tuple[TraceView, Links, int]:
     code = parse_anomaly(query.get("anomaly"))
     start = parse_int(query.get("anomaly_start"), "anomaly_start", 0)
     view = service_of(request).view(stream_id, options, har_entry)
-    links = Links(stream_id, options, har_entry, code, start if code else 0)
+    present = parse_present(query.get("present"))
+    links = Links(stream_id, options, har_entry, code, start if code else 0, present, embed)
     return view, links, view.clamp(step)
 
 
@@ -364,7 +366,8 @@ def compare(request: Request, stream_id: str) -> Response:
     service = service_of(request)
     comparison = service.comparison(stream_id, options, left, right, har_entry)
     size = settings_of(request).timeline_window
-    links = Links(stream_id, replace(options, policy=right), har_entry)
+    present = parse_present(query.get("present"))
+    links = Links(stream_id, replace(options, policy=right), har_entry, present=present)
     page = compare_page(comparison, links, only=bool(only), start=start, size=size)
     templates = templates_of(request)
     context: dict[str, Any] = {"page": page}

@@ -112,6 +112,15 @@ def parse_anomaly(value: str | None) -> str:
     return code
 
 
+def parse_present(value: str | None) -> bool:
+    """Whether a page is shown in presenter mode (`present=1`)."""
+    if not value or not value.strip() or value.strip() == "0":
+        return False
+    if value.strip() != "1":
+        raise BadQuery(f"present must be 1 or 0 (got {value[:40]!r})")
+    return True
+
+
 def parse_options(params: QueryParams | Mapping[str, str]) -> Options:
     """The assembly options a query names (policy, path, server_tools, choice)."""
     if isinstance(params, QueryParams):
@@ -152,7 +161,9 @@ class Links:
 
     Besides the options, a view may name a HAR entry (`har_entry`, which stream of the file
     is read) and a filter of the anomaly list (`anomaly`, `anomaly_start`); every URL of the
-    view carries them, so a reload or a shared link shows the same thing.
+    view carries them, so a reload or a shared link shows the same thing. `present` (presenter
+    mode) is carried the same way; `embed` makes the step URLs those of the framable view
+    (`/embed/...`), so stepping stays inside an iframe.
     """
 
     stream_id: str
@@ -160,6 +171,8 @@ class Links:
     har_entry: int | None = None
     anomaly: str = ""
     anomaly_start: int = 0
+    present: bool = False
+    embed: bool = False
 
     @classmethod
     def for_example(cls, key: str, options: Options) -> Links:
@@ -174,10 +187,21 @@ class Links:
 
     @property
     def base(self) -> str:
-        """The timeline page without a query."""
+        """The timeline page (or its embedded view) without a query."""
+        prefix = "/embed" if self.embed else ""
         if self.example:
-            return f"/examples/{self.example}"
-        return f"/s/{self.stream_id}"
+            return f"{prefix}/examples/{self.example}"
+        return f"{prefix}/s/{self.stream_id}"
+
+    @property
+    def embedded(self) -> Links:
+        """The same view's links inside the framable, read-only view (`/embed/...`)."""
+        return replace(self, embed=True)
+
+    @property
+    def page(self) -> Links:
+        """The same view's links on the full pages (out of `/embed/...`)."""
+        return replace(self, embed=False)
 
     def opening(self, on_compare: bool) -> str:
         """The page's stable address without a query (an example opens at its story's step)."""
@@ -193,7 +217,7 @@ class Links:
 
     def with_entry(self, number: int | None) -> Links:
         """The links of another of the HAR file's entries (the anomaly filter does not carry)."""
-        return Links(self.stream_id, self.options, number)
+        return replace(self, har_entry=number, anomaly="", anomaly_start=0)
 
     def filtered(self, code: str, start: int = 0) -> Links:
         """The same view with the anomaly list filtered by `code` ("": unfiltered)."""
@@ -207,6 +231,8 @@ class Links:
             items["anomaly"] = self.anomaly
             if self.anomaly_start:
                 items["anomaly_start"] = str(self.anomaly_start)
+        if self.present:
+            items["present"] = "1"
         return items
 
     def _with(self, path: str, first: Mapping[str, str | int], **extra: str | int) -> str:
@@ -234,15 +260,15 @@ class Links:
         """Timeline rows `start` to `end` (exclusive) to put `direction` of those shown."""
         first: dict[str, str | int] = {"start": start, "end": end, "step": step}
         first["direction"] = direction
-        return self._with(f"{self.base}/rows", first)
+        return self._with(f"{self.page.base}/rows", first)
 
     def timeline(self, step: int) -> str:
         """The timeline window around `step`."""
-        return self._with(f"{self.base}/timeline", {"step": step})
+        return self._with(f"{self.page.base}/timeline", {"step": step})
 
     def anomalies(self, step: int) -> str:
         """The anomaly list alone (htmx), as filtered by these links, for the page at `step`."""
-        return self._with(f"{self.base}/anomalies", {"step": step})
+        return self._with(f"{self.page.base}/anomalies", {"step": step})
 
     def compare(
         self,
@@ -265,7 +291,9 @@ class Links:
             items["start"] = start
         if step is not None:
             items["step"] = step
-        return f"{self.base}/compare?{urlencode(items)}"
+        if self.present:
+            items["present"] = "1"
+        return f"{self.page.base}/compare?{urlencode(items)}"
 
     @property
     def clients(self) -> str:

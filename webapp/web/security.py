@@ -18,23 +18,48 @@ CSP = (
 )
 
 
+EMBED_PREFIX = "/embed/"
+"""The framable view's paths; every other page refuses to be framed."""
+
+
+def embed_csp(origins: tuple[str, ...]) -> str:
+    """The policy of the embedded view: framable by `origins` alone ('none' when empty)."""
+    for origin in origins:
+        if not origin or any(c in origin for c in ";,'\"") or any(c.isspace() for c in origin):
+            raise ValueError(f"not an origin for frame-ancestors: {origin[:100]!r}")
+    ancestors = " ".join(origins) if origins else "'none'"
+    return CSP.replace("frame-ancestors 'none'", f"frame-ancestors {ancestors}")
+
+
 class SecurityHeaders:
     """ASGI middleware that adds the same security headers to every response.
 
     `docs_csp` is the policy for the OpenAPI page alone, which loads Swagger UI from /static
-    and runs one inline script (allowed by its hash, not by 'unsafe-inline').
+    and runs one inline script (allowed by its hash, not by 'unsafe-inline'). Pages under
+    `/embed/` may be framed by `embed_origins` (none by default) and have no X-Frame-Options.
     """
 
-    def __init__(self, app: ASGIApp, docs_path: str | None = None, docs_csp: str = CSP) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        docs_path: str | None = None,
+        docs_csp: str = CSP,
+        embed_origins: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.docs_path = docs_path
         self.docs_csp = docs_csp
+        self.embed_csp = embed_csp(embed_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        policy = self.docs_csp if scope.get("path") == self.docs_path else CSP
+        path = str(scope.get("path", ""))
+        embedded = path.startswith(EMBED_PREFIX)
+        policy = self.docs_csp if path == self.docs_path else CSP
+        if embedded:
+            policy = self.embed_csp
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -42,7 +67,8 @@ class SecurityHeaders:
                 headers["Content-Security-Policy"] = policy
                 headers["X-Content-Type-Options"] = "nosniff"
                 headers["Referrer-Policy"] = "no-referrer"
-                headers["X-Frame-Options"] = "DENY"
+                if not embedded:
+                    headers["X-Frame-Options"] = "DENY"
                 headers["Cross-Origin-Opener-Policy"] = "same-origin"
                 headers.add_vary_header(VARY)
             await send(message)

@@ -1,0 +1,122 @@
+"""The embedded view and presenter mode through TestClient: framing headers, read-only pages."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from tests.web.webkit import CONTINUATION, HX, Store
+from webapp.app import create_app
+from webapp.cli.serve import serve
+from webapp.options import Options
+from webapp.settings import Settings
+from webapp.web.query import Links
+from webapp.web.security import embed_csp
+
+ORIGINS = ("https://wiki.example.com", "https://slides.example.com")
+
+
+def ancestors(response: object) -> str:
+    policy = response.headers["content-security-policy"]  # type: ignore[attr-defined]
+    found = re.search(r"frame-ancestors ([^;]*)", policy)
+    assert found is not None, policy
+    return found.group(1).strip()
+
+
+def test_embed_pages_answer_for_a_stream_and_an_example(client: TestClient, store: Store) -> None:
+    stream_id = store(CONTINUATION)
+    for url in (f"/embed/s/{stream_id}?step=1", "/embed/examples/clean"):
+        page = client.get(url)
+        assert page.status_code == 200, page.text
+        assert 'id="stage"' in page.text and 'id="detail"' in page.text
+        assert 'id="state"' in page.text and "embed-badges" in page.text
+        # read-only: no forms, no notes, no team actions
+        assert "<form" not in page.text
+        assert "/notes" not in page.text and "/delete" not in page.text
+        # stepping stays inside the embedded view
+        steps = re.findall(
+            r'id="(?:next|prev|first|last)" class="step-link" href="([^"]+)"', page.text
+        )
+        assert steps and all(step.startswith("/embed/") for step in steps)
+    stepped = client.get(f"/embed/s/{stream_id}?step=2", headers=HX)
+    assert stepped.status_code == 200
+    assert stepped.text.lstrip().startswith('<section id="stage"')
+    assert 'data-step="2"' in stepped.text
+    assert client.get("/embed/examples/continuation").text.count('data-step="2"') == 1
+
+
+def test_unknown_embeds_are_404(client: TestClient) -> None:
+    assert client.get("/embed/s/nope?step=0").status_code == 404
+    assert client.get("/embed/examples/nope").status_code == 404
+
+
+def test_embeds_are_framable_by_nobody_by_default_and_pages_never(client: TestClient) -> None:
+    embedded = client.get("/embed/examples/clean")
+    assert ancestors(embedded) == "'none'"
+    assert "x-frame-options" not in embedded.headers
+    for url in ("/examples/clean", "/", "/tour"):
+        page = client.get(url)
+        assert page.headers["x-frame-options"] == "DENY"
+        assert ancestors(page) == "'none'"
+
+
+def test_embeds_are_framable_by_exactly_the_configured_origins(settings: Settings) -> None:
+    app = create_app(Settings(db=settings.db, embed_origins=ORIGINS))
+    with TestClient(app) as client:
+        embedded = client.get("/embed/examples/clean")
+        assert ancestors(embedded).split() == list(ORIGINS)
+        assert "x-frame-options" not in embedded.headers
+        assert ancestors(client.get("/embed/examples/nope")).split() == list(ORIGINS)
+        page = client.get("/examples/clean")
+        assert page.headers["x-frame-options"] == "DENY"
+        assert ancestors(page) == "'none'"
+
+
+def test_embed_origins_travel_through_the_environment() -> None:
+    settings = Settings(db="x.sqlite3", embed_origins=ORIGINS)
+    assert Settings.from_env(settings.to_env()).embed_origins == ORIGINS
+
+
+@pytest.mark.parametrize("origin", ["https://a.example;script-src", "'self'", 'https://a"b'])
+def test_an_origin_cannot_inject_into_the_policy(origin: str) -> None:
+    with pytest.raises(ValueError):
+        embed_csp((origin,))
+    result = CliRunner().invoke(serve, ["--db", "x.sqlite3", "--embed-origins", origin])
+    assert result.exit_code == 2
+    assert "--embed-origins" in result.output
+
+
+def test_present_adds_the_class_and_links_keep_it(client: TestClient, store: Store) -> None:
+    stream_id = store(CONTINUATION)
+    for url in (
+        f"/s/{stream_id}?step=1&present=1",
+        f"/s/{stream_id}/compare?present=1",
+        "/examples/continuation?present=1",
+        "/examples/continuation/compare?present=1",
+    ):
+        page = client.get(url)
+        assert page.status_code == 200, url
+        body = re.search(r'<body class="([^"]*)"', page.text)
+        assert body is not None and "present" in body.group(1).split(), url
+    plain = client.get(f"/s/{stream_id}?step=1")
+    body = re.search(r'<body class="([^"]*)"', plain.text)
+    assert body is not None and "present" not in body.group(1).split()
+    stepping = client.get(f"/s/{stream_id}?step=1&present=1").text
+    nexts = re.findall(r'id="next" class="step-link" href="([^"]+)"', stepping)
+    assert nexts and "present=1" in nexts[0]
+    assert client.get(f"/s/{stream_id}?step=1&present=yes").status_code == 400
+
+
+def test_links_build_embed_and_present_urls() -> None:
+    links = Links.for_example("clean", Options())
+    assert links.embedded.step(3).startswith("/embed/examples/clean?step=3")
+    assert Links("abc", Options()).embedded.step(0).startswith("/embed/s/abc?")
+    presented = replace(Links("abc", Options(), present=True), embed=True)
+    assert "present=1" in presented.step(1) and "present=1" in presented.compare()
+    assert presented.compare().startswith("/s/abc/compare?")
+    assert presented.page.step(1).startswith("/s/abc?") and "present=1" in presented.page.step(1)
+    assert "present" not in Links("abc", Options()).step(1)
