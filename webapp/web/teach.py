@@ -8,7 +8,7 @@ opens at the example's story: its start step and its options.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -70,49 +70,42 @@ def _opening(example: Example) -> dict[str, str]:
     return {"step": str(example.story.start_step), **options_query(example.options)}
 
 
-@router.get("/examples/{key}")
-def example_page(request: Request, key: str) -> Response:
-    """An example's timeline, from the package, opening at its story's step."""
+def _as_example(request: Request, key: str, page: Callable[[Request, str], Response]) -> Response:
+    """A stream page for a built-in example, with its story's opening options as defaults."""
     example = EXAMPLES.get(key)
     if example is None:
         return _missing(request)
-    return pages.stream_page(_defaulted(request, _opening(example)), example_id(key))
+    return page(_defaulted(request, _opening(example)), example_id(key))
+
+
+@router.get("/examples/{key}")
+def example_page(request: Request, key: str) -> Response:
+    """An example's timeline, from the package, opening at its story's step."""
+    return _as_example(request, key, pages.stream_page)
 
 
 @router.get("/examples/{key}/compare")
 def example_compare(request: Request, key: str) -> Response:
     """An example's compare page, from the package, its story's step selected."""
-    example = EXAMPLES.get(key)
-    if example is None:
-        return _missing(request)
-    return pages.compare(_defaulted(request, _opening(example)), example_id(key))
+    return _as_example(request, key, pages.compare)
 
 
 @router.get("/examples/{key}/timeline")
 def example_timeline(request: Request, key: str) -> Response:
     """The timeline window of an example (htmx)."""
-    example = EXAMPLES.get(key)
-    if example is None:
-        return _missing(request)
-    return pages.timeline(_defaulted(request, _opening(example)), example_id(key))
+    return _as_example(request, key, pages.timeline)
 
 
 @router.get("/examples/{key}/rows")
 def example_rows(request: Request, key: str) -> Response:
     """More timeline rows of an example (htmx)."""
-    example = EXAMPLES.get(key)
-    if example is None:
-        return _missing(request)
-    return pages.rows(_defaulted(request, _opening(example)), example_id(key))
+    return _as_example(request, key, pages.rows)
 
 
 @router.get("/examples/{key}/anomalies")
 def example_anomalies(request: Request, key: str) -> Response:
     """An example's anomaly list (htmx)."""
-    example = EXAMPLES.get(key)
-    if example is None:
-        return _missing(request)
-    return pages.anomalies(_defaulted(request, _opening(example)), example_id(key))
+    return _as_example(request, key, pages.anomalies)
 
 
 @router.get("/tour")
