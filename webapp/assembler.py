@@ -32,6 +32,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 from webapp.blocks import Block, BlockKind
 from webapp.chunks import (
     REASONING_FIELDS,
@@ -48,7 +50,7 @@ from webapp.columns import DONE as STEP_DONE
 from webapp.gcpause import paused_gc
 from webapp.jsvalue import js_string, map_key, truthy
 from webapp.options import Options
-from webapp.records import Record
+from webapp.records import Payloads, Record
 from webapp.rules import RULE_NAMES
 from webapp.steps import Anomaly, Step
 from webapp.toolcalls import ToolCalls
@@ -113,6 +115,55 @@ class Assembler:
         else:
             self._chunk(step, record)
         return step
+
+    def plain(self, records: Payloads) -> None:
+        """Feed a plain stream's records, parsing each payload once.
+
+        A chunk that only carries fragments is assembled inline (`_plain_chunk`); every other
+        record goes through `record` with the same state, so the steps are those `record` makes
+        of each record in turn (tests/core/test_plain.py compares them).
+        """
+        loads = orjson.loads
+        for position, payload in enumerate(records.payloads):
+            try:
+                value = loads(payload)
+            except orjson.JSONDecodeError:
+                self.record(records[position])
+                continue
+            line = records.line(position)
+            if self._stopped_by is None and self._trace is None and self._plain_chunk(value, line):
+                continue
+            self.record(records.parsed(position, value))
+
+    def _plain_chunk(self, chunk: Any, line: int) -> bool:
+        """Assemble a chunk whose one choice's delta carries only `tool_calls`; else False.
+
+        The checks are `_chunk`'s and `select_choice`'s usual case, made before any state is
+        touched: one choice, the one followed, no finish_reason, no text, no reasoning.
+        """
+        if type(chunk) is not dict or "error" in chunk:
+            return False
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return False
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason") is not None:
+            return False
+        index = choice.get("index", 0)
+        delta = choice.get("delta")
+        if type(index) is not int or index != self.options.choice or type(delta) is not dict:
+            return False
+        fragments = delta.get("tool_calls")
+        if type(fragments) is not list or not fragments or delta.get("content") is not None:
+            return False
+        if not _REASONING_KEYS.isdisjoint(delta):
+            return False
+        columns = self._columns
+        step = columns.begin(CHUNK, line)
+        if step == 0:
+            columns.event(START, None)
+        self._calls.plain_fragments(step, fragments)
+        return True
 
     def _chunk(self, step: int, record: Record) -> None:
         chunk = record.value
@@ -282,9 +333,12 @@ def assemble(records: Iterable[Record], options: Options | None = None) -> Trace
     """Assemble a whole stream in one call."""
     assembler = Assembler(options)
     with paused_gc():
-        record = assembler.record
-        for item in records:
-            record(item)
+        if isinstance(records, Payloads):
+            assembler.plain(records)
+        else:
+            record = assembler.record
+            for item in records:
+                record(item)
         assembler.finish()
     return assembler.trace
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 RecordKind = Literal["chunk", "done", "invalid"]
 
@@ -44,7 +45,8 @@ class ReadResult:
     format: str
     """The reader that produced the records: "sse", "json", "jsonl", "har" or "repr" (an HTTP
     dump reports its body's format and sets `meta["container"] = "http"`)."""
-    records: tuple[Record, ...]
+    records: Sequence[Record]
+    """A tuple, or `Payloads` for a plain SSE stream (parsed when asked for)."""
     notes: tuple[str, ...] = ()
     """Things worth saying that are not errors: a truncated last line, a skipped header block."""
     model: str | None = None
@@ -58,6 +60,79 @@ class ReadResult:
     in order), for a page to offer: `read(..., har_entry=entry.number)` reads another."""
     meta: dict[str, Any] = field(default_factory=dict)
     """Anything else a reader wants shown (request URL without query, response status)."""
+
+
+MakeRecord = Callable[[str, int, bool], Record]
+"""A reader's record for one payload: its text, its line, whether the input ended inside it."""
+
+
+class Payloads(Sequence[Record]):
+    """The records of a plain stream kept as their payload text, each parsed when asked for.
+
+    A plain SSE stream (one `data: ` line per event, one blank line between events) is most
+    long streams. Its parsed chunks would take about ten times the text's memory, and the
+    assembler needs each only once, in order: it reads `payloads` itself (`Assembler.plain`).
+    Everyone else sees an ordinary sequence of records, equal to the tuple the reader would
+    have built, made again on each access (a window of steps parses only its own chunks).
+    """
+
+    __slots__ = ("_make", "at_end", "first_line", "payloads")
+
+    def __init__(
+        self, payloads: list[str], first_line: int, make: MakeRecord, *, at_end: bool
+    ) -> None:
+        self.payloads = payloads
+        self.first_line = first_line
+        """The line of the first payload; each next one is two lines further down."""
+        self.at_end = at_end
+        """Whether the input ended inside the last event (no blank line after it)."""
+        self._make = make
+
+    def line(self, position: int) -> int:
+        """The input line of the record at `position`."""
+        return self.first_line + 2 * position
+
+    def parsed(self, position: int, value: Any) -> Record:
+        """The record at `position` from its payload already parsed (a JSON chunk)."""
+        return Record(
+            kind="chunk", line=self.line(position), value=value, text=self.payloads[position]
+        )
+
+    def __len__(self) -> int:
+        return len(self.payloads)
+
+    @overload
+    def __getitem__(self, position: int) -> Record: ...
+    @overload
+    def __getitem__(self, position: slice) -> tuple[Record, ...]: ...
+    def __getitem__(self, position: int | slice) -> Record | tuple[Record, ...]:
+        if isinstance(position, slice):
+            return tuple(self[at] for at in range(*position.indices(len(self.payloads))))
+        if position < 0:
+            position += len(self.payloads)
+        if not 0 <= position < len(self.payloads):
+            raise IndexError("record index out of range")
+        last = position == len(self.payloads) - 1
+        return self._make(self.payloads[position], self.line(position), last and self.at_end)
+
+    def __iter__(self) -> Iterator[Record]:
+        for position in range(len(self.payloads)):
+            yield self[position]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Payloads):
+            return (self.payloads, self.first_line, self.at_end) == (
+                other.payloads,
+                other.first_line,
+                other.at_end,
+            )
+        return isinstance(other, tuple | list) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self.payloads), self.first_line, self.at_end))
+
+    def __repr__(self) -> str:
+        return f"Payloads({len(self.payloads)} records from line {self.first_line})"
 
 
 class ReaderError(ValueError):

@@ -96,6 +96,68 @@ class ToolCalls:
         for position, raw in enumerate(calls):
             self._fragment(step, position, raw)
 
+    def plain_fragments(self, step: int, fragments: list[Any]) -> None:
+        """`fragments` for a chunk's non-empty list of entries, the usual ones resolved inline."""
+        for position, raw in enumerate(fragments):
+            if not self._plain_fragment(step, raw):
+                self._fragment(step, position, raw)
+
+    def _plain_fragment(self, step: int, raw: Any) -> bool:
+        """Resolve a fragment that only carries argument text, if no rule needs more; else False.
+
+        The bulk of a long stream on the client path: a fragment with no id and no name (or
+        `""` ones), string arguments, and an index that names an open block (`exact-index`)
+        or none while the latest block is the only one waiting (an unambiguous
+        `continuation`). It registers nothing and reports nothing, so only its rows and its
+        text are written, as `_fragment` would write them. Anything else returns False before
+        touching any state, and `_fragment` resolves it.
+        """
+        if type(raw) is not dict or self._server or "custom" in raw:
+            return False
+        function = raw.get("function")
+        if type(function) is not dict:
+            return False
+        raw_id = raw.get("id")
+        raw_name = function.get("name")
+        arguments = function.get("arguments")
+        if not (raw_id is None or raw_id == "") or not (raw_name is None or raw_name == ""):
+            return False
+        if arguments is None:
+            piece = ""
+        elif type(arguments) is str:
+            piece = arguments
+        else:
+            return False
+        index = raw.get("index")
+        if index is None:
+            if not self._adr:
+                return False
+            block = self.latest_open()
+            if block is None or len(self._unsettled) - (block in self._unsettled) > 0:
+                return False
+            rule = CONTINUATION
+        elif type(index) is int and -_SAFE_INDEX <= index <= _SAFE_INDEX:
+            holder = self._by_index.get(index)
+            if holder is None or holder.fold is not None or not holder.indexes:
+                return False
+            block, rule = holder, EXACT_INDEX
+        else:
+            return False
+        if block in self._freeform:
+            return False
+        columns = self._columns
+        columns.fragment_index.append(index)
+        columns.fragment_id.append(raw_id)
+        columns.fragment_name.append(raw_name)
+        columns.fragment_arguments.append(arguments)
+        self._append(step, block, piece)
+        columns.fragment_rule.append(rule)
+        columns.fragment_block.append(_number(block))
+        columns.fragment_piece.append(len(block.pieces) - 1 if piece else -1)
+        columns.fragment_index_miss.append(NO_KEY)
+        columns.fragment_id_miss.append(NO_KEY)
+        return True
+
     def _fragment(self, step: int, position: int, raw: Any) -> None:
         """Resolve one fragment: the heart of the tool.
 
@@ -445,6 +507,8 @@ def _content_index(block: Block) -> int:
 
 
 _NO_KEYS = read_keys({})
+_SAFE_INDEX = 2**53
+"""Beyond this an index is not the key it looks like (`jsvalue.index_key`)."""
 EXACT_INDEX, EXACT_ID, CONTINUATION, DROP, NEW = (
     RULE_NAMES.index(name) for name in ("exact-index", "exact-id", "continuation", "drop", "new")
 )

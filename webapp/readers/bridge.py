@@ -14,7 +14,7 @@ reason and `[DONE]`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,7 +163,7 @@ def _nested(value: Any, *keys: str) -> Any:
 Mapper = Callable[[dict[str, Any], dict[str, Any]], list[dict[str, Any] | None]]
 
 
-def remap(records: tuple[Record, ...], mapper: Mapper) -> Mapped:
+def remap(records: Sequence[Record], mapper: Mapper) -> Mapped:
     """Map every event record with `mapper`; other records (invalid, done) pass as they are."""
     mapped = Mapped()
     state: dict[str, Any] = {}

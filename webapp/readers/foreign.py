@@ -8,6 +8,7 @@ another API's events are not those fragments, so reading them as chunks would sh
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -30,7 +31,7 @@ _WHY = (
 _LANGCHAIN_MARKS = ("AIMessageChunk(", "tool_call_chunks=[", "'type': 'tool_call_chunk'")
 
 
-def kind_of(records: tuple[Record, ...]) -> str | None:
+def kind_of(records: Sequence[Record]) -> str | None:
     """ "anthropic", "responses" or "gemini" when the first events say so; None otherwise."""
     seen = 0
     for record in records:

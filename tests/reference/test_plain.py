@@ -1,0 +1,172 @@
+"""The plain lane (`Payloads` records, `Assembler.plain`) gives what the line-by-line path gives.
+
+A plain SSE stream is read as its payload texts and assembled with its usual chunks resolved
+inline. Both are shortcuts: the records must equal the line reader's, record for record and
+note for note, and the trace must be the one `Assembler.record` makes of each record in turn
+(itself checked against the reference loop in `test_agreement`). Every stream here is checked
+both ways: on generated streams written as SSE, on the corpus, and on the edge shapes of a
+plain stream (how it ends, a lone CR, an `event:` line, a blank line too many).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.core.test_golden import CORPUS, STREAMS
+from tests.core.test_properties import any_options, any_records
+from tests.reference.test_agreement import LOTS, agree
+from tests.streamkit import ABSENT, chunk, frag
+from webapp.assembler import Assembler, assemble
+from webapp.document import trace_document_parts
+from webapp.jsoncheck import dumps
+from webapp.options import Options
+from webapp.readers import read
+from webapp.readers import sse as sse_reader
+from webapp.records import Payloads, ReadResult, Record
+from webapp.rules import POLICIES
+from webapp.writer import to_sse
+
+
+def line_by_line(text: str, monkeypatch: pytest.MonkeyPatch) -> ReadResult:
+    """The reader with its plain lane turned off."""
+    with monkeypatch.context() as patch:
+        patch.setattr(sse_reader, "_plain", lambda text, first_line: None)
+        return read(text, "sse")
+
+
+def one_at_a_time(source: ReadResult, options: Options) -> bytes:
+    """The trace document made by feeding each record to `Assembler.record`."""
+    assembler = Assembler(options)
+    for record in source.records:
+        assembler.record(record)
+    assembler.finish()
+    return b"".join(trace_document_parts(assembler.trace, source))
+
+
+def same_both_ways(text: str, options: Options, monkeypatch: pytest.MonkeyPatch) -> ReadResult:
+    """Read and assemble `text` with and without the plain lane; everything must be equal."""
+    lane = read(text, "sse")
+    slow = line_by_line(text, monkeypatch)
+    assert isinstance(slow.records, tuple)
+    assert tuple(lane.records) == slow.records
+    assert lane.notes == slow.notes
+    assert lane.model == slow.model
+    if isinstance(lane.records, Payloads):
+        document = b"".join(trace_document_parts(assemble(lane.records, options), lane))
+        assert document == one_at_a_time(lane, options)
+        assert document == b"".join(trace_document_parts(assemble(slow.records, options), slow))
+    return lane
+
+
+@LOTS
+@given(any_records, any_options)
+def test_generated_streams_assemble_the_same_in_the_plain_lane(
+    stream: list[Record], options: Options
+) -> None:
+    text = to_sse(stream)
+    if not text.strip():
+        return
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        lane = same_both_ways(text, options, monkeypatch)
+    if isinstance(lane.records, Payloads):
+        agree(lane.records, options)
+
+
+def _sse(*payloads: object) -> str:
+    return "".join(f"data: {payload}\n\n" for payload in payloads)
+
+
+def _key(*values: object) -> st.SearchStrategy[object]:
+    return st.sampled_from([ABSENT, *values])
+
+
+headers = st.builds(
+    frag,
+    _key(0, 1, 2),
+    _key("", "call_a", "call_b"),
+    _key("", "f", "g"),
+    _key("", "{", '{"a":1}'),
+)
+pieces = st.builds(
+    frag, _key(0, 1, 2, 7), _key(""), _key(""), _key("", "{", '"a":', "1", "}", " ", '{"b":2}')
+)
+plain_chunks = st.lists(st.one_of(headers, pieces, pieces, pieces), min_size=1, max_size=2).map(
+    lambda fragments: chunk(*fragments)
+)
+
+
+@LOTS
+@given(st.lists(plain_chunks, max_size=12), st.sampled_from(POLICIES), st.booleans())
+def test_streams_of_usual_chunks_assemble_the_same_in_the_plain_lane(
+    chunks: list[dict[str, object]], policy: str, finished: bool
+) -> None:
+    """Mostly argument pieces, with or without an index, between headers: the lane's own cases,
+    with the misses it must leave to `_fragment` (an unknown index, two calls waiting)."""
+    ending = [chunk(finish="tool_calls")] if finished else []
+    text = _sse(*(dumps(value).decode() for value in [*chunks, *ending]), "[DONE]")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        lane = same_both_ways(text, Options(policy), monkeypatch)
+    assert isinstance(lane.records, Payloads)
+    agree(lane.records, Options(policy))
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_the_corpus_reads_and_assembles_the_same_in_the_plain_lane(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (Path(CORPUS) / f"{name}.sse").read_text(encoding="utf-8")
+    for policy in POLICIES:
+        for path in ("client", "server-tools"):
+            same_both_ways(text, Options(policy, path, ("web_search",)), monkeypatch)
+
+
+HEADER = chunk(frag(index=0, id="call_1", name="get_weather", args=""))
+PIECE = chunk(frag(index=0, args='{"city":'))
+BARE = chunk(frag(args='"Paris"}'))
+
+
+_PLAIN = _sse(*(dumps(value).decode() for value in (HEADER, PIECE, BARE)), "[DONE]")
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        pytest.param(_PLAIN, True, id="blank-line-after-each"),
+        pytest.param(_PLAIN[:-1], True, id="ends-with-one-line-break"),
+        pytest.param(_PLAIN[:-2], True, id="ends-inside-the-last-event"),
+        pytest.param(_PLAIN[:-5], True, id="cut-off-inside-done"),
+        pytest.param(_PLAIN[:40], True, id="cut-off-inside-a-chunk"),
+        pytest.param(_PLAIN + "\n", False, id="a-blank-line-too-many-at-the-end"),
+        pytest.param(_PLAIN.replace("\n\n", "\n\n\n", 1), False, id="a-blank-line-too-many"),
+        pytest.param(_PLAIN.replace("\n\n", "\r\n\r\n"), False, id="crlf"),
+        pytest.param(_PLAIN.replace("\n\n", "\n", 1), False, id="two-data-lines-in-one-event"),
+        pytest.param("event: x\n" + _PLAIN, False, id="an-event-line"),
+        pytest.param(_PLAIN.replace("data: ", "data:", 1), False, id="no-space-after-data"),
+        pytest.param(
+            _PLAIN.replace("data: [DONE]", ": comment\ndata: [DONE]"), False, id="comment"
+        ),
+        pytest.param("data: \n\ndata: {\n\n", True, id="an-empty-and-a-broken-payload"),
+        pytest.param("data: [DONE]\n\n" + _sse('{"choices":[]}'), True, id="after-done"),
+    ],
+)
+def test_edge_shapes_read_the_same_with_and_without_the_lane(
+    text: str, plain: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lane = same_both_ways(text, Options(), monkeypatch)
+    assert isinstance(lane.records, Payloads) is plain
+
+
+def test_payload_records_are_made_on_each_access_and_compare_as_a_tuple() -> None:
+    records = read(_PLAIN).records
+    assert isinstance(records, Payloads)
+    assert len(records) == 4
+    assert records[0] == records[0] and records[0] is not records[0]
+    assert records[-1].kind == "done" and records[-1].line == 7
+    assert records[1:3] == tuple(records)[1:3]
+    assert records == tuple(records)
+    with pytest.raises(IndexError):
+        records[4]
