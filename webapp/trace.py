@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from webapp.blocks import Block, BlockKind, BlockState, Fold, value_as_of
-from webapp.columns import Columns, Steps
+from webapp.columns import CHUNK, Columns, Steps
 from webapp.gcpause import paused_gc
 from webapp.rules import Policy
 from webapp.steps import Anomaly, Event, Fragment, Step, StepKind
@@ -74,6 +74,11 @@ class Trace:
     def fragment_count(self) -> int:
         """How many tool-call fragments the stream held (assembled ones)."""
         return sum(self.rule_counts.values())
+
+    @property
+    def chunk_count(self) -> int:
+        """How many records were chunks (parsed JSON), assembled or not."""
+        return self.columns.step_kind.count(CHUNK)
 
     def state_at(self, step: int) -> tuple[BlockState, ...]:
         """Every block that existed as of the end of `step`: content first, then candidates."""
