@@ -50,7 +50,14 @@ class ToolCalls:
         it folds), fed piece by piece."""
         self._unsettled: dict[Block, None] = {}
         """Blocks still taking fragments whose arguments are not one complete JSON value, in
-        opening order: where a continuation might have belonged instead."""
+        the order they last became so: where a continuation might have belonged instead."""
+        self._stale: list[tuple[Block, str]] = []
+        """Client path: the pieces appended since `_unsettled` was last brought up to date, in
+        order. Only a continuation reads `_unsettled`, and only for blocks other than its own,
+        so their completions are fed when one asks (`_waiting`), not at every piece."""
+        self._stale_first: Block | None = None
+        self._stale_several = False
+        """Whether `_stale` holds pieces of more than one block (`_stale_first`'s)."""
         self._freeform: dict[Block, bool] = {}
         """Blocks taking `custom.input` (freeform tools): whether their JSON text has opened."""
 
@@ -133,7 +140,7 @@ class ToolCalls:
             if not self._adr:
                 return False
             block = self.latest_open()
-            if block is None or len(self._unsettled) - (block in self._unsettled) > 0:
+            if block is None or self._waiting(block) > 0:
                 return False
             rule = CONTINUATION
         elif type(index) is int and -_SAFE_INDEX <= index <= _SAFE_INDEX:
@@ -150,7 +157,17 @@ class ToolCalls:
         columns.fragment_id.append(raw_id)
         columns.fragment_name.append(raw_name)
         columns.fragment_arguments.append(arguments)
-        self._append(step, block, piece)
+        if piece:  # `_append`, inlined for the client path
+            block.pieces.append(piece)
+            block.piece_steps.append(step)
+            if not self._stale:
+                self._stale_first = block
+            elif block is not self._stale_first:
+                self._stale_several = True
+            self._stale.append((block, piece))
+        columns.event_type.append(TOOLCALL_DELTA)
+        columns.event_index.append(_content_index(block))
+        columns.event_delta.append(piece)
         columns.fragment_rule.append(rule)
         columns.fragment_block.append(_number(block))
         columns.fragment_piece.append(len(block.pieces) - 1 if piece else -1)
@@ -253,7 +270,7 @@ class ToolCalls:
         Spec section 7: ambiguous when another block (still taking fragments) holds arguments
         that are not one complete JSON value. Costs O(1) however many blocks are open.
         """
-        waiting = len(self._unsettled) - (block in self._unsettled)
+        waiting = self._waiting(block)
         if waiting == 0:
             return
         shown = [other for other in islice(self._unsettled, 4) if other is not block][:3]
@@ -290,6 +307,7 @@ class ToolCalls:
         if keys.custom_only:
             self._freeform[block] = False
             block.custom_input = []
+        self._settle()  # a block joins `_unsettled` after what came before it
         self._completions[block] = Completion()
         self._unsettled[block] = None
         if not self._server:
@@ -357,17 +375,41 @@ class ToolCalls:
         if piece:
             block.pieces.append(piece)
             block.piece_steps.append(step)
-            completion = self._completions.get(block)
-            if completion is not None:
-                if completion.feed(piece):
-                    self._unsettled.pop(block, None)
-                else:
-                    self._unsettled[block] = None
+            if self._server:
+                self._settle_piece(block, piece)
+            else:
+                if not self._stale:
+                    self._stale_first = block
+                elif block is not self._stale_first:
+                    self._stale_several = True
+                self._stale.append((block, piece))
         if not self._server:
             columns = self._columns
             columns.event_type.append(TOOLCALL_DELTA)
             columns.event_index.append(_content_index(block))
             columns.event_delta.append(piece)
+
+    def _settle_piece(self, block: Block, piece: str) -> None:
+        """Feed a piece to its block's completion; the block leaves or joins `_unsettled`."""
+        completion = self._completions.get(block)
+        if completion is not None:
+            if completion.feed(piece):
+                self._unsettled.pop(block, None)
+            else:
+                self._unsettled[block] = None
+
+    def _settle(self) -> None:
+        """Bring `_unsettled` up to date: feed the stale pieces, in the order they came."""
+        for block, piece in self._stale:
+            self._settle_piece(block, piece)
+        self._stale.clear()
+        self._stale_first, self._stale_several = None, False
+
+    def _waiting(self, block: Block) -> int:
+        """How many blocks other than `block` are unsettled (fed only as far as that needs)."""
+        if self._stale and (self._stale_several or self._stale_first is not block):
+            self._settle()
+        return len(self._unsettled) - (block in self._unsettled)
 
     def _freeform_piece(self, block: Block, text: str, *, closing: bool) -> str:
         """Upstream's grammar-tool input as JSON text: `{"input":"` once, escaped text, `"}`."""

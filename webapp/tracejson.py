@@ -18,12 +18,22 @@ from typing import Any
 import orjson
 
 from webapp.blocks import Block
-from webapp.columns import END_EVENTS, EVENT_TYPES, NONE, STEP_KINDS, STOP_EVENTS, Columns
+from webapp.columns import (
+    CHUNK,
+    END_EVENTS,
+    EVENT_TYPES,
+    NONE,
+    STEP_KINDS,
+    STOP_EVENTS,
+    TOOLCALL_DELTA,
+    Columns,
+)
 from webapp.rules import RULE_NAMES
 
 BATCH = 4096
 """Steps serialized at a time."""
 _Reasons = dict[tuple[Any, ...], str]
+_Framing = dict[tuple[Any, ...], tuple[bytes, bytes]]
 
 
 def _event_json(columns: Columns, row: int, content: Sequence[Block]) -> dict[str, Any]:
@@ -152,10 +162,102 @@ def document_parts(
     """
     yield orjson.dumps(head)[:-1] + b',"steps":['
     reasons: _Reasons = {}
+    framing: _Framing = {}
     total = len(columns)
     for start in range(0, total, BATCH):
-        batch = steps_batch(columns, start, min(start + BATCH, total), content, reasons)
-        # [[step, ...]] puts each step at its depth in the document: {"steps": [step, ...]}.
-        text = orjson.dumps([batch])[2:-2]
+        text = steps_bytes(columns, start, min(start + BATCH, total), content, reasons, framing)
         yield text if start == 0 else b"," + text
     yield b"]," + orjson.dumps(tail)[1:]
+
+
+def steps_bytes(
+    columns: Columns,
+    start: int,
+    stop: int,
+    content: Sequence[Block],
+    reasons: _Reasons,
+    framing: _Framing,
+) -> bytes:
+    """Steps `start` to `stop` (excluded) as the JSON text of `steps_batch`, comma-separated.
+
+    Most steps of a long stream are one fragment appending text, one `toolcall_delta`: those
+    are written from a template, the fragment's keys, rule and reason serialized once per
+    distinct verdict (`framing`) and only the step, line and text serialized each time. Every
+    other step goes through `steps_batch` and orjson, at its depth in the document.
+    """
+    kinds, lines = columns.step_kind, columns.step_line
+    step_fragment, step_event = columns.step_fragment, columns.step_event
+    rules, types, deltas = columns.fragment_rule, columns.event_type, columns.event_delta
+    content_indexes, arguments = columns.event_index, columns.fragment_arguments
+    marked = (columns.errors, columns.notes, columns.unassembled, columns.finish_reasons)
+    fragment_end = len(rules) if stop >= len(columns) else step_fragment[stop]
+    event_end = len(types) if stop >= len(columns) else step_event[stop]
+    dumps = orjson.dumps
+    out: list[bytes] = []
+    for number in range(start, stop):
+        row = step_fragment[number]
+        event = step_event[number]
+        next_row = step_fragment[number + 1] if number + 1 < stop else fragment_end
+        next_event = step_event[number + 1] if number + 1 < stop else event_end
+        frame = None
+        if (
+            next_row == row + 1
+            and next_event == event + 1
+            and kinds[number] == CHUNK
+            and types[event] == TOOLCALL_DELTA
+            and lines[number] != NONE
+            and content_indexes[event] != NONE
+            and deltas[event] is not None
+            and not any(number in mark for mark in marked)
+        ):
+            frame = _framing(columns, row, reasons, framing)
+        if frame is None:
+            step = steps_batch(columns, number, number + 1, content, reasons)
+            out.append(dumps([step])[2:-2])  # [[step]]: its depth in the document
+            continue
+        text = arguments[row]
+        delta = deltas[event]
+        text_json = b"null" if text is None else dumps(text)
+        delta_json = text_json if delta is text else dumps(delta)
+        out.append(
+            b'{"step":%d,"line":%d,"kind":"chunk","fragments":[%b%b%b],"events":[{"type":'
+            b'"toolcall_delta","contentIndex":%d,"delta":%b}]}'
+            % (number, lines[number], frame[0], text_json, frame[1], content_indexes[event],
+               delta_json)
+        )  # fmt: skip
+    return b",".join(out)
+
+
+def _framing(
+    columns: Columns, row: int, reasons: _Reasons, framing: _Framing
+) -> tuple[bytes, bytes] | None:
+    """A fragment's JSON before and after its arguments, or None for one not plain enough."""
+    if row in columns.late or row in columns.oddities or row in columns.weighed:
+        return None
+    index, call_id, name = (
+        columns.fragment_index[row],
+        columns.fragment_id[row],
+        columns.fragment_name[row],
+    )
+    if not (
+        (index is None or type(index) is int)
+        and (call_id is None or type(call_id) is str)
+        and (name is None or type(name) is str)
+    ):
+        return None
+    block = columns.fragment_block[row]
+    key = (columns.fragment_rule[row], index, call_id, name, block,
+           columns.fragment_index_miss[row], columns.fragment_id_miss[row])  # fmt: skip
+    found = framing.get(key)
+    if found is None:
+        keys = {"position": 0, "index": index, "id": call_id, "name": name}
+        verdict = {
+            "rule": RULE_NAMES[key[0]],
+            "block": None if block == NONE else block,
+            "reason": columns.reason(row, reasons),
+        }
+        found = framing[key] = (
+            orjson.dumps(keys)[:-1] + b',"arguments":',
+            b"," + orjson.dumps(verdict)[1:],
+        )
+    return found
