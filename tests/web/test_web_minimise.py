@@ -141,7 +141,7 @@ def test_the_page_starts_a_job_and_shows_the_result_with_its_sizes(
     assert fragment.status_code == 200
     assert 'data-status="done"' in fragment.text
     assert "6 chunks → " in fragment.text
-    found = re.search(r'id="minimise-result" href="/s/([\w-]+)"', fragment.text)
+    found = re.search(r'id="minimise-result" href="/s/([\w-]+)\?policy=exact-key"', fragment.text)
     assert found
     assert "hx-trigger" not in fragment.text  # a finished job stops polling
     # without htmx: the job's own page

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from webapp.minimize import Progress, PropertyDoesNotHold, minimize
@@ -192,8 +193,7 @@ class Minimiser:
         def elapsed_ms() -> int:
             return int((self.clock() - started) * 1000)
 
-        def predicate(records: Sequence[Record]) -> bool:
-            state["tests"] += 1
+        def tick() -> None:
             now = self.clock()
             if now - state["written"] >= WRITE_EVERY:
                 state["written"] = now
@@ -201,9 +201,14 @@ class Minimiser:
                     job_id, phase[0], int(state["tests"]), int(state["best"]), elapsed_ms()
                 ):
                     raise _Cancelled
+
+        def predicate(records: Sequence[Record]) -> bool:
+            tick()  # before a test (a cancel stops it here) and after it (a slow test's news)
             held = checked.until.predicate(records)
+            state["tests"] += 1
             if held and len(records) < state["best"]:
                 state["best"] = len(records)
+            tick()
             return held
 
         def progress(found: Progress) -> None:
@@ -301,8 +306,8 @@ class JobView:
 
     @property
     def result_url(self) -> str:
-        """The minimised stream's page."""
-        return f"/s/{self.job.result}"
+        """The minimised stream's page, under the policy the property was kept under."""
+        return f"/s/{self.job.result}?policy={self.job.policy}"
 
     @property
     def what(self) -> str:
@@ -310,7 +315,8 @@ class JobView:
         if self.job.until == DIFFERS:
             return "exact-key and adr-0019 differ"
         kind, _, name = self.job.until.partition(":")
-        return f"a {name} anomaly" if kind == "anomaly" else f"a fragment taking rule {name}"
+        shown = f"a {name} anomaly" if kind == "anomaly" else f"a fragment taking rule {name}"
+        return f"{shown} under {self.job.policy}"
 
     @property
     def removed(self) -> int:
@@ -318,9 +324,22 @@ class JobView:
         return max(self.job.total - self.job.records, 0)
 
     @property
+    def elapsed(self) -> float:
+        """Seconds elapsed: as last written, or since the start while running (any worker)."""
+        written = self.job.elapsed_ms / 1000
+        if not self.job.running:
+            return written
+        try:
+            started = datetime.fromisoformat(self.job.started)
+        except ValueError:
+            return written
+        since = (datetime.now(UTC) - started).total_seconds()
+        return max(written, min(since, float(self.job.budget)))
+
+    @property
     def seconds(self) -> str:
         """Seconds elapsed, one decimal."""
-        return f"{self.job.elapsed_ms / 1000:.1f}"
+        return f"{self.elapsed:.1f}"
 
     @property
     def phase_number(self) -> int:

@@ -65,7 +65,7 @@ def control(request: Request, view: TraceView, links: Links) -> Control | None:
     ]
     service = service_of(request)
     if len(view.trace.steps) > DIFFERS_CHECK_STEPS or policies_differ(service, stream_id):
-        choices.append(Choice(DIFFERS, "the policies differ (exact-key vs adr-0019)"))
+        choices.append(Choice(DIFFERS, "the policies differ"))
     running = _minimiser(request).jobs.running_for(stream_id)
     return Control(
         action=f"/s/{stream_id}/minimise",
