@@ -140,6 +140,11 @@ def test_the_page_starts_a_job_and_shows_the_result_with_its_sizes(
     fragment = client.post(f"/s/{original}/minimise", data=form, headers=HX)
     assert fragment.status_code == 200
     assert 'data-status="done"' in fragment.text
+    # the page's one select sends "POLICY UNTIL": the same job's key
+    chosen = {"target": "exact-key anomaly:phantom-call"}
+    same = client.post(f"/s/{original}/minimise", data=chosen, headers=HX)
+    assert same.status_code == 200 and 'data-status="done"' in same.text
+    assert "keeping a phantom-call anomaly under exact-key" in same.text
     assert "6 chunks → " in fragment.text
     found = re.search(r'id="minimise-result" href="/s/([\w-]+)\?policy=exact-key"', fragment.text)
     assert found
@@ -237,12 +242,15 @@ def test_the_page_offers_the_streams_anomalies_and_the_difference(
     original = stored(client)
     page = client.get(f"/s/{original}?policy=exact-key").text
     assert 'action="/s/' + original + '/minimise"' in page
-    assert '<option value="anomaly:phantom-call">' in page
-    assert '<option value="differs">the policies differ' in page
-    assert '<option value="exact-key" selected>' in page
+    under_exact_key = page.index('<optgroup label="an anomaly under exact-key">')
+    phantom = page.index('<option value="exact-key anomaly:phantom-call">phantom-call (error')
+    assert under_exact_key < phantom < page.index('value="exact-key differs"')
+    # the other policy's anomalies too, after the page's own (adr-0019 has none here)
+    assert 'label="an anomaly under adr-0019"' not in page
     agree = client.get(f"/s/{stored(client, AGREE)}").text
-    assert '<option value="anomaly:id-conflict">' in agree
-    assert 'value="differs"' not in agree
+    assert '<option value="adr-0019 anomaly:id-conflict">' in agree
+    assert '<option value="exact-key anomaly:id-conflict">' in agree
+    assert "differs" not in agree
     clean = client.get(f"/s/{stored(client, CLEAN)}").text
     assert "nothing to keep" in clean and 'id="minimise-start"' not in clean
     example = client.get("/examples/continuation").text

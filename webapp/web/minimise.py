@@ -265,10 +265,18 @@ _MAKING = threading.Lock()
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """One property the control offers: its `until` text and its label."""
+    """One property the control offers: `POLICY UNTIL` as the form sends it, and its label."""
 
-    until: str
+    value: str
     label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """The choices under one policy (or the policies' difference)."""
+
+    label: str
+    choices: tuple[Choice, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,9 +284,7 @@ class Control:
     """The Minimise form of a stream page."""
 
     action: str
-    choices: tuple[Choice, ...]
-    policy: str
-    policies: tuple[str, ...]
+    groups: tuple[Group, ...]
     budget: int
     job: JobView | None
 

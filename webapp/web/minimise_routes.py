@@ -11,7 +11,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 
+from webapp.options import Options
 from webapp.rules import POLICIES
 from webapp.storage.jobs import Job
 from webapp.web.api import json_response
@@ -24,6 +26,7 @@ from webapp.web.minimise import (
     Busy,
     Choice,
     Control,
+    Group,
     JobView,
     Minimiser,
     check,
@@ -37,6 +40,7 @@ from webapp.web.team import Invalid
 from webapp.web.team_api import _body, _problem
 from webapp.web.templating import render
 from webapp.web.triage import _form
+from webapp.words import count
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", include_in_schema=False)
@@ -55,26 +59,43 @@ def _minimiser(request: Request) -> Minimiser:
 
 
 def control(request: Request, view: TraceView, links: Links) -> Control | None:
-    """The stream page's Minimise form (None on a built-in example)."""
+    """The stream page's Minimise form: the anomalies under each policy (the page's first),
+    and the policies' difference when there is one (None on a built-in example)."""
     if links.example:
         return None
     stream_id = view.reading.info.id
-    choices = [
-        Choice(f"anomaly:{group.code}", f"{group.code} ({group.severity}, {len(group.items)})")
-        for group in view.anomaly_groups
-    ]
     service = service_of(request)
-    if len(view.trace.steps) > DIFFERS_CHECK_STEPS or policies_differ(service, stream_id):
-        choices.append(Choice(DIFFERS, "the policies differ"))
+    large = len(view.trace.steps) > DIFFERS_CHECK_STEPS
+    first = view.options.policy
+    groups = []
+    for policy in [first] if large else [first, *(p for p in POLICIES if p != first)]:
+        seen = service.view(stream_id, Options(policy=policy))
+        choices = tuple(
+            Choice(f"{policy} anomaly:{group.code}", f"{group.code} ({group.severity}, "
+                   f"{count(len(group.items), 'time')})")
+            for group in seen.anomaly_groups
+        )  # fmt: skip
+        if choices:
+            groups.append(Group(f"an anomaly under {policy}", choices))
+    if large or policies_differ(service, stream_id):
+        differs = Choice(f"{first} {DIFFERS}", "exact-key and adr-0019 differ")
+        groups.append(Group("the policies' difference", (differs,)))
     running = _minimiser(request).jobs.running_for(stream_id)
     return Control(
         action=f"/s/{stream_id}/minimise",
-        choices=tuple(choices),
-        policy=view.options.policy,
-        policies=POLICIES,
+        groups=tuple(groups),
         budget=settings_of(request).minimise_seconds,
         job=JobView(running) if running is not None else None,
     )
+
+
+def _chosen(form: FormData) -> tuple[object, object]:
+    """`until` and `policy` from the page's one select (`target`: "POLICY UNTIL") or both."""
+    target = form.get("target")
+    if isinstance(target, str) and " " in target:
+        policy, _, until = target.partition(" ")
+        return until, policy
+    return form.get("until"), form.get("policy", "adr-0019")
 
 
 def _job_of(request: Request, job_id: str, stream_id: str | None = None) -> Job:
@@ -114,7 +135,7 @@ async def start_from_page(request: Request, stream_id: str) -> Response:
     partial = wants_partial(request)
     try:
         form = await _form(request)
-        until, policy = form.get("until"), form.get("policy")
+        until, policy = _chosen(form)
         checked = await run_in_threadpool(check, service, stream_id, until, policy)
         job = await run_in_threadpool(_minimiser(request).start, checked)
     except Invalid as error:
