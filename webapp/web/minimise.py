@@ -301,6 +301,11 @@ class JobView:
         return f"/s/{self.job.stream_id}/minimise/{self.job.id}"
 
     @property
+    def stream_url(self) -> str:
+        """The original stream's page."""
+        return f"/s/{self.job.stream_id}"
+
+    @property
     def cancel_url(self) -> str:
         """Where Cancel posts."""
         return f"{self.url}/cancel"
