@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
-from webapp.web import api, embed, errors, pages, teach, team_api, triage
+from webapp.web import api, embed, errors, minimise_routes, pages, teach, team_api, triage
 from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.ingest import UploadSlots
 from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
@@ -66,6 +66,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(api.router)
     app.include_router(team_api.router)
     app.include_router(triage.router)
+    app.include_router(minimise_routes.router)
+    app.include_router(minimise_routes.api_router)
     app.include_router(pages.router)
     app.include_router(teach.router)
     app.include_router(embed.router)

@@ -43,6 +43,10 @@ class Settings:
     only those the browser created."""
     retention_days: int = 0
     """Streams older than this many days are removed (0: kept forever)."""
+    minimise_seconds: int = 60
+    """A minimise job stops after this many seconds with the smallest stream found so far."""
+    minimise_jobs: int = 2
+    """How many minimise jobs one worker runs at once; more get a 503."""
 
     def to_env(self) -> dict[str, str]:
         """The settings as `STREAMVIZ_*` environment variables."""

@@ -100,6 +100,15 @@ FACTORY = "webapp.app:create_app_from_env"
     help="Remove streams N days after they were stored (at start, then hourly); 0 keeps them.",
 )
 @click.option(
+    "--minimise-seconds",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    metavar="N",
+    help="A minimise job started on a stream's page stops after N seconds with the smallest "
+    "stream found so far.",
+)
+@click.option(
     "--fd",
     type=click.IntRange(min=0),
     default=None,
@@ -120,6 +129,7 @@ def serve(
     public_url: str,
     list_streams: bool,
     retention_days: int,
+    minimise_seconds: int,
     fd: int | None,
 ) -> None:
     """Run the web app with uvicorn."""
@@ -145,6 +155,7 @@ def serve(
         public_url=public_url.strip().rstrip("/"),
         list_streams=list_streams,
         retention_days=retention_days,
+        minimise_seconds=minimise_seconds,
     )
     where: dict[str, Any] = {"fd": fd} if fd is not None else {"host": host, "port": port}
     if workers == 1:

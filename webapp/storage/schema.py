@@ -93,6 +93,38 @@ MIGRATIONS = (
             "CREATE INDEX notes_stream ON notes (stream_id, step)",
         ),
     ),
+    Migration(
+        4,
+        "minimise_jobs",
+        (
+            # Minimising runs in one worker's thread; its state lives here so that every
+            # worker can answer a poll, cancel it, or see that one is already running.
+            """CREATE TABLE minimise_jobs (
+                id TEXT PRIMARY KEY,
+                stream_id TEXT NOT NULL REFERENCES streams (id) ON DELETE CASCADE,
+                until_text TEXT NOT NULL,
+                policy TEXT NOT NULL,
+                status TEXT NOT NULL,
+                phase TEXT NOT NULL DEFAULT '',
+                tests BIGINT NOT NULL DEFAULT 0,
+                records BIGINT NOT NULL,
+                total BIGINT NOT NULL,
+                chunks_before BIGINT NOT NULL,
+                chunks_after BIGINT NOT NULL DEFAULT 0,
+                budget BIGINT NOT NULL,
+                elapsed_ms BIGINT NOT NULL DEFAULT 0,
+                cancel INTEGER NOT NULL DEFAULT 0,
+                timed_out INTEGER NOT NULL DEFAULT 0,
+                result TEXT NOT NULL DEFAULT '',
+                error TEXT NOT NULL DEFAULT '',
+                started TEXT NOT NULL,
+                updated TEXT NOT NULL
+            )""",
+            # One running job per (stream, property, policy), whichever worker starts it.
+            "CREATE UNIQUE INDEX minimise_jobs_running ON minimise_jobs (stream_id, until_text, "
+            "policy) WHERE status = 'running'",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

@@ -20,7 +20,7 @@ from webapp.options import Options
 from webapp.readers import decode
 from webapp.records import ReaderError
 from webapp.rules import POLICIES
-from webapp.web import clients, masking, triage, views
+from webapp.web import clients, masking, minimise_routes, triage, views
 from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.comparison import compare_page
@@ -304,6 +304,7 @@ def stream_page(request: Request, stream_id: str) -> Response:
         paths=PATHS,
         overview=strip(view.buckets, len(view.trace.steps), links, step),
         entries=entries(view, links),
+        minimise=minimise_routes.control(request, view, links),
         **_anomalies(view, links, step),
     )
     return render(templates, request, "stream.html", context)

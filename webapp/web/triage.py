@@ -81,6 +81,8 @@ class Header:
     step: int
     can_delete: bool
     parent: str
+    parent_title: str = ""
+    """The parent's title; "" when it was deleted."""
 
     @property
     def parent_url(self) -> str:
@@ -113,7 +115,9 @@ def _shown(stream_id: str, notes: list[StoredNote]) -> tuple[ShownNote, ...]:
 def page_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The title, the notes list, the unfurl text and the timeline's note marks."""
     info = view.reading.info
-    notes = Notes(service_of(request).storage).of(info.id)
+    storage = service_of(request).storage
+    notes = Notes(storage).of(info.id)
+    parent = storage.info(info.parent) if info.parent else None
     header = Header(
         info.id,
         info.title or "Untitled stream",
@@ -121,6 +125,7 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
         step,
         info.id in owned(request),
         info.parent,
+        (parent.title or "Untitled stream") if parent is not None else "",
     )
     return {
         "header": header,

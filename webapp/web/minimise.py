@@ -1,0 +1,381 @@
+"""Minimise a stored stream from the page or the API: a bounded background job, kept in the store.
+
+The search (`webapp.minimize`) runs in a thread of the worker that was asked, at most
+`Settings.minimise_jobs` at once per worker and for at most `Settings.minimise_seconds`; its
+progress, a cancel request and the result live in the store (`webapp.storage.jobs`), so any
+worker answers a poll. The result is stored as a new stream whose `parent` is the original.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from webapp.minimize import Progress, PropertyDoesNotHold, minimize
+from webapp.options import Options
+from webapp.predicates import Until, final_calls, parse_until
+from webapp.readers import read
+from webapp.records import Record
+from webapp.rules import POLICIES
+from webapp.storage.jobs import Job, Jobs
+from webapp.web.example_source import example_of
+from webapp.web.ingest import Prepared
+from webapp.web.service import Service
+from webapp.web.team import Invalid
+from webapp.web.views import stream_title
+from webapp.writer import to_sse
+
+log = logging.getLogger(__name__)
+WRITE_EVERY = 0.5
+"""A running job writes its progress to the store (and reads its cancel flag) this often, s."""
+PHASES = ("records", "fragments", "arguments", "ending", "done")
+DIFFERS = "differs"
+Spawn = Callable[[Callable[[], None]], None]
+
+
+class Busy(RuntimeError):
+    """This worker already runs as many minimise jobs as it may (a 503)."""
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def _thread(work: Callable[[], None]) -> None:
+    threading.Thread(target=work, name="minimise", daemon=True).start()
+
+
+def chunks_in(records: Sequence[Record]) -> int:
+    """How many of the records are chunks."""
+    return sum(1 for record in records if record.kind == "chunk")
+
+
+def as_sse(records: Sequence[Record]) -> str:
+    """The records as SSE ending with `data: [DONE]` (as `streamviz minimize` prints them)."""
+    text = to_sse(records)
+    return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A request to minimise that can run: the stream's records and the property to keep."""
+
+    stream_id: str
+    title: str
+    records: Sequence[Record]
+    until: Until
+    policy: str
+
+
+def check(service: Service, stream_id: str, until_text: object, policy: object) -> Checked:
+    """The request checked against the stream (NotFound, or Invalid saying what is wrong)."""
+    info = service.info(stream_id)
+    if example_of(stream_id) is not None:
+        raise Invalid(
+            "a built-in example is served from the package and cannot be minimised here: "
+            "store a copy (edit a copy, then store it) or run `streamviz minimize`"
+        )
+    if not isinstance(policy, str) or policy not in POLICIES:
+        raise Invalid(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    if not isinstance(until_text, str) or not until_text:
+        raise Invalid("say what to keep: until is anomaly:CODE, differs or rule:RULE")
+    options = Options(policy=policy)
+    try:
+        until = parse_until(until_text, options)
+    except ValueError as error:
+        raise Invalid(str(error)) from error
+    _holds(service, stream_id, until_text, options)
+    reading = service.reading(stream_id)
+    return Checked(stream_id, stream_title(info), reading.result.records, until, policy)
+
+
+def _holds(service: Service, stream_id: str, until_text: str, options: Options) -> None:
+    """Invalid unless the stream itself shows the property (from the cached traces)."""
+    kind, _, name = until_text.partition(":")
+    if until_text == DIFFERS:
+        if not policies_differ(service, stream_id):
+            raise Invalid(
+                "exact-key and adr-0019 agree on this stream (same steps, same calls): "
+                "there is no difference to keep"
+            )
+        return
+    view = service.view(stream_id, options)
+    if kind == "anomaly":
+        codes = sorted({anomaly.code for anomaly in view.trace.anomalies})
+        if name not in codes:
+            shown = ", ".join(codes) if codes else "none"
+            raise Invalid(
+                f"this stream shows no {name} anomaly under {options.policy} (it shows: {shown})"
+            )
+    elif not view.rule_steps.get(name):
+        raise Invalid(f"no fragment of this stream takes rule {name} under {options.policy}")
+
+
+def policies_differ(service: Service, stream_id: str) -> bool:
+    """exact-key and adr-0019 disagree on a step or on the final calls (cached comparison)."""
+    comparison = service.comparison(stream_id, Options(), "exact-key", "adr-0019")
+    return bool(comparison.differing) or final_calls(comparison.left) != final_calls(
+        comparison.right
+    )
+
+
+class Minimiser:
+    """Starts minimise jobs in threads, bounded per worker; their state is in the store."""
+
+    def __init__(
+        self,
+        service: Service,
+        budget: int,
+        at_once: int,
+        spawn: Spawn = _thread,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.service = service
+        self.jobs = Jobs(service.storage)
+        self.budget = budget
+        self.spawn = spawn
+        self.clock = clock
+        self._slots = threading.BoundedSemaphore(at_once)
+
+    def start(self, checked: Checked) -> Job:
+        """A new job (or the one already running for this stream, property and policy)."""
+        self.jobs.sweep(self.budget)
+        running = self.jobs.running(checked.stream_id, checked.until.text, checked.policy)
+        if running is not None:
+            return running
+        if not self._slots.acquire(blocking=False):
+            raise Busy("this server is already minimising as many streams as it may")
+        try:
+            job, new = self.jobs.start(
+                checked.stream_id,
+                checked.until.text,
+                checked.policy,
+                len(checked.records),
+                chunks_in(checked.records),
+                self.budget,
+            )
+        except BaseException:
+            self._slots.release()
+            raise
+        if not new:
+            self._slots.release()
+            return job
+        try:
+            self.spawn(lambda: self._run(job.id, checked))
+        except BaseException:
+            self._slots.release()
+            self.jobs.finish(job.id, status="failed", tests=0, records=job.total, elapsed_ms=0,
+                             error="could not start a thread")  # fmt: skip
+            raise
+        found = self.jobs.get(job.id)
+        return found if found is not None else job
+
+    def _run(self, job_id: str, checked: Checked) -> None:
+        try:
+            self._search(job_id, checked)
+        except Exception as error:  # the job fails in words; the worker goes on
+            log.exception("minimising stream %s failed", checked.stream_id)
+            self.jobs.finish(job_id, status="failed", tests=0, records=len(checked.records),
+                             elapsed_ms=0, error=f"the minimiser failed: {error!r}")  # fmt: skip
+        finally:
+            self._slots.release()
+
+    def _search(self, job_id: str, checked: Checked) -> None:
+        started = self.clock()
+        state = {"tests": 0, "best": len(checked.records), "written": started}
+        phase = ["records"]
+
+        def elapsed_ms() -> int:
+            return int((self.clock() - started) * 1000)
+
+        def tick() -> None:
+            now = self.clock()
+            if now - state["written"] >= WRITE_EVERY:
+                state["written"] = now
+                if not self.jobs.progress(
+                    job_id, phase[0], int(state["tests"]), int(state["best"]), elapsed_ms()
+                ):
+                    raise _Cancelled
+
+        def predicate(records: Sequence[Record]) -> bool:
+            tick()  # before a test (a cancel stops it here) and after it (a slow test's news)
+            held = checked.until.predicate(records)
+            state["tests"] += 1
+            if held and len(records) < state["best"]:
+                state["best"] = len(records)
+            tick()
+            return held
+
+        def progress(found: Progress) -> None:
+            phase[0] = found.phase
+
+        deadline = started + self.budget
+        try:
+            result = minimize(checked.records, predicate, deadline, progress, self.clock)
+        except _Cancelled:
+            self.jobs.finish(job_id, status="cancelled", tests=int(state["tests"]),
+                             records=int(state["best"]), elapsed_ms=elapsed_ms())  # fmt: skip
+            return
+        except PropertyDoesNotHold:
+            self.jobs.finish(job_id, status="failed", tests=int(state["tests"]),
+                             records=len(checked.records), elapsed_ms=elapsed_ms(),
+                             error=f"the stream does not show {checked.until.words}")  # fmt: skip
+            return
+        if self.jobs.get(job_id) is None:  # the original was deleted meanwhile
+            return
+        text = as_sse(result.records)
+        prepared = Prepared(text.encode("utf-8", "backslashreplace"), read(text, "sse"), ())
+        info = self.service.store(
+            prepared, title=f"minimised from {checked.title}", input_format="sse",
+            parent=checked.stream_id,
+        )  # fmt: skip
+        done = self.jobs.finish(
+            job_id,
+            status="done",
+            tests=result.tests,
+            records=len(result.records),
+            elapsed_ms=elapsed_ms(),
+            chunks_after=chunks_in(result.records),
+            timed_out=result.timed_out,
+            result=info.id,
+        )
+        if not done:  # cancelled or deleted at the last moment: keep nothing
+            self.service.delete(info.id)
+
+
+def minimiser(app_state: Any, service: Service, budget: int, at_once: int) -> Minimiser:
+    """The app's minimiser (made on first use; a test may set `app.state.minimiser` first)."""
+    with _MAKING:
+        found: Minimiser | None = getattr(app_state, "minimiser", None)
+        if found is None:
+            found = app_state.minimiser = Minimiser(service, budget, at_once)
+        return found
+
+
+_MAKING = threading.Lock()
+
+
+# What the pages show.
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One property the control offers: `POLICY UNTIL` as the form sends it, and its label."""
+
+    value: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """The choices under one policy (or the policies' difference)."""
+
+    label: str
+    choices: tuple[Choice, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """The Minimise form of a stream page."""
+
+    action: str
+    groups: tuple[Group, ...]
+    budget: int
+    job: JobView | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """A job as the progress fragment shows it."""
+
+    job: Job
+
+    @property
+    def url(self) -> str:
+        """The fragment's own URL (polled while running)."""
+        return f"/s/{self.job.stream_id}/minimise/{self.job.id}"
+
+    @property
+    def stream_url(self) -> str:
+        """The original stream's page."""
+        return f"/s/{self.job.stream_id}"
+
+    @property
+    def cancel_url(self) -> str:
+        """Where Cancel posts."""
+        return f"{self.url}/cancel"
+
+    @property
+    def api_url(self) -> str:
+        """The job as JSON."""
+        return f"/api/jobs/{self.job.id}"
+
+    @property
+    def result_url(self) -> str:
+        """The minimised stream's page, under the policy the property was kept under."""
+        return f"/s/{self.job.result}?policy={self.job.policy}"
+
+    @property
+    def what(self) -> str:
+        """The property, in words."""
+        if self.job.until == DIFFERS:
+            return "exact-key and adr-0019 differ"
+        kind, _, name = self.job.until.partition(":")
+        shown = f"a {name} anomaly" if kind == "anomaly" else f"a fragment taking rule {name}"
+        return f"{shown} under {self.job.policy}"
+
+    @property
+    def removed(self) -> int:
+        """Records removed so far."""
+        return max(self.job.total - self.job.records, 0)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds elapsed: as last written, or since the start while running (any worker)."""
+        written = self.job.elapsed_ms / 1000
+        if not self.job.running:
+            return written
+        try:
+            started = datetime.fromisoformat(self.job.started)
+        except ValueError:
+            return written
+        since = (datetime.now(UTC) - started).total_seconds()
+        return max(written, min(since, float(self.job.budget)))
+
+    @property
+    def seconds(self) -> str:
+        """Seconds elapsed, one decimal."""
+        return f"{self.elapsed:.1f}"
+
+    @property
+    def phase_number(self) -> int:
+        """The pass that last reported, 1 to 4."""
+        phase = self.job.phase or "records"
+        return min(PHASES.index(phase) + 1 if phase in PHASES else 1, 4)
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    """The job as the API answers it."""
+    return {
+        "job": job.id,
+        "stream": job.stream_id,
+        "until": job.until,
+        "policy": job.policy,
+        "status": job.status,
+        "phase": job.phase or "records",
+        "tests": job.tests,
+        "records": {"input": job.total, "kept": job.records},
+        "chunks": {"input": job.chunks_before, "kept": job.chunks_after if job.result else None},
+        "elapsed_seconds": job.elapsed_ms / 1000,
+        "budget_seconds": job.budget,
+        "timed_out": job.timed_out,
+        "cancel_requested": job.cancel,
+        "result": job.result or None,
+        "error": job.error or None,
+        "started": job.started,
+    }

@@ -1,0 +1,234 @@
+"""The routes of minimising: the page's form and progress fragment, and the JSON API.
+
+A form posts to a real URL: htmx gets the progress fragment (which polls itself until the job
+ends), a browser without JavaScript is sent to the job's own page (reload to follow it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+
+from webapp.options import Options
+from webapp.rules import POLICIES
+from webapp.storage.jobs import Job
+from webapp.web.api import json_response
+from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.errors import error_response
+from webapp.web.htmx import wants_partial
+from webapp.web.ingest import BadInput
+from webapp.web.minimise import (
+    DIFFERS,
+    Busy,
+    Choice,
+    Control,
+    Group,
+    JobView,
+    Minimiser,
+    check,
+    job_json,
+    minimiser,
+    policies_differ,
+)
+from webapp.web.query import Links
+from webapp.web.service import TraceView
+from webapp.web.team import Invalid
+from webapp.web.team_api import _body, _problem
+from webapp.web.templating import render
+from webapp.web.triage import _form
+from webapp.words import count
+
+router = APIRouter(include_in_schema=False)
+api_router = APIRouter(prefix="/api", include_in_schema=False)
+"""Kept out of /openapi.json like the clients API: the API tests pin the documented routes."""
+DIFFERS_CHECK_STEPS = 20_000
+"""Up to this many steps the page compares the policies to offer "the policies differ"; a
+larger stream offers it unchecked (starting checks it, from the same cached comparison)."""
+RETRY_AFTER = "10"
+
+
+def _minimiser(request: Request) -> Minimiser:
+    settings = settings_of(request)
+    return minimiser(
+        request.app.state, service_of(request), settings.minimise_seconds, settings.minimise_jobs
+    )
+
+
+def control(request: Request, view: TraceView, links: Links) -> Control | None:
+    """The stream page's Minimise form: the anomalies under each policy (the page's first),
+    and the policies' difference when there is one (None on a built-in example)."""
+    if links.example:
+        return None
+    stream_id = view.reading.info.id
+    service = service_of(request)
+    large = len(view.trace.steps) > DIFFERS_CHECK_STEPS
+    first = view.options.policy
+    groups = []
+    for policy in [first] if large else [first, *(p for p in POLICIES if p != first)]:
+        seen = service.view(stream_id, Options(policy=policy))
+        choices = tuple(
+            Choice(f"{policy} anomaly:{group.code}", f"{group.code} ({group.severity}, "
+                   f"{count(len(group.items), 'time')})")
+            for group in seen.anomaly_groups
+        )  # fmt: skip
+        if choices:
+            groups.append(Group(f"an anomaly under {policy}", choices))
+    if large or policies_differ(service, stream_id):
+        differs = Choice(f"{first} {DIFFERS}", "exact-key and adr-0019 differ")
+        groups.append(Group("the policies' difference", (differs,)))
+    running = _minimiser(request).jobs.running_for(stream_id)
+    return Control(
+        action=f"/s/{stream_id}/minimise",
+        groups=tuple(groups),
+        budget=settings_of(request).minimise_seconds,
+        job=JobView(running) if running is not None else None,
+    )
+
+
+def _chosen(form: FormData) -> tuple[object, object]:
+    """`until` and `policy` from the page's one select (`target`: "POLICY UNTIL") or both."""
+    target = form.get("target")
+    if isinstance(target, str) and " " in target:
+        policy, _, until = target.partition(" ")
+        return until, policy
+    return form.get("until"), form.get("policy", "adr-0019")
+
+
+def _job_of(request: Request, job_id: str, stream_id: str | None = None) -> Job:
+    job = _minimiser(request).jobs.get(job_id) if 0 < len(job_id) <= 64 else None
+    if job is None or (stream_id is not None and job.stream_id != stream_id):
+        raise _NoJob(job_id)
+    return job
+
+
+class _NoJob(LookupError):
+    pass
+
+
+def _fragment(request: Request, job: Job | None, error: str = "", status: int = 200) -> Response:
+    context = {"job": JobView(job) if job is not None else None, "error": error}
+    return render(templates_of(request), request, "_minimise_job.html", context, status)
+
+
+def _page(request: Request, job: Job) -> Response:
+    info = service_of(request).info(job.stream_id)
+    context = {"job": JobView(job), "error": "", "title": info.title or "Untitled stream"}
+    return render(templates_of(request), request, "minimise_job.html", context)
+
+
+def _no_job_page(request: Request) -> Response:
+    return error_response(request, 404, "No minimise job has this id (or its stream was deleted).")
+
+
+# The page.
+
+
+@router.post("/s/{stream_id}/minimise")
+async def start_from_page(request: Request, stream_id: str) -> Response:
+    """Start minimising; htmx gets the progress fragment, a browser the job's page."""
+    service = service_of(request)
+    await run_in_threadpool(service.info, stream_id)
+    partial = wants_partial(request)
+    try:
+        form = await _form(request)
+        until, policy = _chosen(form)
+        checked = await run_in_threadpool(check, service, stream_id, until, policy)
+        job = await run_in_threadpool(_minimiser(request).start, checked)
+    except Invalid as error:
+        if partial:
+            return _fragment(request, None, str(error), 422)
+        return error_response(request, 422, f"That cannot be minimised: {error}")
+    except Busy as error:
+        response = (
+            _fragment(request, None, f"{error}; try again in a few seconds.", 503)
+            if partial
+            else _busy_page(request, str(error))
+        )
+        response.headers["Retry-After"] = RETRY_AFTER
+        return response
+    if partial:
+        return _fragment(request, job, status=200)
+    return RedirectResponse(JobView(job).url, status_code=303)
+
+
+def _busy_page(request: Request, message: str) -> Response:
+    return error_response(request, 503, f"{message}; try again in a few seconds.")
+
+
+@router.get("/s/{stream_id}/minimise/{job_id}")
+async def job_page(request: Request, stream_id: str, job_id: str) -> Response:
+    """The job's progress: the fragment for htmx's poll, a page for a browser."""
+    try:
+        job = await run_in_threadpool(_job_of, request, job_id, stream_id)
+    except _NoJob:
+        if wants_partial(request):
+            return _fragment(request, None, "This job is gone (its stream was deleted?).", 404)
+        return _no_job_page(request)
+    if wants_partial(request):
+        return _fragment(request, job)
+    return await run_in_threadpool(_page, request, job)
+
+
+@router.post("/s/{stream_id}/minimise/{job_id}/cancel")
+async def cancel_from_page(request: Request, stream_id: str, job_id: str) -> Response:
+    """Ask the job to stop; the fragment (it keeps polling until the job says cancelled)."""
+    try:
+        job = await run_in_threadpool(_job_of, request, job_id, stream_id)
+    except _NoJob:
+        if wants_partial(request):
+            return _fragment(request, None, "This job is gone (its stream was deleted?).", 404)
+        return _no_job_page(request)
+    found = await run_in_threadpool(_minimiser(request).jobs.cancel, job.id)
+    if wants_partial(request):
+        return _fragment(request, found or job)
+    return RedirectResponse(JobView(job).url, status_code=303)
+
+
+# The API.
+
+
+@api_router.post("/streams/{stream_id}/minimise", status_code=202)
+async def start_from_api(request: Request, stream_id: str) -> Response:
+    """`{"until": "anomaly:CODE" | "differs" | "rule:RULE", "policy": "adr-0019"}` -> 202 with
+    the job (the same job when one is already running for this stream, property and policy)."""
+    service = service_of(request)
+    await run_in_threadpool(service.info, stream_id)
+    try:
+        body: dict[str, Any] = await _body(request)
+        checked = await run_in_threadpool(
+            check, service, stream_id, body.get("until"), body.get("policy", "adr-0019")
+        )
+        job = await run_in_threadpool(_minimiser(request).start, checked)
+    except BadInput as error:
+        return _problem(400, str(error))
+    except Invalid as error:
+        return _problem(422, str(error))
+    except Busy as error:
+        return _problem(503, f"{error}; try again later", {"Retry-After": RETRY_AFTER})
+    response = json_response(job_json(job), 202)
+    response.headers["Location"] = f"/api/jobs/{job.id}"
+    return response
+
+
+@api_router.get("/jobs/{job_id}")
+def get_job(request: Request, job_id: str) -> Response:
+    """The job's status, progress and (when done) the minimised stream's id."""
+    try:
+        return json_response(job_json(_job_of(request, job_id)))
+    except _NoJob:
+        return _problem(404, "no minimise job has this id (or its stream was deleted)")
+
+
+@api_router.delete("/jobs/{job_id}", status_code=202)
+def cancel_job(request: Request, job_id: str) -> Response:
+    """Ask a running job to stop (202 with the job as it is now)."""
+    try:
+        job = _job_of(request, job_id)
+    except _NoJob:
+        return _problem(404, "no minimise job has this id (or its stream was deleted)")
+    found = _minimiser(request).jobs.cancel(job.id)
+    return json_response(job_json(found or job), 202)
