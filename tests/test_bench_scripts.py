@@ -38,3 +38,14 @@ def test_durability_script_loses_nothing_acknowledged() -> None:
     assert "2 kills" in summary
     assert " 0 lost, 0 differ" in summary
     assert " 0 acknowledged" not in summary
+
+
+def test_memory_script_reports_peaks_and_stalls() -> None:
+    done = _run("memory.py", "--fragments", "1000", "--every", "0.2", "--cache-mb", "16")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for phase in ("large stream stored", "16 misses, one key", "16 misses, 16 keys"):
+        line = next(line for line in done.stdout.splitlines() if line.startswith(phase))
+        assert " peak " in line and " MB" in line, line
+    assert "--cache-mb 16" in done.stdout
+    assert "over 1 s" in done.stdout
+    assert "summary: ok" in done.stdout
