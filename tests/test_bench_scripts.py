@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -49,3 +51,21 @@ def test_memory_script_reports_peaks_and_stalls() -> None:
     assert "--cache-mb 16" in done.stdout
     assert "over 1 s" in done.stdout
     assert "summary: ok" in done.stdout
+
+
+def test_load_script_counts_busy_refusals_apart_from_failures(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import load
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    run = load.Run(ids=[], steps={})
+    run.tallies["post"].seconds += [0.01, 0.02, 0.03]
+    run.tallies["post"].busy = 2
+    assert load.report(run, 1.0) is True
+    assert load.report(run, 1.0, strict=True) is False
+    assert "refused, busy: 2 posts got 503 with Retry-After" in capsys.readouterr().out
+    run.tallies["page"].server_errors = 1
+    assert load.report(run, 1.0) is False
