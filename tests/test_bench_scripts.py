@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -38,3 +40,32 @@ def test_durability_script_loses_nothing_acknowledged() -> None:
     assert "2 kills" in summary
     assert " 0 lost, 0 differ" in summary
     assert " 0 acknowledged" not in summary
+
+
+def test_memory_script_reports_peaks_and_stalls() -> None:
+    done = _run("memory.py", "--fragments", "1000", "--every", "0.2", "--cache-mb", "16")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for phase in ("large stream stored", "16 misses, one key", "16 misses, 16 keys"):
+        line = next(line for line in done.stdout.splitlines() if line.startswith(phase))
+        assert " peak " in line and " MB" in line, line
+    assert "--cache-mb 16" in done.stdout
+    assert "over 1 s" in done.stdout
+    assert "summary: ok" in done.stdout
+
+
+def test_load_script_counts_busy_refusals_apart_from_failures(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import load
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    run = load.Run(ids=[], steps={})
+    run.tallies["post"].seconds += [0.01, 0.02, 0.03]
+    run.tallies["post"].busy = 2
+    assert load.report(run, 1.0) is True
+    assert load.report(run, 1.0, strict=True) is False
+    assert "refused, busy: 2 posts got 503 with Retry-After" in capsys.readouterr().out
+    run.tallies["page"].server_errors = 1
+    assert load.report(run, 1.0) is False

@@ -1,0 +1,422 @@
+"""Fuzz targets for the readers, the redaction passes and the assembler: strategies and checks.
+
+Each target is a Hypothesis strategy and a check that raises on a broken invariant. The short
+CI run (tests/test_fuzz.py) and the long run (bench/fuzz.py) drive the same targets.
+
+Invariants:
+- readers: `read(text, fmt)` for every format returns a result or raises `ReaderError` with a
+  short message in words, never anything else; reading twice gives the same result; whatever
+  is read assembles (see below);
+- redaction: `redact` never raises, changes nothing when it removes nothing, and a second pass
+  changes nothing more; JSON stays JSON. `scan` finds sorted, disjoint spans whose masks keep
+  every character's class (so `apply` keeps the length and JSON stays JSON), the same with the
+  same key; `scrub` never raises;
+- assembler: `assemble` never raises under either policy and path, every trace ends with an
+  `end` step, its JSON serializes, the streamed JSON is the same document, and assembling twice
+  gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from hypothesis import strategies as st
+
+from tests.core.test_properties import any_options, any_records, junk
+from tests.streamkit import chunk, frag, har, json_array, jsonl, pyrepr, sse
+from webapp.assembler import assemble
+from webapp.jsoncheck import dumps
+from webapp.options import Options
+from webapp.readers import FORMATS, decode, read
+from webapp.records import ReaderError, Record
+from webapp.redact import redact
+from webapp.redact.content import apply, scan, scrub
+
+MESSAGE_LIMIT = 2000
+"""A reader's error message is a sentence or two with a snippet, never a dump of the input."""
+
+# -- text biased toward the input formats ---------------------------------------------------------
+
+SECRETS = st.sampled_from(
+    [
+        "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2",
+        "sk-ant-api03-" + "abcdEFGH1234ijklMNOP5678",
+        "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6",
+        "ghp_" + "a" * 10 + "B" * 10 + "1" * 16,
+        "xoxb-1234567890-abcdefABCDEF",
+        "AKIA" + "ABCDEFGHIJ123456",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "0123456789abcdef0123456789ABCDEF",
+        "QWxhZGRpbjpvcGVuIHNlc2FtZQ0123456789abcdEFGH",
+        "someone@example.com",
+        "a@b.io",
+    ]
+)
+SECRET_LINES = st.builds(
+    lambda template, secret: template.format(secret),
+    st.sampled_from(
+        [
+            "Authorization: Bearer {}",
+            "authorization:{}",
+            "Cookie: session={}; other=1",
+            "x-api-key: {}",
+            "> Authorization: Bearer {}",
+            "curl https://api.example.com/v1/chat/completions -H 'Authorization: Bearer {}' \\",
+            '  -H "api-key: {}" \\',
+            "curl 'https://h.example/v1?key={}&x=1'",
+            "https://user:{}@host.example/path",
+            '"{}"',
+            "{}",
+            'data: {{"choices":[{{"delta":{{"content":"{}"}}}}]}}',
+        ]
+    ),
+    SECRETS | st.text(string.ascii_letters + string.digits + "-_", max_size=40),
+)
+JSON_TEXTS = st.builds(lambda value: json.dumps(value), junk) | st.builds(
+    lambda value, indent: json.dumps(value, indent=indent), junk, st.sampled_from([None, 1, 2])
+)
+
+
+@st.composite
+def cut_short(draw: st.DrawFn, text: st.SearchStrategy[str]) -> str:
+    """A text, perhaps cut off at some point (a truncated line, an unclosed value)."""
+    whole = draw(text)
+    if not whole or draw(st.booleans()):
+        return whole
+    return whole[: draw(st.integers(0, len(whole)))]
+
+
+CHUNKS = st.builds(
+    lambda index, call_id, name, args, content, finish: chunk(
+        frag(index, call_id, name, args), content=content, finish=finish, model="m"
+    ),
+    st.sampled_from([0, 1, None, "0", -1]),
+    st.sampled_from(["call_1", "call_2", "", None]),
+    st.sampled_from(["get_weather", "web_search", "", None]),
+    st.sampled_from(['{"a":', "1}", "}", "", '{"q": "\\u00e9"}', "\ud83d"]),
+    st.sampled_from([None, "", "hi"]),
+    st.sampled_from([None, "tool_calls", "stop"]),
+)
+WELL_FORMED = st.builds(
+    lambda writer, chunks: writer(*chunks),
+    st.sampled_from([sse, json_array, jsonl, har, pyrepr]),
+    st.lists(CHUNKS, min_size=1, max_size=4),
+)
+
+
+@st.composite
+def mutated_har(draw: st.DrawFn) -> str:
+    """A well-formed HAR with one or two members replaced by junk, removed, or duplicated."""
+    tree = json.loads(har(*draw(st.lists(CHUNKS, min_size=1, max_size=3))))
+    for _ in range(draw(st.integers(1, 2))):
+        node: Any = tree
+        while isinstance(node, dict | list) and node and draw(st.integers(0, 4)) > 0:
+            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+            key = draw(st.sampled_from(keys))
+            child = node[key]
+            if not isinstance(child, dict | list) or not child or draw(st.integers(0, 2)) == 0:
+                action = draw(st.sampled_from(["junk", "delete", "twice"]))
+                if action == "junk":
+                    node[key] = draw(junk | cut_short(WELL_FORMED))
+                elif action == "delete" and isinstance(node, dict):
+                    del node[key]
+                elif isinstance(node, list):
+                    node.append(child)
+                break
+            node = child
+    return json.dumps(tree, indent=draw(st.sampled_from([None, 2])))
+
+
+NEST = st.integers(1, 3000)
+DEEP = st.one_of(
+    st.builds(lambda n: "[" * n, NEST),
+    st.builds(lambda n: "[" * n + "]" * n, NEST),
+    st.builds(lambda n: '{"a":' * n + "1" + "}" * n, NEST),
+    st.builds(lambda n: "data: " + "[" * n, NEST),
+    st.builds(lambda n: "ChatCompletionChunk(" + "[" * n, NEST),
+    st.builds(lambda n: "(" * n + ")" * n, NEST),
+    st.builds(lambda n: '{"log": {"entries": ' + "[" * n, NEST),
+)
+HAR_ISH = st.builds(
+    lambda entries, extra: json.dumps({"log": {"entries": entries, **extra}}),
+    st.lists(
+        st.one_of(
+            junk,
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "request": st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "method": st.sampled_from(["POST", "GET", 1]),
+                            "url": st.sampled_from(["https://x/v1/chat/completions?key=s", "", 3]),
+                            "headers": st.lists(
+                                st.fixed_dictionaries(
+                                    {"name": st.sampled_from(["Authorization", "Cookie", "x"])},
+                                    optional={"value": st.text(max_size=8) | junk},
+                                ),
+                                max_size=2,
+                            ),
+                            "postData": st.fixed_dictionaries(
+                                {}, optional={"text": cut_short(JSON_TEXTS) | junk}
+                            ),
+                        },
+                    ),
+                    "response": st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "status": st.sampled_from([200, 500, "200", None]),
+                            "content": st.fixed_dictionaries(
+                                {},
+                                optional={
+                                    "mimeType": st.sampled_from(
+                                        ["text/event-stream", "application/json", "", 7]
+                                    ),
+                                    "text": cut_short(WELL_FORMED) | junk,
+                                    "encoding": st.sampled_from(["base64", "", "gzip"]),
+                                },
+                            ),
+                        },
+                    ),
+                },
+            ),
+        ),
+        max_size=3,
+    ),
+    st.dictionaries(st.sampled_from(["version", "creator", "pages"]), junk, max_size=2),
+)
+LINES = st.one_of(
+    st.sampled_from(
+        [
+            "data: [DONE]",
+            "data:",
+            "data: ",
+            "event: error",
+            "event: message",
+            ": keep-alive",
+            "id: 7",
+            "retry: x",
+            "  data: {}",
+            "HTTP/1.1 200 OK",
+            "< HTTP/2 200",
+            "HTTP/1.1 500 Internal Server Error",
+            "content-type: text/event-stream",
+            "Content-Type: application/json",
+            "* Connected to api.example.com",
+            "> POST /v1/chat/completions HTTP/2",
+            "<",
+            "[DONE]",
+            "[",
+            "]",
+            "{",
+            "}",
+            ",",
+            "ChatCompletionChunk(id='x', choices=[], created=1, model='m', object='c')",
+            "[ChatCompletionChunk(",
+            "ChoiceDelta(content='a', tool_calls=None)",
+            "ChoiceDeltaToolCall(index=0, id=None, function=None, type=None)",
+            "AIMessageChunk(content='', tool_call_chunks=[])",
+            '{"type": "message_start", "message": {}}',
+            '{"type": "response.output_item.added"}',
+            '{"candidates": []}',
+            "\ufeff",
+            "\x00",
+            "\ud800",
+            "\udfff\ud83d",
+            "\u2028",
+            "NaN",
+            "-Infinity",
+            "1e999999",
+            "1" * 400,
+        ]
+    ),
+    st.builds(lambda t: "data: " + t, cut_short(JSON_TEXTS) | st.text(max_size=12)),
+    st.builds(lambda t: "data:" + t, cut_short(st.builds(lambda c: json.dumps(c), CHUNKS))),
+    cut_short(JSON_TEXTS),
+    cut_short(WELL_FORMED),
+    cut_short(HAR_ISH),
+    mutated_har(),
+    mutated_har(),
+    DEEP,
+    SECRET_LINES,
+    st.text(max_size=20),
+)
+NEWLINES = st.sampled_from(["\n", "\r\n", "\r", "\n\n", ""])
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    """Text made of format-shaped lines, or a well-formed stream with a few lines changed."""
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        return draw(mutated_har())
+    if kind == 1:
+        lines = draw(WELL_FORMED).split("\n")
+        for _ in range(draw(st.integers(1, 3))):
+            at = draw(st.integers(0, len(lines)))
+            action = draw(st.sampled_from(["insert", "delete", "cut"]))
+            if action == "insert":
+                lines.insert(at, draw(LINES))
+            elif at < len(lines) and action == "delete":
+                del lines[at]
+            elif at < len(lines):
+                lines[at] = lines[at][: draw(st.integers(0, len(lines[at])))]
+        return "\n".join(lines)
+    lines = draw(st.lists(LINES, min_size=1, max_size=8))
+    out = lines[0]
+    for line in lines[1:]:
+        out += draw(NEWLINES) + line
+    return out
+
+
+@st.composite
+def raw_bytes(draw: st.DrawFn) -> bytes:
+    """Bytes as they come in an upload: UTF-8 or UTF-16 text, with stray bytes, or noise."""
+    kind = draw(st.integers(0, 4))
+    if kind == 0:
+        return draw(st.binary(max_size=200))
+    text = draw(texts())
+    if kind == 1:
+        return b"\xff\xfe" + text.encode("utf-16-le", "surrogatepass")
+    data = bytearray(text.encode("utf-8", "surrogatepass"))
+    for _ in range(draw(st.integers(0, 3))):
+        data.insert(draw(st.integers(0, len(data))), draw(st.integers(0, 255)))
+    return bytes(data)
+
+
+# -- checks ---------------------------------------------------------------------------------------
+
+
+def check_trace(records: list[Record] | tuple[Record, ...], options: Options) -> None:
+    """Assembling never raises, ends with `end`, serializes, streams the same, is deterministic."""
+    trace = assemble(records, options)
+    steps = trace.steps
+    assert steps[-1].kind == "end", steps[-1].kind
+    assert steps[-1].events and steps[-1].events[-1].type in ("done", "error")
+    assert len(steps) == len(records) + 1
+    whole = dumps(trace.to_json())
+    try:
+        streamed = b"".join(trace.json_parts({}))
+    except TypeError:
+        pass  # documented: orjson refused a value; `trace_document_parts` falls back to `dumps`
+    else:
+        assert orjson.loads(streamed) == orjson.loads(whole), "the streamed JSON differs"
+    again = dumps(assemble(records, options).to_json())
+    assert again == whole, "assembling the same records twice gave two traces"
+
+
+def _read(text: str, fmt: str, entry: int | None) -> tuple[str, Any]:
+    """("ok", the result) or ("refused", the message); anything but ReaderError propagates."""
+    try:
+        return "ok", read(text, fmt, har_entry=entry)
+    except ReaderError as error:
+        message = str(error)
+        assert message.strip(), "a ReaderError without a message"
+        assert len(message) <= MESSAGE_LIMIT, f"a {len(message)}-character message"
+        assert "Traceback" not in message
+        return "refused", message
+
+
+@dataclass(frozen=True)
+class ReaderCase:
+    """One input for the readers: its text, an entry to pick, and options to assemble with."""
+
+    text: str
+    entry: int | None
+    options: Options
+
+
+def check_readers(case: ReaderCase) -> None:
+    """Every format reads the text or refuses it in words, the same way twice; reads assemble."""
+    for fmt in ("auto", *FORMATS):
+        for entry in (None, case.entry) if case.entry is not None else (None,):
+            outcome, value = _read(case.text, fmt, entry)
+            again = _read(case.text, fmt, entry)
+            assert repr(again) == repr((outcome, value)), f"{fmt}: two reads differ"
+            if outcome == "ok" and entry is None:
+                check_trace(value.records, case.options)
+
+
+def check_reader_bytes(data: bytes) -> None:
+    """Bytes decode to text without raising, and the text reads or is refused in words."""
+    text = decode(data)
+    assert isinstance(text, str)
+    for fmt in ("auto", *FORMATS):
+        _read(text, fmt, None)
+
+
+def _json_or_none(text: str) -> tuple[bool, Any]:
+    try:
+        return True, json.loads(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def _class(char: str) -> str:
+    if char.isascii() and char.isalpha():
+        return "upper" if char.isupper() else "lower"
+    return "digit" if char.isascii() and char.isdigit() else char
+
+
+def check_redaction(text: str) -> None:
+    """Both redaction passes: never raise, idempotent, structure kept."""
+    first = redact(text)
+    if not first.removed:
+        assert first.text == text, "nothing removed, yet the text changed"
+    assert redact(first.text).text == first.text, "a second redaction changed the text again"
+    parsed, _ = _json_or_none(text)
+    if parsed:
+        assert _json_or_none(first.text)[0], "redaction broke the JSON"
+    key = b"fuzz-key-0123456"
+    findings = scan(text, key)
+    assert findings == scan(text, key), "two scans with one key differ"
+    end = 0
+    for finding in findings:
+        assert end <= finding.start < finding.end <= len(text), (end, finding)
+        end = finding.end
+        original = text[finding.start : finding.end]
+        assert len(finding.mask) == len(original)
+        assert finding.mask != original
+        assert list(map(_class, finding.mask)) == list(map(_class, original)), finding.mask
+    masked = apply(text, findings)
+    assert len(masked) == len(text)
+    if parsed:
+        assert _json_or_none(masked)[0], "masking broke the JSON"
+    scrubbed, removed = scrub(text)
+    assert isinstance(scrubbed, str) and all(isinstance(word, str) for word in removed)
+
+
+def check_assembler(case: tuple[list[Record], Options]) -> None:
+    """Any records, any options: see `check_trace`."""
+    records, options = case
+    check_trace(records, options)
+
+
+# -- the targets ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """A fuzz target: what it draws and what it checks."""
+
+    name: str
+    strategy: st.SearchStrategy[Any]
+    check: Callable[[Any], None]
+
+
+TARGETS = (
+    Target(
+        "readers",
+        st.builds(ReaderCase, texts(), st.none() | st.integers(0, 3), any_options),
+        check_readers,
+    ),
+    Target("reader-bytes", raw_bytes(), check_reader_bytes),
+    Target("redaction", texts() | st.text(max_size=80), check_redaction),
+    Target("assembler", st.tuples(any_records, any_options), check_assembler),
+)
+"""Every fuzz target, by name."""
