@@ -159,9 +159,16 @@ class Assembler:
         if not _REASONING_KEYS.isdisjoint(delta):
             return False
         columns = self._columns
-        step = columns.begin(CHUNK, line)
-        if step == 0:
-            columns.event(START, None)
+        step = len(columns.step_kind)  # `columns.begin(CHUNK, line)` for a line that fits
+        if step == 0 or line >= 1 << 62:
+            columns.begin(CHUNK, line)
+            if step == 0:
+                columns.event(START, None)
+        else:
+            columns.step_kind.append(CHUNK)
+            columns.step_line.append(line)
+            columns.step_fragment.append(len(columns.fragment_rule))
+            columns.step_event.append(len(columns.event_type))
         self._calls.plain_fragments(step, fragments)
         return True
 

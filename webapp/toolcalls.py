@@ -105,12 +105,19 @@ class ToolCalls:
 
     def plain_fragments(self, step: int, fragments: list[Any]) -> None:
         """`fragments` for a chunk's non-empty list of entries, the usual ones resolved inline."""
+        if self._server:
+            for position, raw in enumerate(fragments):
+                self._fragment(step, position, raw)
+            return
+        plain = self._plain_fragment
         for position, raw in enumerate(fragments):
-            if not self._plain_fragment(step, raw):
+            if not plain(step, raw):
                 self._fragment(step, position, raw)
 
     def _plain_fragment(self, step: int, raw: Any) -> bool:
         """Resolve a fragment that only carries argument text, if no rule needs more; else False.
+
+        Client path only (`plain_fragments` sends the server-tools path to `_fragment`).
 
         The bulk of a long stream on the client path: a fragment with no id and no name (or
         `""` ones), string arguments, and an index that names an open block (`exact-index`)
@@ -119,7 +126,7 @@ class ToolCalls:
         text are written, as `_fragment` would write them. Anything else returns False before
         touching any state, and `_fragment` resolves it.
         """
-        if type(raw) is not dict or self._server or "custom" in raw:
+        if type(raw) is not dict or "custom" in raw:
             return False
         function = raw.get("function")
         if type(function) is not dict:
@@ -166,10 +173,10 @@ class ToolCalls:
                 self._stale_several = True
             self._stale.append((block, piece))
         columns.event_type.append(TOOLCALL_DELTA)
-        columns.event_index.append(_content_index(block))
+        columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # client path
         columns.event_delta.append(piece)
         columns.fragment_rule.append(rule)
-        columns.fragment_block.append(_number(block))
+        columns.fragment_block.append(block.number)  # type: ignore[arg-type]  # a tool call
         columns.fragment_piece.append(len(block.pieces) - 1 if piece else -1)
         columns.fragment_index_miss.append(NO_KEY)
         columns.fragment_id_miss.append(NO_KEY)

@@ -189,7 +189,8 @@ def steps_bytes(
     step_fragment, step_event = columns.step_fragment, columns.step_event
     rules, types, deltas = columns.fragment_rule, columns.event_type, columns.event_delta
     content_indexes, arguments = columns.event_index, columns.fragment_arguments
-    marked = (columns.errors, columns.notes, columns.unassembled, columns.finish_reasons)
+    errors, notes, unassembled = columns.errors, columns.notes, columns.unassembled
+    finishes = columns.finish_reasons
     fragment_end = len(rules) if stop >= len(columns) else step_fragment[stop]
     event_end = len(types) if stop >= len(columns) else step_event[stop]
     dumps = orjson.dumps
@@ -208,7 +209,10 @@ def steps_bytes(
             and lines[number] != NONE
             and content_indexes[event] != NONE
             and deltas[event] is not None
-            and not any(number in mark for mark in marked)
+            and number not in errors
+            and number not in notes
+            and number not in unassembled
+            and number not in finishes
         ):
             frame = _framing(columns, row, reasons, framing)
         if frame is None:

@@ -148,22 +148,16 @@ def _plain(text: str, first_line: int) -> Payloads | None:
     """
     if not text.startswith("data: ") or "\r" in text or "\n\n\n" in text:
         return None
-    events = text.split("\n\n")
-    at_end = events[-1] != ""
-    if at_end:
-        events[-1] = events[-1].removesuffix("\n")
-    else:
-        events.pop()
-    if not events:
+    payloads = text[6:].split("\n\ndata: ")
+    last = payloads[-1]
+    tail = 2 if last.endswith("\n\n") else 1 if last.endswith("\n") else 0
+    if tail:
+        payloads[-1] = last[:-tail]
+    # Every line break is half of a separator, but the one or two after the last event: any
+    # other is a line inside an event.
+    if text.count("\n") != 2 * (len(payloads) - 1) + tail:
         return None
-    # Every line break is half of a separator but perhaps one after the last event: any other
-    # is a line inside an event.
-    tail = (1 if text.endswith("\n") else 0) if at_end else 2
-    if text.count("\n") != 2 * (len(events) - 1) + tail:
-        return None
-    if text.count("\n\ndata: ") != len(events) - 1:
-        return None
-    return Payloads([event[6:] for event in events], first_line, _one, at_end=at_end)
+    return Payloads(payloads, first_line, _one, at_end=tail < 2)
 
 
 def _one(payload: str, line: int, at_end: bool) -> Record:
