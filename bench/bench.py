@@ -16,7 +16,7 @@ For each input, best of --repeat runs:
 - cli text:   `streamviz trace` (the text table, plain), output to /dev/null;
 - cli check:  `streamviz check` (the anomalies, plain), output to /dev/null.
 Peak memory (tracemalloc, a separate run): the floor splits the text and keeps every parsed
-chunk; the pipeline runs from the file's bytes to the output bytes.
+chunk; `cli json` runs from the file to /dev/null. Both are also printed against the input size.
 
 Run: `.venv/bin/python bench/bench.py` (or `make bench`); `--profile NAME` prints where the
 in-process time goes for one full-size input. A full run ends with the minimiser on a 5,000-chunk
@@ -215,7 +215,7 @@ def measure(name: str, scale: int, folder: Path, repeat: int) -> dict[str, Any]:
         "text": best(lambda: through_cli(path, "text"), repeat),
         "check": best(lambda: through_cli(path, "text", "check"), repeat),
         "floor_mem": peak(lambda: floor_kept(text)),
-        "trace_mem": peak(lambda: in_process(path)),
+        "trace_mem": peak(lambda: through_cli(path)),
     }
 
 
@@ -231,13 +231,19 @@ _TIMES = (
 def table(rows: list[dict[str, Any]]) -> Iterator[str]:
     """The results, one line per input and size: seconds (ratio to the floor), then scaling."""
     head = "".join(f" {label:>16}" for _, label in _TIMES)
-    yield f"{'input':<15} {'size':>4} {'MB':>5} {'chunks':>7} {'floor s':>7}{head} {'peak MB':>14}"
+    yield (
+        f"{'input':<15} {'size':>4} {'MB':>5} {'chunks':>7} {'floor s':>7}{head} "
+        f"{'peak MB (x floor, x input)':>27}"
+    )
     for row in rows:
         size = "1/10" if row["scale"] == 10 else "full"
         times = "".join(
             f" {row[key]:>7.3f} (x{row[key] / row['floor']:>5.1f})" for key, _ in _TIMES
         )
-        memory = f"{row['trace_mem'] / 1e6:>5.0f} (x{row['trace_mem'] / row['floor_mem']:>4.1f})"
+        memory = (
+            f"{row['trace_mem'] / 1e6:>5.0f} (x{row['trace_mem'] / row['floor_mem']:>4.1f}, "
+            f"x{row['trace_mem'] / row['bytes']:>4.1f} input)"
+        )
         yield (
             f"{row['name']:<15} {size:>4} {row['bytes'] / 1e6:>5.1f} {row['chunks']:>7} "
             f"{row['floor']:>7.3f}{times} {memory:>14}"

@@ -148,7 +148,8 @@ def _plain(text: str, first_line: int) -> Payloads | None:
     """
     if not text.startswith("data: ") or "\r" in text or "\n\n\n" in text:
         return None
-    payloads = text[6:].split("\n\ndata: ")
+    payloads = text.split("\n\ndata: ")
+    payloads[0] = payloads[0][6:]
     last = payloads[-1]
     tail = 2 if last.endswith("\n\n") else 1 if last.endswith("\n") else 0
     if tail:
