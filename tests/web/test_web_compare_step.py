@@ -135,3 +135,15 @@ def test_the_selected_row_is_in_the_window_shown(client: TestClient, store: Stor
     clamped = client.get(f"/s/{stream_id}/compare?step=999").text
     assert 'data-step="93"' in panel(clamped)  # 92 chunks, [DONE], the end
     assert client.get(f"/s/{stream_id}/compare?step=x").status_code == 400
+
+
+def test_compare_opens_its_stream_in_the_playground(client: TestClient, store: Store) -> None:
+    stream_id = store(CONTINUATION)
+    for url, source in (
+        (f"/s/{stream_id}/compare", stream_id),
+        ("/examples/continuation/compare", "example%3Acontinuation"),
+    ):
+        found = re.search(r'id="edit-copy" href="([^"]+)"', client.get(url).text)
+        assert found is not None
+        assert unescape(found.group(1)) == f"/play?from={source}"
+        assert client.get(unescape(found.group(1))).status_code == 200
