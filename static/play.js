@@ -119,7 +119,9 @@
     var link = row && row.querySelector("a.pick");
     if (!row || !panel || !link || !window.htmx) return;
     if (panel.getAttribute("data-step") === row.id.replace("crow-", "")) return;
-    window.htmx.ajax("GET", link.getAttribute("data-panel"), { target: "#compare-step", swap: "outerHTML" });
+    // into a slot that stays in place, its hx-sync="replace" dropping an older request
+    var slot = el("compare-step-slot");
+    window.htmx.ajax("GET", link.getAttribute("data-panel"), { source: slot, target: slot, swap: "innerHTML" });
   }
 
   function move(offset) {

@@ -106,7 +106,7 @@ def test_rows_select_with_plain_links_and_the_panel_comes_alone_for_htmx(
 ) -> None:
     stream_id = store(CONTINUATION)
     page = client.get(f"/s/{stream_id}/compare").text
-    picks = re.findall(r'<a class="n pick" href="([^"]+)" data-panel="([^"]+)"', page)
+    picks = re.findall(r'<a class="pick" href="([^"]+)" data-panel="([^"]+)"', page)
     assert len(picks) == 6  # four chunks, [DONE] and the end
     href, part = (unescape(url) for url in picks[2])
     assert "step=2" in href and href.startswith(f"/s/{stream_id}/compare?")
