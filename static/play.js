@@ -1,5 +1,6 @@
 // streamviz: play/pause through the steps (space), on the timeline and on compare;
-// compare also steps with the keyboard. Loaded only by those two pages (see _player.html).
+// compare also steps with the keyboard, and its step panel follows the selected row.
+// Loaded only by those two pages (see _player.html).
 (function () {
   "use strict";
 
@@ -77,6 +78,7 @@
   }
 
   function afterSwap() {
+    if (onCompare()) { loadPanel(); return; }
     markTold(stage() ? stage().getAttribute("data-step") : null);
     if (!playing || waitingFrom === null || !stage()) return;
     if (stage().getAttribute("data-step") === waitingFrom) return;  // another swap
@@ -106,6 +108,20 @@
       url.searchParams.set("step", step);
       history.replaceState(history.state, "", url.toString());
     }
+    loadPanel();
+  }
+
+  // The selected step's panel (its input, both sides' blocks as of it) follows the selection:
+  // fetched (htmx) when it shows another step; a late answer for an older step is fetched again.
+  function loadPanel() {
+    var row = selectedRow();
+    var panel = el("compare-step");
+    var link = row && row.querySelector("a.pick");
+    if (!row || !panel || !link || !window.htmx) return;
+    if (panel.getAttribute("data-step") === row.id.replace("crow-", "")) return;
+    // into a slot that stays in place, its hx-sync="replace" dropping an older request
+    var slot = el("compare-step-slot");
+    window.htmx.ajax("GET", link.getAttribute("data-panel"), { source: slot, target: slot, swap: "innerHTML" });
   }
 
   function move(offset) {
@@ -210,6 +226,13 @@
       var row = step !== null ? el("crow-" + step) : null;
       if (row) select(row, false);
       document.addEventListener("click", function (event) {
+        if (event.ctrlKey || event.metaKey || event.shiftKey || event.button) return;  // a new tab
+        var pick = event.target.closest && event.target.closest("#compare-rows a.pick");
+        if (pick) {
+          event.preventDefault();
+          select(pick.closest(".crow"), true);
+          return;
+        }
         var link = event.target.closest && event.target.closest("#story .told-step");
         if (!link) return;
         var target = el("crow-" + new URL(link.href).searchParams.get("step"));

@@ -120,3 +120,27 @@ def test_links_build_embed_and_present_urls() -> None:
     assert presented.compare().startswith("/s/abc/compare?")
     assert presented.page.step(1).startswith("/s/abc?") and "present=1" in presented.page.step(1)
     assert "present" not in Links("abc", Options()).step(1)
+
+
+def test_links_inside_an_embed_leave_the_frame_unless_they_step(
+    client: TestClient, store: Store
+) -> None:
+    """Pages other than /embed/ refuse framing, so a link to one opens a new tab instead."""
+    stream_id = store(CONTINUATION)
+    urls = [f"/embed/s/{stream_id}?step={step}&policy=exact-key" for step in range(5)]
+    urls += ["/embed/examples/continuation", "/embed/examples/server-late"]
+    for url in urls:
+        page = client.get(url)
+        assert page.status_code == 200, page.text
+        anchors = re.findall(r"<a\b[^>]*>", page.text)
+        assert any('href="/rules#' in anchor for anchor in anchors)
+        for anchor in anchors:
+            href = re.search(r'href="([^"]*)"', anchor)
+            assert href is not None, anchor
+            if href.group(1).startswith("/embed/"):
+                assert " target=" not in anchor, anchor
+            else:
+                assert 'target="_blank"' in anchor and 'rel="noopener"' in anchor, anchor
+    # the full pages keep their links in the same tab
+    full = client.get(f"/s/{stream_id}?step=1&policy=exact-key").text
+    assert re.search(r'<a class="badge rule-new" href="/rules#new">', full)

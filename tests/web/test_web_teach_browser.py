@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, expect
 
 from tests.web.webkit import CONTINUATION, Watched
 
@@ -126,3 +126,50 @@ def test_the_playground_updates_live_as_the_user_types(watched: Watched) -> None
     page.get_by_role("button", name="Save as a new stream").click()
     expect(page).to_have_url(re.compile(r"/s/[\w-]{22,}\?step=0"))
     watched.assert_clean()
+
+
+def test_compare_panel_follows_the_selected_step(watched: Watched) -> None:
+    page = watched.page
+    page.goto(f"{watched.base}/examples/continuation/compare?step=1")
+    page.evaluate("window.__sameDocument = true")
+    panel = page.locator("#compare-step")
+    exact_key = panel.locator(".step-side[data-policy='exact-key'] .step-blocks li")
+    adr = panel.locator(".step-side[data-policy='adr-0019'] .step-blocks li")
+    expect(panel).to_have_attribute("data-step", "1")
+    expect(exact_key).to_have_count(1)
+    page.keyboard.press("j")  # the timeline's key for the next step
+    expect(panel).to_have_attribute("data-step", "2")
+    expect(exact_key).to_have_count(2)
+    expect(exact_key.nth(1)).to_contain_text("phantom")
+    expect(adr).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"[?&]step=2"))
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(panel).to_have_attribute("data-step", "4")
+    expect(exact_key).to_have_count(4)
+    expect(adr.first).to_contain_text('"unit":"C"}')
+    # the input of the selected step: index, id and name struck through as absent
+    expect(panel.locator(".step-input del.absent")).to_have_text(["index", "id", "name"])
+    page.locator("#crow-1 a.pick").click()
+    expect(panel).to_have_attribute("data-step", "1")
+    expect(page.locator("#compare-rows .crow[aria-current]")).to_have_attribute("id", "crow-1")
+    # playing moves the panel with the selection, and pausing leaves it on the row shown
+    page.select_option("#play-speed", "400")
+    page.check("#play-stop")
+    page.locator("#play").click()
+    expect(page.locator("#play")).to_have_attribute("aria-pressed", "false")
+    expect(page.locator("#compare-rows .crow[aria-current]")).to_have_attribute("id", "crow-2")
+    expect(panel).to_have_attribute("data-step", "2")
+    assert page.evaluate("window.__sameDocument") is True
+    watched.assert_clean()
+
+
+def test_compare_steps_without_javascript(browser: Browser, live_server: str) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{live_server}/examples/continuation/compare?step=1")
+    page.locator("#crow-3 a.pick").click()
+    expect(page).to_have_url(re.compile(r"[?&]step=3"))
+    expect(page.locator("#compare-step")).to_have_attribute("data-step", "3")
+    expect(page.locator("#crow-3")).to_have_attribute("aria-current", "step")
+    context.close()

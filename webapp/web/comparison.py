@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from webapp.compare import AlignedStep, Comparison
+from webapp.records import Record
 from webapp.rules import Policy
 from webapp.trace import Step, Trace
+from webapp.web.compare_step import InputFragment, fragment_inputs
 from webapp.web.query import PATHS, Links
 from webapp.web.text import Clipped, clipped, tally
 from webapp.web.views import Badge, badges, block_label, is_phantom
@@ -35,6 +38,12 @@ class CompareRow:
     rule_differs: bool
     blocks_differ: bool
     differs: bool
+    inputs: tuple[InputFragment, ...] = ()
+    """The chunk's fragments as the stream carried them (keys present, absent)."""
+    url: str = ""
+    """The compare page with this row selected (a plain link)."""
+    panel_url: str = ""
+    """The selected-step panel of this row alone (htmx)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +85,24 @@ class ComparePage:
     swap_url: str
     paths: tuple[tuple[str, str, bool], ...]
     """(path, URL of this comparison on that path, whether it is the current one)."""
+    selected: int | None = None
+    """The selected row's step (`?step=N`), None when none is."""
 
 
 def compare_page(
-    comparison: Comparison, links: Links, *, only: bool, start: int, size: int
+    comparison: Comparison,
+    links: Links,
+    *,
+    only: bool,
+    start: int,
+    size: int,
+    records: Sequence[Record] = (),
+    selected: int | None = None,
 ) -> ComparePage:
-    """The window of rows from `start` in the listing (every step, or only differing ones)."""
+    """The window of rows from `start` in the listing (every step, or only differing ones).
+
+    With `records`, each row shows its chunk's fragments as carried; `selected` marks a row.
+    """
     left, right = comparison.left.policy, comparison.right.policy
     listing = comparison.differing if only else comparison.rows
     start = max(0, min(start, len(listing)))
@@ -91,10 +112,20 @@ def compare_page(
     flags = (_flags(comparison.left, steps), _flags(comparison.right, steps))
     sides = (links.with_policy(left), links.with_policy(right))
     page_path = links.options.path
-    rows = tuple(_compare_row(comparison, row, sides, flags) for row in window)
 
     def url(at: int, differing: bool = only) -> str:
         return links.compare(left, right, only=differing, start=at)
+
+    def picked(row: CompareRow) -> CompareRow:
+        record = records[row.step] if row.step < len(records) else None
+        return replace(
+            row,
+            inputs=fragment_inputs(record, comparison.left.choice) if records else (),
+            url=links.compare(left, right, only=only, start=start, step=row.step),
+            panel_url=links.compare(left, right, only=only, step=row.step, panel=True),
+        )
+
+    rows = tuple(picked(_compare_row(comparison, row, sides, flags)) for row in window)
 
     return ComparePage(
         left=left,
@@ -122,6 +153,7 @@ def compare_page(
             (path, links.with_path(path).compare(left, right, only=only), path == page_path)
             for path in PATHS
         ),
+        selected=selected,
     )
 
 

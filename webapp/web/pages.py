@@ -13,8 +13,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import FormData
+from starlette.datastructures import FormData, QueryParams
 
+from webapp.compare import Comparison
 from webapp.examples import EXAMPLES
 from webapp.options import Options
 from webapp.readers import decode
@@ -23,6 +24,7 @@ from webapp.rules import POLICIES
 from webapp.web import clients, masking, minimise_routes, triage, views
 from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.compare_step import step_panel
 from webapp.web.comparison import compare_page
 from webapp.web.entries import entries
 from webapp.web.htmx import wants_partial
@@ -355,28 +357,59 @@ def rows(request: Request, stream_id: str) -> Response:
 @router.get("/s/{stream_id}/compare")
 def compare(request: Request, stream_id: str) -> Response:
     """Two policies side by side; an htmx request gets only the next rows."""
-    query = request.query_params
-    options = parse_options(query)
-    left = parse_policy(query.get("left"), COMPARED[0], "left")
-    right = parse_policy(query.get("right"), COMPARED[1], "right")
+    comparison, links, query = _comparison(request, stream_id)
     only = query.get("only") or ""
     if only not in ("", "differing"):
         raise BadQuery("only must be 'differing' or absent")
-    start = parse_int(query.get("start"), "start", 0)
-    har_entry = parse_har_entry(query.get("har_entry"))
-    service = service_of(request)
-    comparison = service.comparison(stream_id, options, left, right, har_entry)
     size = settings_of(request).timeline_window
-    present = parse_present(query.get("present"))
-    links = Links(stream_id, replace(options, policy=right), har_entry, present=present)
-    page = compare_page(comparison, links, only=bool(only), start=start, size=size)
+    chosen = query.get("step")
+    selected = parse_int(chosen, "step", 0) if chosen else None
+    if selected is not None:
+        selected = max(0, min(selected, len(comparison.rows) - 1))
+    start = parse_int(query.get("start"), "start", 0)
+    if "start" not in query and selected is not None and not only:
+        start = selected // size * size  # the window that holds the selected row
+    service = service_of(request)
+    reading = service.reading(stream_id, links.har_entry)
+    records = reading.result.records
+    page = compare_page(
+        comparison, links, only=bool(only), start=start, size=size, records=records,
+        selected=selected,
+    )  # fmt: skip
     templates = templates_of(request)
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
-    reading = service.reading(stream_id, har_entry)
     context.update(title=views.stream_title(reading.info), links=links)
+    context["panel"] = step_panel(comparison, records, selected) if selected is not None else None
     return render(templates, request, "compare.html", context)
+
+
+@router.get("/s/{stream_id}/compare/step")
+def compare_step(request: Request, stream_id: str) -> Response:
+    """The compare page's selected step alone: its input, both policies' blocks as of it."""
+    comparison, links, query = _comparison(request, stream_id)
+    step = parse_int(query.get("step"), "step", 0)
+    records = service_of(request).reading(stream_id, links.har_entry).result.records
+    panel = step_panel(comparison, records, step)
+    if not wants_partial(request):
+        left, right = comparison.left.policy, comparison.right.policy
+        return RedirectResponse(links.compare(left, right, step=panel.step), status_code=303)
+    context = {"panel": panel, "links": links}
+    return render(templates_of(request), request, "_compare_step.html", context)
+
+
+def _comparison(request: Request, stream_id: str) -> tuple[Comparison, Links, QueryParams]:
+    """The comparison a compare URL names, and the links of its page."""
+    query = request.query_params
+    options = parse_options(query)
+    left = parse_policy(query.get("left"), COMPARED[0], "left")
+    right = parse_policy(query.get("right"), COMPARED[1], "right")
+    har_entry = parse_har_entry(query.get("har_entry"))
+    comparison = service_of(request).comparison(stream_id, options, left, right, har_entry)
+    present = parse_present(query.get("present"))
+    links = Links(stream_id, replace(options, policy=right), har_entry, present=present)
+    return comparison, links, query
 
 
 @router.get("/rules")

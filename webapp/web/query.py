@@ -278,8 +278,12 @@ class Links:
         only: bool = False,
         start: int = 0,
         step: int | None = None,
+        panel: bool = False,
     ) -> str:
-        """The compare page of `left` and `right` on these options; `step` selects a row."""
+        """The compare page of `left` and `right` on these options; `step` selects a row.
+
+        `panel` gives the URL of the selected step's panel alone (htmx) instead of the page.
+        """
         items: dict[str, str | int] = {"left": left, "right": right}
         items.update(options_query(self.options))
         del items["policy"]
@@ -293,7 +297,8 @@ class Links:
             items["step"] = step
         if self.present:
             items["present"] = "1"
-        return f"{self.page.base}/compare?{urlencode(items)}"
+        where = "compare/step" if panel else "compare"
+        return f"{self.page.base}/{where}?{urlencode(items)}"
 
     @property
     def clients(self) -> str:

@@ -1,9 +1,9 @@
 """The teaching pages: built-in examples at stable URLs, the guided tour, and the record.
 
-`GET /examples/{key}` (and its `/compare`, `/rows`, `/timeline`, `/anomalies`) serves an
-example from the package under the stream id `example:KEY` (see `example_source`), through
-the same page code as a stored stream; nothing is stored. A URL without a step or options
-opens at the example's story: its start step and its options.
+`GET /examples/{key}` (and its `/compare`, `/compare/step`, `/rows`, `/timeline`,
+`/anomalies`) serves an example from the package under the stream id `example:KEY` (see
+`example_source`), through the same page code as a stored stream; nothing is stored. A URL
+without a step or options opens at the example's story: its start step and its options.
 """
 
 from __future__ import annotations
@@ -88,6 +88,12 @@ def example_page(request: Request, key: str) -> Response:
 def example_compare(request: Request, key: str) -> Response:
     """An example's compare page, from the package, its story's step selected."""
     return _as_example(request, key, pages.compare)
+
+
+@router.get("/examples/{key}/compare/step")
+def example_compare_step(request: Request, key: str) -> Response:
+    """The selected step of an example's compare page (htmx)."""
+    return _as_example(request, key, pages.compare_step)
 
 
 @router.get("/examples/{key}/timeline")
