@@ -229,7 +229,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("application/json"):
         # JSON escapes can double the text's size; the text itself is checked in `prepare`.
-        body = await read_body(request, 2 * limit + FORM_OVERHEAD)
+        body = await read_body(request, 2 * limit + FORM_OVERHEAD, limit)
         upload = await run_in_threadpool(prepare_json, body, limit)
         prepared, title, fmt = upload.prepared, upload.title, upload.input_format
     else:
