@@ -284,7 +284,8 @@ def stream_trace(request: Request, stream_id: str) -> Response:
     options = parse_options(request.query_params)
     har_entry = parse_har_entry(request.query_params.get("har_entry"))
     view = service_of(request).view(stream_id, options, har_entry)
-    body = b"".join(trace_document_parts(view.trace, view.reading.result))
+    source = view.source
+    body = b"".join(trace_document_parts(view.trace, source.found, source.records))
     return Response(body, media_type="application/json")
 
 

@@ -373,8 +373,7 @@ def compare(request: Request, stream_id: str) -> Response:
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
-    reading = service.reading(stream_id, har_entry)
-    context.update(title=views.stream_title(reading.info), links=links)
+    context.update(title=views.stream_title(service.info(stream_id)), links=links)
     return render(templates, request, "compare.html", context)
 
 
