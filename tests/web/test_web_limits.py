@@ -4,6 +4,7 @@ form parser's own)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import anyio
@@ -120,7 +121,10 @@ def _post_chunked(app: FastAPI, path: str, content_type: str, head: bytes) -> tu
     async def main() -> None:
         await app(scope, receive, send)
 
-    anyio.run(main)
+    # A thread of its own: Playwright's sync API may hold an event loop in this one.
+    runner = threading.Thread(target=anyio.run, args=(main,))
+    runner.start()
+    runner.join()
     return status[0], b"".join(body)
 
 
