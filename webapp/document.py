@@ -9,11 +9,14 @@ from webapp.records import ReadResult
 from webapp.trace import Trace
 
 
-def input_json(source: ReadResult) -> dict[str, Any]:
-    """What the reader found: the detected format, its notes, the request's model and tools."""
+def input_json(source: ReadResult, records: int | None = None) -> dict[str, Any]:
+    """What the reader found: the detected format, its notes, the request's model and tools.
+
+    `records` counts the records when `source` no longer holds them (a web app's trace view).
+    """
     return {
         "format": source.format,
-        "records": len(source.records),
+        "records": len(source.records) if records is None else records,
         "notes": list(source.notes),
         "model": source.model,
         "tools": list(source.tools),
@@ -22,19 +25,21 @@ def input_json(source: ReadResult) -> dict[str, Any]:
     }
 
 
-def trace_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
+def trace_document(trace: Trace, source: ReadResult, records: int | None = None) -> dict[str, Any]:
     """The schema-1 trace with an "input" key describing what was read."""
     document = trace.to_json()
-    document["input"] = input_json(source)
+    document["input"] = input_json(source, records)
     return document
 
 
-def trace_document_parts(trace: Trace, source: ReadResult) -> list[bytes]:
+def trace_document_parts(
+    trace: Trace, source: ReadResult, records: int | None = None
+) -> list[bytes]:
     """`dumps(trace_document(trace, source))`, written from the columns a batch of steps at a
     time instead of as one object tree; the pieces joined are the same bytes."""
     try:
-        return list(trace.json_parts({"input": input_json(source)}))
+        return list(trace.json_parts({"input": input_json(source, records)}))
     except TypeError:
         # orjson refused a value (a lone surrogate, an integer beyond 64 bits): `dumps` writes
         # the whole document as ASCII JSON then, so the whole document is built.
-        return [dumps(trace_document(trace, source))]
+        return [dumps(trace_document(trace, source, records))]

@@ -14,6 +14,8 @@ from typing import Any
 
 ENV_PREFIX = "STREAMVIZ_"
 MB = 1024 * 1024
+DEFAULT_MAX_BYTES = 64 * MB
+"""The default upload limit: a 100,000-chunk stream of realistic chunks (about 22 MB) fits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +24,7 @@ class Settings:
 
     db: str
     """The store: a SQLite file path, `sqlite:///PATH`, or `postgresql://...`."""
-    max_bytes: int = 20_000_000
+    max_bytes: int = DEFAULT_MAX_BYTES
     """The largest stream accepted, in bytes; larger input gets a 413."""
     cache_bytes: int = 512 * MB
     """What the caches of readings, traces and comparisons may hold together, in bytes."""

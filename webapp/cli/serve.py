@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from webapp.cli import InputError
+from webapp.settings import DEFAULT_MAX_BYTES
 from webapp.storage import UnsupportedDatabase, open_storage, parse_location
 
 FACTORY = "webapp.app:create_app_from_env"
@@ -45,9 +46,9 @@ FACTORY = "webapp.app:create_app_from_env"
 @click.option(
     "--max-bytes",
     type=click.IntRange(min=1),
-    default=20_000_000,
+    default=DEFAULT_MAX_BYTES,
     show_default=True,
-    help="Largest upload accepted, in bytes.",
+    help="Largest upload accepted, in bytes (64 MiB: a 100,000-chunk stream fits).",
 )
 @click.option(
     "--cache-mb",

@@ -69,6 +69,17 @@ class PostgresBackend:
 
             yield run
 
+    @contextmanager
+    def transaction(self) -> Iterator[Run]:
+        """One transaction on a pooled connection."""
+        with self._pool.connection() as conn, conn.transaction():
+
+            def run(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+                cursor = conn.execute(_placeholders(sql), params)
+                return cursor.fetchall() if cursor.description is not None else []
+
+            yield run
+
     def close(self) -> None:
         """Close the pool and its connections."""
         self._pool.close()

@@ -64,6 +64,18 @@ class SqliteBackend:
                 raise
             self._db.execute("COMMIT")
 
+    @contextmanager
+    def transaction(self) -> Iterator[Run]:
+        """`BEGIN IMMEDIATE` (the write lock, waited for), the statements, `COMMIT`."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield lambda sql, params: self._db.execute(sql, params).fetchall()
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:

@@ -29,6 +29,10 @@ class Backend(Protocol):
         """One transaction that holds the store-wide migration lock (one worker at a time)."""
         ...
 
+    def transaction(self) -> AbstractContextManager[Run]:
+        """One transaction: its statements are committed together or not at all."""
+        ...
+
     def close(self) -> None:
         """Release the connections."""
         ...
@@ -96,26 +100,26 @@ class Storage:
             redactions=redactions,
             parent=parent,
         )
-        self.backend.run(
-            f"INSERT INTO streams ({_COLUMNS}, raw, delete_hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                info.id,
-                info.title,
-                info.created,
-                info.size,
-                info.format,
-                info.input_format,
-                json.dumps(list(info.redactions)),
-                info.parent,
-                raw,
-                delete_hash,
-            ),
-        )
+        with self.backend.transaction() as run:
+            run(
+                f"INSERT INTO streams ({_COLUMNS}, delete_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    info.id,
+                    info.title,
+                    info.created,
+                    info.size,
+                    info.format,
+                    info.input_format,
+                    json.dumps(list(info.redactions)),
+                    info.parent,
+                    delete_hash,
+                ),
+            )
+            run("INSERT INTO stream_bytes (stream_id, raw) VALUES (?, ?)", (info.id, raw))
         return info
 
     def info(self, stream_id: str) -> StreamInfo | None:
-        """The stream's record, or None when no stream has this id."""
+        """The stream's record, or None when no stream has this id (its bytes are not read)."""
         rows = self.backend.run(f"SELECT {_COLUMNS} FROM streams WHERE id = ?", (stream_id,))
         if not rows:
             return None
@@ -133,7 +137,7 @@ class Storage:
 
     def raw(self, stream_id: str) -> bytes | None:
         """The stored bytes, exactly as stored, or None."""
-        rows = self.backend.run("SELECT raw FROM streams WHERE id = ?", (stream_id,))
+        rows = self.backend.run("SELECT raw FROM stream_bytes WHERE stream_id = ?", (stream_id,))
         return bytes(rows[0][0]) if rows else None
 
     def delete_hash(self, stream_id: str) -> str | None:

@@ -229,7 +229,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("application/json"):
         # JSON escapes can double the text's size; the text itself is checked in `prepare`.
-        body = await read_body(request, 2 * limit + FORM_OVERHEAD)
+        body = await read_body(request, 2 * limit + FORM_OVERHEAD, limit)
         upload = await run_in_threadpool(prepare_json, body, limit)
         prepared, title, fmt = upload.prepared, upload.title, upload.input_format
     else:
@@ -284,7 +284,8 @@ def stream_trace(request: Request, stream_id: str) -> Response:
     options = parse_options(request.query_params)
     har_entry = parse_har_entry(request.query_params.get("har_entry"))
     view = service_of(request).view(stream_id, options, har_entry)
-    body = b"".join(trace_document_parts(view.trace, view.reading.result))
+    source = view.source
+    body = b"".join(trace_document_parts(view.trace, source.found, source.records))
     return Response(body, media_type="application/json")
 
 

@@ -68,6 +68,12 @@ class Memo(Generic[K, V]):
                 self._pending.pop(key, None)
             return value
 
+    def peek(self, key: K) -> V | None:
+        """The kept value for `key` (None when it is not kept), computing nothing."""
+        with self._lock:
+            entry = self._values.get(key)
+            return None if entry is None else entry[0]
+
     def _hit(self, key: K) -> tuple[V] | None:
         entry = self._values.get(key)
         if entry is None:

@@ -26,7 +26,7 @@ def embed_view(request: Request, stream_id: str) -> Response:
     context = pages._stage(view, links, step)
     context.update(
         badges=views.badges(view.trace, view.trace.steps[step]),
-        title=views.stream_title(view.reading.info),
+        title=views.stream_title(view.source.info),
         full_url=links.page.step(step),
     )
     templates = templates_of(request)

@@ -21,7 +21,7 @@ class EntryLink:
 
 def entries(view: TraceView, links: Links) -> tuple[EntryLink, ...]:
     """The HAR's event-stream entries when it has more than one (else nothing to choose)."""
-    result = view.reading.result
+    result = view.source.found
     listed = [entry for entry in result.entries if entry.number is not None]
     if len(listed) < 2:
         return ()

@@ -85,36 +85,45 @@ class Prepared:
     redactions: tuple[str, ...]
 
 
-def check_length(request: Request, limit: int) -> None:
-    """Refuse at once a body whose declared length is over `limit`."""
+def check_length(request: Request, limit: int, quoted: int | None = None) -> None:
+    """Refuse at once a body whose declared length is over `limit` (the 413 quotes `quoted`)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise TooLarge(limit)
+        raise TooLarge(limit if quoted is None else quoted)
 
 
-async def _counted(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
+async def _counted(request: Request, limit: int, quoted: int) -> AsyncGenerator[bytes, None]:
     total = 0
     async for chunk in request.stream():
         total += len(chunk)
         if total > limit:
-            raise TooLarge(limit)
+            raise TooLarge(quoted)
         yield chunk
 
 
-async def read_body(request: Request, limit: int) -> bytearray:
-    """The whole body in one buffer, refused as soon as it passes `limit` bytes."""
-    check_length(request, limit)
+async def read_body(request: Request, limit: int, quoted: int | None = None) -> bytearray:
+    """The whole body in one buffer, refused as soon as it passes `limit` bytes.
+
+    `quoted` is the limit a refusal names (the configured one; `limit` may leave room for
+    JSON escapes), `limit` itself by default.
+    """
+    said = limit if quoted is None else quoted
+    check_length(request, limit, said)
     body = bytearray()
-    async for chunk in _counted(request, limit):
+    async for chunk in _counted(request, limit, said):
         body += chunk
     return body
 
 
 async def read_form(request: Request, limit: int, stream_limit: int) -> FormData:
-    """A multipart or urlencoded form, counted while read; no field may pass `stream_limit`."""
-    check_length(request, limit)
+    """A multipart or urlencoded form, counted while read; no field may pass `stream_limit`.
+
+    Every refusal names `stream_limit`, the limit the user configured, not the room left
+    for the form's envelope nor the form parser's own.
+    """
+    check_length(request, limit, stream_limit)
     content_type = request.headers.get("content-type", "")
-    stream = _counted(request, limit)
+    stream = _counted(request, limit, stream_limit)
     try:
         if content_type.startswith("multipart/form-data"):
             parser = MultiPartParser(
@@ -122,7 +131,9 @@ async def read_form(request: Request, limit: int, stream_limit: int) -> FormData
             )
             return await parser.parse()
         if content_type.startswith("application/x-www-form-urlencoded"):
-            return await FormParser(request.headers, stream).parse()
+            # The body's own bound holds a pasted field (`prepare` checks the text itself).
+            form = FormParser(request.headers, stream, max_part_size=limit)
+            return await form.parse()
     except MultiPartException as error:
         if "maximum size" in str(error):
             raise TooLarge(stream_limit) from error

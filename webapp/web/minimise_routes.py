@@ -63,7 +63,7 @@ def control(request: Request, view: TraceView, links: Links) -> Control | None:
     and the policies' difference when there is one (None on a built-in example)."""
     if links.example:
         return None
-    stream_id = view.reading.info.id
+    stream_id = view.source.info.id
     service = service_of(request)
     large = len(view.trace.steps) > DIFFERS_CHECK_STEPS
     first = view.options.policy

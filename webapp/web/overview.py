@@ -41,26 +41,39 @@ class Bucket:
 def buckets(
     trace: Trace, by_step: Mapping[int, tuple[Anomaly, ...]], limit: int = MAX_COLUMNS
 ) -> tuple[Bucket, ...]:
-    """The trace's steps cut into at most `limit` equal buckets (one per step when they fit)."""
-    total = len(trace.steps)
-    columns = min(total, max(1, limit))
+    """The trace's steps cut into at most `limit` equal buckets (one per step when they fit).
+
+    Counted from the columns: a bucket's fragments are one slice of the rule column.
+    """
+    columns = trace.columns
+    total = len(columns)
+    width = min(total, max(1, limit))
+    step_fragment, rules = columns.step_fragment, columns.fragment_rule
+    bounds = [column * total // width for column in range(width + 1)]
+    flagged = sorted(step for step, found in by_step.items() if found and 0 <= step < total)
     found: list[Bucket] = []
-    for column in range(columns):
-        first, end = column * total // columns, (column + 1) * total // columns
-        rules: Counter[str] = Counter()
+    at = 0
+    for column in range(width):
+        first, end = bounds[column], bounds[column + 1]
+        start = step_fragment[first]
+        stop = step_fragment[end] if end < total else len(rules)
+        counts = Counter(rules[start:stop])
         errors = warnings = 0
         first_error = first_warning = None
-        for step in trace.steps[first:end]:
-            for fragment in step.fragments:
-                rules[fragment.rule] += 1
-            for anomaly in by_step.get(step.step, ()):
+        while at < len(flagged) and flagged[at] < end:
+            step = flagged[at]
+            for anomaly in by_step[step]:
                 if anomaly.severity == "error":
                     errors += 1
-                    first_error = step.step if first_error is None else first_error
+                    first_error = step if first_error is None else first_error
                 else:
                     warnings += 1
-                    first_warning = step.step if first_warning is None else first_warning
-        ranked = sorted(rules.items(), key=lambda item: (-item[1], _PLACE.get(item[0], 99)))
+                    first_warning = step if first_warning is None else first_warning
+            at += 1
+        ranked = sorted(
+            ((RULE_NAMES[code], n) for code, n in counts.items()),
+            key=lambda item: (-item[1], _PLACE.get(item[0], 99)),
+        )
         target = first_error if first_error is not None else first_warning
         found.append(
             Bucket(

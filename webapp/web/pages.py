@@ -380,7 +380,7 @@ def compare(request: Request, stream_id: str) -> Response:
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
-    context.update(title=views.stream_title(reading.info), links=links)
+    context.update(title=views.stream_title(service.info(stream_id)), links=links)
     context["panel"] = step_panel(comparison, records, selected) if selected is not None else None
     return render(templates, request, "compare.html", context)
 

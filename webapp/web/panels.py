@@ -93,8 +93,7 @@ def detail(view: TraceView, step: int) -> Detail:
     """Everything about one step."""
     trace = view.trace
     current = trace.steps[step]
-    records = view.reading.result.records
-    record = records[step] if step < len(records) else None
+    record = view.record(step)
     chunk = source = delta = None
     delta_path = ""
     remarks: list[str] = []

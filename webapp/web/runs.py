@@ -6,16 +6,21 @@ as one row. Runs are found once per trace, in one pass over the steps, and looke
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from webapp.trace import Block, Step, Trace
+from webapp.columns import CHUNK, EVENT_CODES, NONE
+from webapp.rules import RULE_NAMES
+from webapp.trace import Block, Trace
 
 MIN_RUN = 6
 """The fewest steps that collapse into one row (shorter runs read fine row by row)."""
 QUIET_EVENTS = frozenset({"toolcall_delta"})
 """Events a step in a run may fire; any other event makes the step worth its own row."""
+TOOLCALL_DELTA = EVENT_CODES["toolcall_delta"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,38 +62,74 @@ class Runs:
 
 
 def find_runs(trace: Trace, flagged: Iterable[int], minimum: int = MIN_RUN) -> Runs:
-    """The runs of at least `minimum` uneventful steps; `flagged` steps (anomalies) break them."""
+    """The runs of at least `minimum` uneventful steps; `flagged` steps (anomalies) break them.
+
+    Read from the columns (no `Step` is built): a 1,000,000-step trace takes about a second.
+    """
     breaks = set(flagged) | _renaming_steps(trace.blocks)
+    columns = trace.columns
+    total = len(columns)
+    kinds, step_fragment, step_event = columns.step_kind, columns.step_fragment, columns.step_event
+    rules, blocks, types = columns.fragment_rule, columns.fragment_block, columns.event_type
+    rows_end, events_end = len(rules), len(types)
+    odd = columns.late | {row for row, found in columns.oddities.items() if found}
+    breaks |= columns.unassembled
+    for marked in (columns.errors, columns.notes, columns.finish_reasons):
+        breaks.update(step for step, text in marked.items() if text)
     found: list[Run] = []
-    first = fragments = 0
-    current: tuple[str, int | None] | None = None
-    for step in (*trace.steps, None):
-        key = None if step is None or step.step in breaks else _key(step)
+    first = 0
+    current: tuple[int, int] | None = None
+    for number in range(total + 1):
+        key: tuple[int, int] | None = None
+        if number < total and kinds[number] == CHUNK and number not in breaks:
+            start = step_fragment[number]
+            stop = step_fragment[number + 1] if number + 1 < total else rows_end
+            event = step_event[number]
+            last_event = step_event[number + 1] if number + 1 < total else events_end
+            if stop > start and _quiet(types, event, last_event):
+                key = _uniform(rules, blocks, start, stop, odd)
         if key is None or key != current:
-            end = len(trace.steps) if step is None else step.step
-            if current is not None and end - first >= minimum:
-                found.append(Run(first, end - 1, *current, fragments))
-            first, current, fragments = end, key, 0
-        if step is not None:
-            fragments += len(step.fragments)
+            if current is not None and number - first >= minimum:
+                found.append(_run(first, number - 1, current, step_fragment, rows_end, total))
+            first, current = number, key
     return Runs(found)
 
 
-def _key(step: Step) -> tuple[str, int | None] | None:
-    """(rule, block) when every fragment of the step took it and nothing else happened."""
-    if step.kind != "chunk" or not step.assembled or not step.fragments:
-        return None
-    if step.error or step.note or step.finish_reason:
-        return None
-    if any(event.type not in QUIET_EVENTS for event in step.events):
-        return None
-    rule, block = step.fragments[0].rule, step.fragments[0].block
-    for fragment in step.fragments:
-        if fragment.rule != rule or fragment.block != block:
-            return None
-        if fragment.late or fragment.oddities:
+def _quiet(types: array[int], start: int, stop: int) -> bool:
+    """Whether the event rows from `start` to `stop` are all `toolcall_delta`."""
+    if stop - start == 1:
+        return types[start] == TOOLCALL_DELTA
+    return all(types[row] == TOOLCALL_DELTA for row in range(start, stop))
+
+
+def _uniform(
+    rules: array[int], blocks: array[int], start: int, stop: int, odd: AbstractSet[int]
+) -> tuple[int, int] | None:
+    """(rule, block) when every fragment row from `start` to `stop` has them, none odd."""
+    rule, block = rules[start], blocks[start]
+    for row in range(start, stop):
+        if rules[row] != rule or blocks[row] != block or row in odd:
             return None
     return rule, block
+
+
+def _run(
+    first: int,
+    last: int,
+    key: tuple[int, int],
+    step_fragment: array[int],
+    rows_end: int,
+    total: int,
+) -> Run:
+    rule, block = key
+    stop = step_fragment[last + 1] if last + 1 < total else rows_end
+    return Run(
+        first,
+        last,
+        RULE_NAMES[rule],
+        None if block == NONE else block,
+        stop - step_fragment[first],
+    )
 
 
 def _renaming_steps(blocks: Iterable[Block]) -> set[int]:

@@ -1,15 +1,27 @@
 """What the routes ask for, computed once and cached: stored streams, readings, traces.
 
-Reading a 100,000-chunk stream and assembling it take about a second each, so a reading is
-cached per stream and a trace per (stream, canonical options), in one LRU bounded in bytes
-(`Settings.cache_bytes`; each value's size is estimated from its stream's size or its trace's
-step and fragment counts, measured with tracemalloc). Concurrent misses for one key compute
-once, and at most `HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, so that
-what is being computed stays bounded too. A `TraceView` adds the indexes that stepping needs
-(steps per rule, anomaly steps, runs of alike steps, the overview's buckets, the anomalies
-grouped by code), built once in linear time, so that every step afterwards costs a bisect and
-the rendering of one window. A HAR file can hold several streams: a reading is keyed by
-(stream, entry), `None` being the reader's default entry.
+Reading a 100,000-chunk stream and assembling it take about a second each, so a trace is
+cached per (stream, canonical options), in one LRU bounded in bytes (`Settings.cache_bytes`;
+each value's size is estimated from its trace's step and fragment counts or its bytes'
+length). A cached stream is its raw bytes (`RawLines`, fetched once) and its trace's columns:
+never its parsed records. A step's record, for the detail panel, is read again from its own
+lines of the raw bytes (SSE); other formats, and pages that need every record (the clients'
+views, the playground's copy, the fixture), read them on demand (`reading`, kept under the
+budget with its honest weight). Concurrent misses for one key compute once, and at most
+`HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, so that what is being
+computed stays bounded too.
+
+A trace view is kept in the store too, beside its stream (`webapp.web.stored`, an artefact
+per stream, canonical options and HAR entry): on a miss a worker loads it instead of reading
+and assembling, and a stream of `STORE_FROM` bytes or more gets one after its first assembly.
+An artefact that does not load (damaged, or of another format) is assembled again and
+replaced; deleting the stream deletes its artefacts.
+
+A `TraceView` adds the indexes that stepping needs (steps per rule, anomaly steps, runs of
+alike steps, the overview's buckets, the anomalies grouped by code), built once from the
+columns in linear time, so that every step afterwards costs a bisect and the rendering of one
+window. A HAR file can hold several streams: a reading is keyed by (stream, entry), `None`
+being the reader's default entry.
 
 Nothing here is shared between worker processes except through the store: a cache is only
 a shortcut to what the stored bytes give again.
@@ -20,25 +32,30 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from webapp.assembler import assemble
+from webapp.columns import CHUNK, NONE, STEP_KINDS
 from webapp.compare import Comparison, compare
 from webapp.options import Options
 from webapp.readers import decode, read
-from webapp.records import Payloads, ReaderError, ReadResult
+from webapp.readers.sse import read_sse
+from webapp.records import Payloads, ReaderError, ReadResult, Record
 from webapp.rules import RULE_NAMES, Policy
 from webapp.settings import Settings
 from webapp.storage import Storage, StreamInfo, open_storage
 from webapp.trace import Anomaly, Block, Trace
+from webapp.web import stored
 from webapp.web.anomaly_groups import Group, groups
 from webapp.web.cache import Memo
 from webapp.web.example_source import example_info, example_of
 from webapp.web.ingest import Prepared
 from webapp.web.overview import Bucket, buckets
+from webapp.web.rawlines import RawLines
 from webapp.web.runs import Runs, find_runs
 
 log = logging.getLogger(__name__)
@@ -52,9 +69,17 @@ PAYLOADS_PER_BYTE = 2
 """The same for a plain SSE stream kept as its payload texts (`Payloads`: 1.3x, 2.5x while read)."""
 COMPARISON_PER_BYTE = 14
 """A comparison's heap per stored byte (two traces and their alignment: 5-13x measured)."""
-TRACE_PER_STEP = 700
-TRACE_PER_FRAGMENT = 350
-"""A trace's heap per step and per fragment (measured: 530-660 and about 310 bytes)."""
+VIEW_BASE = 16_000
+TRACE_PER_STEP = 120
+TRACE_PER_FRAGMENT = 100
+"""A trace view's heap: a base, then per step and per fragment (tracemalloc, columns and
+indexes: 17.7 KB for 6 steps, 160-180 bytes per step of one small fragment at 100k steps)."""
+TRACE_PER_BLOCK = 1_700
+"""And per tool-call block: its lists of pieces, steps, ids and names (tracemalloc: exact-key
+on 90,000 bare continuations opens 90,000 phantom blocks, 157 MB against 23 MB for one)."""
+STORE_FROM = 256 * 1024
+"""A stream of this many bytes or more keeps its assembled trace view in the store (below it,
+reading and assembling again take a few milliseconds; above, loading is 10-15x faster)."""
 
 
 class NotFound(LookupError):
@@ -67,20 +92,37 @@ class Unreadable(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    """A stored stream and what its reader found."""
+    """A stored stream and what its reader found, records included (read on demand)."""
 
     info: StreamInfo
     result: ReadResult
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """What a trace view keeps of its stream: what the reader found, but not the records."""
+
+    info: StreamInfo
+    found: ReadResult
+    """The reader's result with no records (`records` says how many there were)."""
+    records: int
+    har_entry: int | None = None
+    chunks: int = 0
+    """How many of the records were chunks."""
+
+
+def _no_record(step: int) -> Record | None:
+    return None
 
 
 @dataclass(slots=True)
 class TraceView:
     """A trace plus the indexes for stepping: steps per rule, anomalies per step."""
 
-    reading: Reading
+    source: Source
     options: Options
     trace: Trace
-    rule_steps: dict[str, list[int]] = field(default_factory=dict)
+    rule_steps: dict[str, array[int]] = field(default_factory=dict)
     fragments: int = 0
     """How many fragments the steps carry (for the size estimate)."""
     anomaly_steps: list[int] = field(default_factory=list)
@@ -95,20 +137,43 @@ class TraceView:
     """The anomalies by code, errors first."""
     runs: Runs = field(default_factory=lambda: Runs(()))
     """Runs of alike, uneventful steps, which the timeline collapses into one row each."""
+    recall: Callable[[int], Record | None] = _no_record
+    """A step's record, read again from the stream's bytes (None past the records)."""
 
-    def __post_init__(self) -> None:
-        self.rule_steps = {name: [] for name in RULE_NAMES}
-        for step in self.trace.steps:
-            self.fragments += len(step.fragments)
-            for rule in {fragment.rule for fragment in step.fragments}:
-                self.rule_steps.setdefault(rule, []).append(step.step)
-        self.anomalies_by_step = self.trace.anomalies_by_step()
-        self.anomaly_steps = sorted(self.anomalies_by_step)
-        self.open_steps = [block.opened_step for block in self.trace.blocks]
-        self.others = [block for block in self.trace.content if block.kind != "toolCall"]
-        self.buckets = buckets(self.trace, self.anomalies_by_step)
-        self.anomaly_groups = groups(self.trace)
-        self.runs = find_runs(self.trace, self.anomaly_steps)
+    @classmethod
+    def build(
+        cls,
+        source: Source,
+        options: Options,
+        trace: Trace,
+        made: stored.Stored | None = None,
+    ) -> TraceView:
+        """The view with its indexes: computed from the columns, or taken from `made`."""
+        view = cls(source, options, trace)
+        view.fragments = len(trace.columns.fragment_rule)
+        view.anomalies_by_step = trace.anomalies_by_step()
+        view.anomaly_steps = sorted(view.anomalies_by_step)
+        view.open_steps = [block.opened_step for block in trace.blocks]
+        view.others = [block for block in trace.content if block.kind != "toolCall"]
+        view.anomaly_groups = groups(trace)
+        if made is None:
+            view.rule_steps = steps_by_rule(trace)
+            view.buckets = buckets(trace, view.anomalies_by_step)
+            view.runs = find_runs(trace, view.anomaly_steps)
+        else:
+            view.rule_steps, view.buckets, view.runs = made.rule_steps, made.buckets, made.runs
+        return view
+
+    def packed(self) -> bytes | None:
+        """The view as a stored artefact (None when it cannot be stored faithfully)."""
+        source = self.source
+        return stored.pack(
+            source.found, source.records, self.trace, self.rule_steps, self.buckets, self.runs
+        )
+
+    def record(self, step: int) -> Record | None:
+        """The record that step `step` assembled (None for the end step)."""
+        return self.recall(step) if 0 <= step < self.source.records else None
 
     def as_asked(self, options: Options) -> TraceView:
         """This view under options equal to its own but for the order of `server_tools`.
@@ -123,7 +188,13 @@ class TraceView:
     @property
     def weight(self) -> int:
         """An estimate of the trace's size in memory, in bytes."""
-        return TRACE_PER_STEP * len(self.trace.steps) + TRACE_PER_FRAGMENT * self.fragments
+        steps, blocks = len(self.trace.columns), len(self.trace.blocks)
+        return (
+            VIEW_BASE
+            + TRACE_PER_STEP * steps
+            + TRACE_PER_FRAGMENT * self.fragments
+            + TRACE_PER_BLOCK * blocks
+        )
 
     @property
     def last(self) -> int:
@@ -155,19 +226,51 @@ class TraceView:
         return bisect_right(self.open_steps, step)
 
 
-def _after(steps: list[int], step: int) -> int | None:
+def _after(steps: list[int] | array[int], step: int) -> int | None:
     at = bisect_right(steps, step)
     return steps[at] if at < len(steps) else None
 
 
-def _before(steps: list[int], step: int) -> int | None:
+def _before(steps: list[int] | array[int], step: int) -> int | None:
     at = bisect_left(steps, step)
     return steps[at - 1] if at > 0 else None
 
 
+def steps_by_rule(trace: Trace) -> dict[str, array[int]]:
+    """For each rule, the steps with a fragment it resolved, in order (from the columns)."""
+    columns = trace.columns
+    found = [array("q") for _ in RULE_NAMES]
+    rules, step_fragment = columns.fragment_rule, columns.step_fragment
+    total, rows = len(columns), len(columns.fragment_rule)
+    for step in range(total):
+        start = step_fragment[step]
+        stop = step_fragment[step + 1] if step + 1 < total else rows
+        if stop - start == 1:
+            found[rules[start]].append(step)
+        elif stop > start:
+            for code in set(rules[start:stop]):
+                found[code].append(step)
+    return dict(zip(RULE_NAMES, found, strict=True))
+
+
+def _sliceable(found: ReadResult) -> bool:
+    """Whether each record can be read again from its own lines: plain SSE, nothing mapped."""
+    return found.format == "sse" and not {"container", "mapped_from"} & found.meta.keys()
+
+
+def _from_lines(lines: RawLines, line: int, stop: int | None, kind: str) -> Record | None:
+    """The SSE record starting on `line`, read from its lines alone (None if it is not that)."""
+    records = read_sse(lines.text(line, stop), line).records
+    if records and records[0].line == line and records[0].kind == kind:
+        return records[0]
+    return None
+
+
 def weigh(value: object) -> int:
-    """The estimated size in bytes of a cached reading, trace or comparison."""
+    """The estimated size in bytes of a cached reading, trace, stream's bytes or comparison."""
     if isinstance(value, TraceView):
+        return value.weight
+    if isinstance(value, RawLines):
         return value.weight
     if isinstance(value, Reading):
         plain = isinstance(value.result.records, Payloads)
@@ -225,7 +328,8 @@ class Service:
         delete_hash: str = "",
         parent: str = "",
     ) -> StreamInfo:
-        """Store a prepared stream; its reading is cached so that opening it reads nothing."""
+        """Store a prepared stream; its reading is cached so that opening it reads nothing (the
+        first view assembles from it, then lets its records go)."""
         info = self.storage.add(
             prepared.raw,
             title=title,
@@ -239,7 +343,8 @@ class Service:
         return info
 
     def reading(self, stream_id: str, har_entry: int | None = None) -> Reading:
-        """The stream read again from its stored bytes (cached); `har_entry` picks a HAR's entry."""
+        """The stream read again from its stored bytes, every record included (cached under
+        the budget with its full weight); `har_entry` picks a HAR's entry."""
         info = self.info(stream_id)
         reading = self._cached(
             ("reading", stream_id, har_entry), Reading, lambda: self._read(info, har_entry)
@@ -247,42 +352,114 @@ class Service:
         return reading if reading.info == info else Reading(info, reading.result)
 
     def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
-        raw = self.raw(info.id)
+        raw = self.raw_lines(info.id).data
+        text = raw if isinstance(raw, str) else decode(raw)
         with self._heavy:
             try:
-                result = read(decode(raw), info.input_format, har_entry=har_entry)
+                result = read(text, info.input_format, har_entry=har_entry)
             except ReaderError as error:
                 raise Unreadable(str(error)) from error
         return Reading(info, result)
 
+    def raw_lines(self, stream_id: str) -> RawLines:
+        """The stored bytes with their line index (cached: fetched from the store once)."""
+        return self._cached(("raw", stream_id), RawLines, lambda: RawLines(self.raw(stream_id)))
+
     def view(self, stream_id: str, options: Options, har_entry: int | None = None) -> TraceView:
-        """The stream assembled under `options`, with its stepping indexes (cached)."""
+        """The stream assembled under `options`, with its stepping indexes (cached; loaded
+        from the store when a worker kept it there, else assembled and perhaps kept)."""
         canon = options.canonical()
         info = self.info(stream_id)  # a deleted stream is gone even while its trace is cached
 
         def make() -> TraceView:
-            return self._assemble(self.reading(stream_id, har_entry), canon)
+            view = self._load(info, canon, har_entry) or self._assemble(info, canon, har_entry)
+            view.recall = self._recall(stream_id, har_entry, view.source, view.trace)
+            return view
 
         view = self._cached(("trace", stream_id, har_entry, canon), TraceView, make)
-        if view.reading.info != info:  # renamed since: the store's record is the truth
+        if view.source.info != info:  # renamed since: the store's record is the truth
             view = copy.copy(view)
-            view.reading = Reading(info, view.reading.result)
+            view.source = replace(view.source, info=info)
         return view if options == canon else view.as_asked(options)
+
+    def _load(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView | None:
+        """The view kept in the store, or None (none kept, or one that no longer loads)."""
+        if example_of(info.id) is not None or info.size < STORE_FROM:
+            return None
+        data = self.storage.artefact(info.id, options.key(), stored.kind(har_entry))
+        if data is None:
+            return None
+        with self._heavy:
+            try:
+                made = stored.unpack(data)
+            except stored.StoredError as error:
+                log.warning("stream %s: its stored trace does not load (%s)", info.id, error)
+                return None
+        chunks = made.trace.columns.step_kind.count(CHUNK)
+        source = Source(info, made.found, made.records, har_entry, chunks)
+        return TraceView.build(source, options, made.trace, made)
+
+    def _assemble(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView:
+        """Read (or take the reading an upload left) and assemble; keep the view in the store."""
+        key = ("reading", info.id, har_entry)
+        kept = self.cache.peek(key)
+        reading = kept if isinstance(kept, Reading) else self._read(info, har_entry)
+        result = reading.result
+        with self._heavy:
+            try:
+                trace = assemble(result.records, options)
+            except Exception as error:  # a core bug must not become a 500 for the user
+                log.exception("assembling stream %s failed", info.id)
+                raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
+            chunks = sum(1 for record in result.records if record.kind == "chunk")
+            source = Source(
+                info, replace(result, records=()), len(result.records), har_entry, chunks
+            )
+            view = TraceView.build(source, options, trace)
+        if kept is not None:  # an upload's records: its trace is made, they go
+            self.cache.discard(lambda cached: cached == key)
+        if example_of(info.id) is None and info.size >= STORE_FROM:
+            self._keep(view)
+        return view
+
+    def _keep(self, view: TraceView) -> None:
+        """Keep the view in the store beside its stream (a failure only costs a reassembly)."""
+        info = view.source.info
+        try:
+            data = view.packed()
+            if data is not None:
+                kind = stored.kind(view.source.har_entry)
+                self.storage.put_artefact(info.id, view.options.key(), kind, data)
+        except Exception:  # the stream deleted meanwhile, the store busy: not the user's error
+            log.warning("stream %s: its trace was not stored", info.id, exc_info=True)
+
+    def _recall(
+        self, stream_id: str, har_entry: int | None, source: Source, trace: Trace
+    ) -> Callable[[int], Record | None]:
+        """How the view gets a step's record: from the step's own lines of the raw bytes when
+        the format allows, else from a whole reading (on demand)."""
+        columns = trace.columns
+        sliceable = _sliceable(source.found)
+
+        def recall(step: int) -> Record | None:
+            if sliceable:
+                line = columns.step_line[step]
+                after = columns.step_line[step + 1] if step + 1 < source.records else None
+                if line != NONE and after != NONE:
+                    kind = STEP_KINDS[columns.step_kind[step]]
+                    found = _from_lines(self.raw_lines(stream_id), line, after, kind)
+                    if found is not None:
+                        return found
+            records = self.reading(stream_id, har_entry).result.records
+            return records[step] if step < len(records) else None
+
+        return recall
 
     def delete(self, stream_id: str) -> bool:
         """Remove a stream, its notes and artefacts, and forget what this worker cached of it."""
         gone = self.storage.delete(stream_id) if _plausible(stream_id) else False
         self.cache.discard(lambda key: isinstance(key, tuple) and key[1:2] == (stream_id,))
         return gone
-
-    def _assemble(self, reading: Reading, options: Options) -> TraceView:
-        with self._heavy:
-            try:
-                trace = assemble(reading.result.records, options)
-            except Exception as error:  # a core bug must not become a 500 for the user
-                log.exception("assembling stream %s failed", reading.info.id)
-                raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
-            return TraceView(reading, options, trace)
 
     def comparison(
         self,

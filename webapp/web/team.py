@@ -235,7 +235,7 @@ def stats(service: Service, stream_id: str) -> dict[str, Any]:
         view = service.view(stream_id, Options())
     except Unreadable as error:
         return {"unreadable": str(error)[:200]}
-    chunks = view.trace.chunk_count
+    chunks = view.source.chunks
     calls = sum(1 for block in view.trace.blocks if truthy(block.name))
     severities = [severity_of(anomaly.code) for anomaly in view.trace.anomalies]
     return {

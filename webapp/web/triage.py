@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
@@ -20,7 +21,7 @@ from starlette.datastructures import FormData
 from webapp.assembler import assemble
 from webapp.jsoncheck import dumps
 from webapp.readers import read
-from webapp.records import ReaderError
+from webapp.records import ReaderError, Record
 from webapp.redact.content import scrub
 from webapp.report_md import Links as ReportLinks
 from webapp.report_md import Note, render, verdict
@@ -114,7 +115,7 @@ def _shown(stream_id: str, notes: list[StoredNote]) -> tuple[ShownNote, ...]:
 
 def page_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The title, the notes list, the unfurl text and the timeline's note marks."""
-    info = view.reading.info
+    info = view.source.info
     storage = service_of(request).storage
     notes = Notes(storage).of(info.id)
     parent = storage.info(info.parent) if info.parent else None
@@ -138,7 +139,7 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
 
 def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The notes on this step, the add-note form and the step's shareable link."""
-    stream_id = view.reading.info.id
+    stream_id = view.source.info.id
     notes = [note for note in Notes(service_of(request).storage).of(stream_id) if note.step == step]
     return {
         "step_notes": _shown(stream_id, notes),
@@ -293,11 +294,12 @@ def report(request: Request, stream_id: str) -> Response:
     view, other = _views(request, stream_id)
     notes = [Note(n.step, n.author, n.text) for n in notes_of(service_of(request), stream_id)]
     base = settings_of(request).public_url
+    reading = service_of(request).reading(stream_id, view.source.har_entry)  # every record
     text = render(
-        view.reading.result,
+        reading.result,
         view.trace,
         other.trace,
-        title=view.reading.info.title or "Untitled stream",
+        title=view.source.info.title or "Untitled stream",
         notes=notes,
         links=ReportLinks(base, stream_id) if base else None,
         clients=jobs(request).get(stream_id),  # the matrix, when /s/{id}/clients computed it
@@ -317,9 +319,9 @@ FIXTURE_README = (
 )
 
 
-def fixture_bundle(view: TraceView, where: str) -> bytes:
-    """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies, README.md."""
-    records = view.reading.result.records
+def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> bytes:
+    """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies, README.md;
+    `records` are the stream's, read on demand (a trace view keeps none)."""
     text = to_sse(records)
     if not records or records[-1].kind != "done":
         text += "data: [DONE]\n\n"
@@ -334,7 +336,7 @@ def fixture_bundle(view: TraceView, where: str) -> bytes:
         for name in POLICIES:
             trace = assemble(replay.records, replace(view.options.canonical(), policy=name))
             bundle.writestr(f"expected.{name}.json", dumps(trace.to_json(), indent=True) + b"\n")
-        title = view.reading.info.title or "Untitled stream"
+        title = view.source.info.title or "Untitled stream"
         bundle.writestr("README.md", FIXTURE_README.format(title=title, where=where))
     return buffer.getvalue()
 
@@ -344,7 +346,8 @@ def fixture(request: Request, stream_id: str) -> Response:
     """The regression fixture bundle to download."""
     view, _ = _views(request, stream_id)
     base = settings_of(request).public_url.rstrip("/")
-    bundle = fixture_bundle(view, f"{base}/s/{stream_id}")
+    reading = service_of(request).reading(stream_id, view.source.har_entry)
+    bundle = fixture_bundle(view, reading.result.records, f"{base}/s/{stream_id}")
     return Response(
         bundle,
         media_type="application/zip",

@@ -74,8 +74,8 @@ class Summary:
 
 def summary(view: TraceView) -> Summary:
     """What a person sees first: counts, rules fired, anomalies, and where the input came from."""
-    trace, result, info = view.trace, view.reading.result, view.reading.info
-    chunks = trace.chunk_count
+    trace, result, info = view.trace, view.source.found, view.source.info
+    chunks = view.source.chunks
     calls = sum(1 for block in trace.blocks if truthy(block.name))
     facts = [
         Fact("chunks", words.number(chunks)),

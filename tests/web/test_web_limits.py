@@ -1,0 +1,152 @@
+"""The upload limit: its default admits a 100,000-chunk stream, and every 413 names the limit
+the server was started with (not the room left for a form's envelope or JSON escapes, nor the
+form parser's own)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import anyio
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from tests.streamkit import chunk, sse
+from webapp.settings import Settings
+
+QUOTED = "50,000 bytes"
+"""The test app's `max_bytes` (tests/web/conftest.py), as a 413 must name it."""
+BIG = sse(chunk(content="x" * 60_000))
+
+
+def test_the_default_limit_admits_a_100k_chunk_stream() -> None:
+    realistic = 100_000 * 220  # a realistic chunk is about 210-230 bytes of SSE
+    assert Settings(db="x").max_bytes > realistic
+    assert Settings(db="x").max_bytes >= 64 * 1024 * 1024
+
+
+def test_a_json_upload_over_the_limit_names_the_configured_limit(client: TestClient) -> None:
+    response = client.post("/api/streams", json={"text": BIG})
+    assert response.status_code == 413
+    assert QUOTED in response.json()["detail"]
+
+
+def test_a_json_body_declared_too_long_names_the_configured_limit(client: TestClient) -> None:
+    response = client.post(
+        "/api/streams",
+        content=b"{}",
+        headers={"content-type": "application/json", "content-length": str(10**9)},
+    )
+    assert response.status_code == 413
+    assert QUOTED in response.json()["detail"]
+
+
+def test_an_api_file_upload_over_the_limit_names_the_configured_limit(client: TestClient) -> None:
+    files = {"file": ("big.sse", BIG.encode(), "text/plain")}
+    response = client.post("/api/streams", files=files)
+    assert response.status_code == 413
+    assert QUOTED in response.json()["detail"]
+    declared = client.post(
+        "/api/streams",
+        content=b"x",
+        headers={"content-type": "multipart/form-data; boundary=x", "content-length": "999999"},
+    )
+    assert declared.status_code == 413 and QUOTED in declared.json()["detail"]
+
+
+@pytest.mark.parametrize("as_file", [False, True])
+def test_a_form_upload_over_the_limit_names_the_configured_limit(
+    client: TestClient, as_file: bool
+) -> None:
+    data = {"text": "" if as_file else BIG, "policy": "adr-0019", "format": "auto"}
+    upload = ("big.sse", BIG.encode(), "text/plain") if as_file else ("", b"", "text/plain")
+    response = client.post("/streams", data=data, files={"file": upload})
+    assert response.status_code == 413
+    assert QUOTED in response.text and "1024KB" not in response.text
+
+
+def test_a_pasted_form_without_files_is_held_to_the_configured_limit(client: TestClient) -> None:
+    """A urlencoded form is bounded by `max_bytes`, not by the form parser's 1 MB default."""
+    response = client.post("/streams", data={"text": BIG})
+    assert response.status_code == 413 and QUOTED in response.text
+
+
+def test_a_urlencoded_paste_over_a_megabyte_is_accepted_under_a_larger_limit(
+    db_url: str,
+) -> None:
+    from webapp.app import create_app
+
+    text = sse(*(chunk(content="y" * 1000) for _ in range(1200)))
+    assert len(text) > 1024 * 1024
+    app = create_app(Settings(db=db_url, max_bytes=4_000_000))
+    with TestClient(app, follow_redirects=False) as client:
+        response = client.post("/streams", data={"text": text, "format": "auto"})
+    assert response.status_code == 303, response.text[:500]
+
+
+def _post_chunked(app: FastAPI, path: str, content_type: str, head: bytes) -> tuple[int, bytes]:
+    """POST `head` then filler in 8 KB chunks with no Content-Length; the status and body."""
+    pulled = 0
+    status: list[int] = []
+    body: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal pulled
+        pulled += 1
+        data = (head + b"a" * (8192 - len(head))) if pulled == 1 else b"a" * 8192
+        return {"type": "http.request", "body": data, "more_body": pulled < 1000}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        elif message["type"] == "http.response.body":
+            body.append(message.get("body", b""))
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", content_type.encode())],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+
+    async def main() -> None:
+        await app(scope, receive, send)
+
+    # A thread of its own: Playwright's sync API may hold an event loop in this one.
+    runner = threading.Thread(target=anyio.run, args=(main,))
+    runner.start()
+    runner.join()
+    return status[0], b"".join(body)
+
+
+_FILE_PART = (
+    b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="s.sse"\r\n'
+    b"Content-Type: text/plain\r\n\r\n"
+)
+_MULTIPART = "multipart/form-data; boundary=xyz"
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type", "head"),
+    [
+        ("/api/streams", "application/json", b'{"text": "'),
+        ("/api/streams", _MULTIPART, _FILE_PART),
+        ("/streams", _MULTIPART, _FILE_PART),
+        ("/streams", "application/x-www-form-urlencoded", b"text="),
+    ],
+)
+def test_a_chunked_upload_refused_names_the_configured_limit(
+    app: FastAPI, client: TestClient, path: str, content_type: str, head: bytes
+) -> None:
+    status, body = _post_chunked(app, path, content_type, head)
+    assert status == 413
+    assert QUOTED.encode() in body

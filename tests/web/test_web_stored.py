@@ -1,0 +1,191 @@
+"""The trace kept beside its stream: a second worker (a fresh Service on the same store) serves
+steps from it without reading or assembling; an artefact that does not load is assembled
+again, never a 500; a step's record comes from its own lines of the raw bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import webapp.web.service
+from tests.streamkit import chunk, frag, sse
+from tests.web.webkit import HX
+from webapp import tracefile
+from webapp.app import create_app
+from webapp.options import Options
+from webapp.settings import Settings
+from webapp.web import stored
+from webapp.web.service import Service
+
+STREAM = sse(
+    chunk(role="assistant", content="Let me look."),
+    chunk(frag(0, "call_1", "get_weather")),
+    chunk(frag(args='{"city":')),
+    chunk(frag(args='"Paris"}')),
+    chunk(frag(1, "call_2", "get_time")),
+    chunk(frag(1, args='{"tz":"CET"}')),
+    chunk(frag(args="}")),
+    chunk(finish="tool_calls"),
+)
+"""Two calls, a continuation after the second opened (an anomaly), text first."""
+QUERIES = ("", "&policy=exact-key", "&path=server-tools&server_tools=get_time")
+
+
+@pytest.fixture(autouse=True)
+def store_every_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every stream's trace, however small (the app keeps only large ones)."""
+    monkeypatch.setattr(webapp.web.service, "STORE_FROM", 0)
+
+
+@pytest.fixture
+def worker(settings: Settings) -> Iterator[Any]:
+    """Start another worker on the same store: a new app, so a new Service and an empty cache."""
+    clients: list[TestClient] = []
+
+    def start() -> TestClient:
+        client = TestClient(create_app(settings), follow_redirects=False)
+        client.__enter__()
+        clients.append(client)
+        return client
+
+    yield start
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+def _pages(client: TestClient, stream_id: str) -> list[str]:
+    """Every step's stage (the detail panel included), the timeline, the trace JSON."""
+    pages = []
+    for query in QUERIES:
+        for step in range(10):
+            got = client.get(f"/s/{stream_id}?step={step}{query}", headers=HX)
+            assert got.status_code == 200, got.text
+            pages.append(got.text)
+        pages.append(client.get(f"/s/{stream_id}/timeline?step=3{query}", headers=HX).text)
+        pages.append(client.get(f"/api/streams/{stream_id}/trace?{query[1:]}").text)
+    return pages
+
+
+def _refuse(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> Any:
+        raise AssertionError("read or assembled although the trace was stored")
+
+    monkeypatch.setattr(webapp.web.service, "assemble", refuse)
+    monkeypatch.setattr(webapp.web.service, "read", refuse)
+
+
+def test_a_second_worker_serves_steps_from_the_stored_trace(
+    client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    first = _pages(client, stream_id)
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    kept = service.storage.artefact(stream_id, Options().key(), stored.kind(None))
+    assert kept is not None and kept.startswith(stored.MAGIC)
+    _refuse(monkeypatch)
+    second = worker()
+    assert _pages(second, stream_id) == first
+    page = second.get(f"/s/{stream_id}?step=3")
+    assert page.status_code == 200 and "get_weather" in page.text
+
+
+def test_a_step_reads_only_its_own_lines_and_the_stored_bytes_once(
+    client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    first = _pages(client, stream_id)
+    _refuse(monkeypatch)
+    second = worker()
+    storage = second.app.state.service.storage  # type: ignore[attr-defined]
+    fetched: list[str] = []
+    real_raw = storage.raw
+
+    def counted(stream: str) -> bytes | None:
+        fetched.append(stream)
+        return real_raw(stream)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(storage, "raw", counted)
+    assert _pages(second, stream_id) == first
+    assert fetched == [stream_id]  # once, for the detail panels: never per step
+
+
+def _damaged(data: bytes) -> list[bytes]:
+    """Bytes that are not a loadable stored view: junk, cut short, another format, an older
+    trace file inside."""
+    at = data.index(tracefile.MAGIC) + len(tracefile.MAGIC)
+    old_trace = data[:at] + (tracefile.VERSION + 1).to_bytes(4, "little") + data[at + 4 :]
+    other_format = data[:8] + (stored.FORMAT + 1).to_bytes(4, "little") + data[12:]
+    return [b"junk", data[: len(data) // 2], other_format, old_trace, data[:-3]]
+
+
+@pytest.mark.parametrize("damage", range(5))
+def test_a_damaged_or_old_stored_trace_is_assembled_again(
+    client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch, damage: int
+) -> None:
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    first = _pages(client, stream_id)
+    storage = client.app.state.service.storage  # type: ignore[attr-defined]
+    key = (stream_id, Options().key(), stored.kind(None))
+    good = storage.artefact(*key)
+    storage.put_artefact(*key, _damaged(good)[damage])
+    calls: list[Options] = []
+    real = webapp.web.service.assemble
+
+    def counted(records: Any, options: Options) -> Any:
+        calls.append(options)
+        return real(records, options)
+
+    monkeypatch.setattr(webapp.web.service, "assemble", counted)
+    second = worker()
+    assert _pages(second, stream_id) == first  # never a 500: the same pages
+    assert Options() in calls
+    assert storage.artefact(*key) == good  # replaced by one that loads
+
+
+def test_deleting_a_stream_deletes_its_stored_traces(client: TestClient) -> None:
+    created = client.post("/api/streams", json={"text": STREAM}).json()
+    stream_id = created["id"]
+    _pages(client, stream_id)
+    storage = client.app.state.service.storage  # type: ignore[attr-defined]
+    assert storage.artefact(stream_id, Options().key(), stored.kind(None)) is not None
+    headers = {"Authorization": f"Bearer {created['delete_token']}"}
+    assert client.delete(f"/api/streams/{stream_id}", headers=headers).status_code in (200, 204)
+    assert storage.artefact(stream_id, Options().key(), stored.kind(None)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        STREAM,
+        STREAM.replace("\n", "\r\n"),
+        "\ufeff" + STREAM,
+        'event: x\ndata: {"choices":[]}\n\n: note\ndata: 1\ndata: 2\n\n'
+        "data: {bad\n\ndata: [DONE]\n",
+        '{"choices":[{"index":0,"delta":{"content":"a"}}]}\n{"content":"b"}\n[DONE]\n',
+        '[{"choices":[{"index":0,"delta":{"content":"a"}}]},\n {"delta":{"content":"b"}}]',
+    ],
+    ids=["sse", "crlf", "bom", "odd-sse", "jsonl", "json"],
+)
+def test_each_steps_record_is_the_one_the_reader_gave(client: TestClient, text: str) -> None:
+    stream_id = client.post("/api/streams", json={"text": text}).json()["id"]
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    records = service.reading(stream_id).result.records
+    for options in (Options(), Options(policy="exact-key")):
+        view = service.view(stream_id, options)
+        assert view.source.records == len(records)
+        for step in range(len(view.trace.steps)):
+            want = records[step] if step < len(records) else None
+            got = view.record(step)
+            if want is None or got is None:
+                assert got == want
+            else:  # an error's wording may say where the input ends: the panel shows the step's
+                assert (got.kind, got.line, got.value, got.text) == (
+                    want.kind,
+                    want.line,
+                    want.value,
+                    want.text,
+                )
+                assert (got.event, got.wrapped) == (want.event, want.wrapped)
