@@ -20,8 +20,10 @@ chunk; `cli json` runs from the file to /dev/null. Both are also printed against
 
 Run: `.venv/bin/python bench/bench.py` (or `make bench`); `--profile NAME` prints where the
 in-process time goes for one full-size input. A full run ends with the minimiser on a 5,000-chunk
-stream with one ambiguous continuation buried in it (time, tests, records left); `--minimize`
-runs only that.
+stream with one ambiguous continuation buried in it (time, tests, records left), and the
+published clients (`streamviz clients`' lenses: pi-ai, the Vercel AI SDK, openai-python,
+LangChain, LiteLLM, when installed) on the index-0 input beside ours (`peers`); `--minimize`
+and `--peers` run only those.
 """
 
 from __future__ import annotations
@@ -271,6 +273,52 @@ def profile(name: str, folder: Path, limit: int) -> None:
     stats.sort_stats("tottime").print_stats(limit)
 
 
+def peers(name: str, folder: Path, repeat: int) -> Iterator[str]:
+    """The published clients (the lenses of `streamviz clients`) on the full-size input `name`.
+
+    Each runs unmodified in its own process (Node for pi-ai and the Vercel AI SDK, Python for
+    openai-python, LangChain and LiteLLM) and is timed from the request to its reply, as the
+    lens runner times it; the same lens on a one-chunk stream gives its start-up, which is
+    taken off. Wall-clock time (other processes), so on a shared machine read it loosely.
+    """
+    from webapp.lenses import default_lenses
+    from webapp.lenses.runner import run_lens
+
+    payloads = INPUTS[name](1)
+    text = sse(payloads).decode()
+    tiny = sse(payloads[:1] + payloads[-1:]).decode()
+    global clock
+    saved, clock = clock, CLOCKS["wall"]  # the lenses are timed by the wall clock too
+    try:
+        floor_time = best(lambda: floor(payloads), repeat)
+        path = folder / f"{name}-peers.sse"
+        path.write_text(text)
+        ours = best(lambda: through_cli(path), repeat)
+    finally:
+        clock = saved
+    yield f"peers on {name} ({len(payloads):,} chunks), floor {floor_time:.3f} s:"
+    yield f"  {'streamviz trace --format json':<34} {ours:>7.3f} s  x{ours / floor_time:>5.1f}"
+    for lens in default_lenses():
+        label = f"{lens.pin.client} {lens.pin.version}"
+        if lens.missing is not None:
+            yield f"  {label:<34} not installed ({lens.missing}; `make clients`)"
+            continue
+        start = min(_lens_seconds(lens, tiny, run_lens) for _ in range(repeat))
+        runs = [_lens_seconds(lens, text, run_lens) for _ in range(repeat)]
+        work = min(runs) - start
+        yield (
+            f"  {label:<34} {work:>7.3f} s  x{work / floor_time:>5.1f}  "
+            f"(start-up {start:.2f} s taken off)"
+        )
+
+
+def _lens_seconds(lens: Any, text: str, run_lens: Callable[..., Any]) -> float:
+    result = run_lens(lens, [text], timeout=600.0, memory=8 << 30)[0]
+    if result.seconds is None:
+        return float("nan")
+    return float(result.seconds)
+
+
 def buried_continuation(size: int) -> list[str]:
     """`size` chunks: text, then two headers and one bare continuation, then index-1 pieces."""
     payloads = [_chunk({"content": f"word {i} "}) for i in range(size // 2)]
@@ -313,6 +361,7 @@ def main() -> None:
     parser.add_argument("--profile", choices=tuple(INPUTS), help="profile one input instead")
     parser.add_argument("--minimize", action="store_true", help="time the minimiser instead")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="cpu", help="what time counts")
+    parser.add_argument("--peers", action="store_true", help="time the published clients only")
     parser.add_argument(
         "--fragments",
         type=int,
@@ -330,6 +379,10 @@ def main() -> None:
         if args.profile:
             profile(args.profile, Path(folder), 30)
             return
+        if args.peers:
+            for name in args.only or INPUTS:
+                print("\n".join(peers(name, Path(folder), args.repeat)))
+            return
         rows = []
         for name in args.only or INPUTS:
             for scale in (10, 1):
@@ -338,6 +391,7 @@ def main() -> None:
         print("\n".join(table(rows)))
         if not args.only:
             minimizer()
+            print("\n".join(peers("one-call-index", Path(folder), 1)))
 
 
 if __name__ == "__main__":

@@ -306,6 +306,7 @@ class Assembler:
             ),
             stop_reason=self._stop_reason(),
         )
+        self._calls.detach()
         return columns.step(step, self._trace.blocks, self._trace.content)
 
     def _stop_event(self, step: int) -> None:

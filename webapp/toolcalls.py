@@ -61,6 +61,16 @@ class ToolCalls:
         self._freeform: dict[Block, bool] = {}
         """Blocks taking `custom.input` (freeform tools): whether their JSON text has opened."""
 
+    def detach(self) -> None:
+        """Forget the assembler's callbacks once the stream has ended.
+
+        They are its bound methods, so they make a cycle (assembler -> tool calls -> assembler)
+        that would keep every block and anomaly alive until the cyclic collector's next full
+        pass; without it a finished trace is freed as soon as nothing refers to it.
+        """
+        self._push = _finished
+        self._report = _finished
+
     # The registry, as the rules see it (webapp.rules.Lookup).
 
     def holder_of_index(self, index: Any) -> Block | None:
@@ -514,6 +524,10 @@ class ToolCalls:
             f"Around the break: {cause.around(broken)}; {_delivered_words(block)}. "
             f"Parser: {cause.detail}",
         )  # fmt: skip
+
+
+def _finished(*_: object) -> None:
+    raise RuntimeError("the stream has ended")
 
 
 def _label(block: Block) -> str:
