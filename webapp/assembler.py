@@ -76,6 +76,7 @@ class Assembler:
         self._other_choices: set[Any] = set()
         self._unassembled: list[int] = []
         self._trace: Trace | None = None
+        self._orjson_values = False
 
     # Feeding.
 
@@ -124,11 +125,15 @@ class Assembler:
         of each record in turn (tests/core/test_plain.py compares them).
         """
         loads = orjson.loads
+        self._orjson_values = not self._columns.step_kind  # from the first record on
         for position, payload in enumerate(records.payloads):
             try:
                 value = loads(payload)
             except orjson.JSONDecodeError:
-                self.record(records[position])
+                record = records[position]
+                if record.kind == "chunk":  # the standard library's parser took it
+                    self._orjson_values = False
+                self.record(record)
                 continue
             line = records.line(position)
             if self._stopped_by is None and self._trace is None and self._plain_chunk(value, line):
@@ -305,6 +310,7 @@ class Assembler:
                 {name: rules.count(code) for code, name in enumerate(RULE_NAMES) if code in rules}
             ),
             stop_reason=self._stop_reason(),
+            orjson_values=self._orjson_values,
         )
         self._calls.detach()
         return columns.step(step, self._trace.blocks, self._trace.content)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from webapp.jsoncheck import dumps
@@ -43,3 +44,16 @@ def trace_document_parts(
         # orjson refused a value (a lone surrogate, an integer beyond 64 bits): `dumps` writes
         # the whole document as ASCII JSON then, so the whole document is built.
         return [dumps(trace_document(trace, source, records))]
+
+
+def trace_document_stream(trace: Trace, source: ReadResult) -> Iterator[bytes]:
+    """The pieces of `trace_document_parts`, made while they are written when that is safe.
+
+    orjson refuses only values no orjson-parsed chunk holds; when every chunk came from orjson
+    (`Trace.orjson_values`) the fallback is never needed, and a long stream's document is
+    never held whole (at 100,000 steps it is about 30 MB).
+    """
+    if trace.orjson_values:
+        yield from trace.json_parts({"input": input_json(source)})
+    else:
+        yield from trace_document_parts(trace, source)

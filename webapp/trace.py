@@ -57,6 +57,10 @@ class Trace:
     anomalies: tuple[Anomaly, ...]
     rule_counts: Counter[str]
     stop_reason: str | None
+    orjson_values: bool = False
+    """Every chunk's value came from orjson (the plain lane): then none holds a lone surrogate
+    or an integer beyond 64 bits, so orjson writes the whole document and it can be streamed
+    (`webapp.document.trace_document_stream`) without the fallback ever being needed."""
 
     @property
     def steps(self) -> Steps:

@@ -21,7 +21,7 @@ from tests.core.test_properties import any_options, any_records
 from tests.reference.test_agreement import LOTS, agree
 from tests.streamkit import ABSENT, chunk, frag
 from webapp.assembler import Assembler, assemble
-from webapp.document import trace_document_parts
+from webapp.document import trace_document_parts, trace_document_stream
 from webapp.jsoncheck import dumps
 from webapp.options import Options
 from webapp.readers import read
@@ -56,7 +56,9 @@ def same_both_ways(text: str, options: Options, monkeypatch: pytest.MonkeyPatch)
     assert lane.notes == slow.notes
     assert lane.model == slow.model
     if isinstance(lane.records, Payloads):
-        document = b"".join(trace_document_parts(assemble(lane.records, options), lane))
+        trace = assemble(lane.records, options)
+        document = b"".join(trace_document_parts(trace, lane))
+        assert b"".join(trace_document_stream(trace, lane)) == document
         assert document == one_at_a_time(lane, options)
         assert document == b"".join(trace_document_parts(assemble(slow.records, options), slow))
     return lane
@@ -170,3 +172,17 @@ def test_payload_records_are_made_on_each_access_and_compare_as_a_tuple() -> Non
     assert records == tuple(records)
     with pytest.raises(IndexError):
         records[4]
+
+
+def test_a_value_only_the_standard_parser_takes_keeps_the_whole_document_fallback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A lone surrogate: orjson refuses it, `parse_json` falls back and keeps it; orjson then
+    cannot write it, so the document is written whole (as ASCII) and not streamed."""
+    broken = dumps(HEADER).decode().replace('"get_weather"', '"get_\\ud800weather"')
+    text = _sse(broken, dumps(PIECE).decode(), "[DONE]")
+    lane = same_both_ways(text, Options(), monkeypatch)
+    trace = assemble(lane.records, Options())
+    assert isinstance(lane.records, Payloads) and not trace.orjson_values
+    assert b"".join(trace_document_stream(trace, lane)).isascii()
+    assert assemble(read(_PLAIN).records, Options()).orjson_values

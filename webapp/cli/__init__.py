@@ -7,6 +7,7 @@ message on stderr; 141 the reader of stdout went away (`| head`), as for SIGPIPE
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +23,7 @@ from webapp.cli.compareview import compare_lines
 from webapp.cli.render import Painter, check_lines, trace_lines
 from webapp.cli.report import check_document, compare_document, dumps
 from webapp.compare import compare as compare_policies
-from webapp.document import trace_document_parts
+from webapp.document import trace_document_stream
 from webapp.gcpause import paused_gc
 from webapp.options import Options
 from webapp.readers import FORMATS, decode, read
@@ -242,7 +243,7 @@ def _trace(given: Input, chosen: Options, output: str) -> None:
     source = given.load()
     result = assemble(source.records, chosen)
     if output == "json":
-        _emit([*trace_document_parts(result, source), b"\n"])
+        _emit(itertools.chain(trace_document_stream(result, source), [b"\n"]))
     else:
         write_text(lambda paint: trace_lines(result, source, paint))
 
