@@ -233,15 +233,20 @@ def _trace(sections: dict[str, Any]) -> Trace:
     strings: list[str] = sections["strings"]
     values: list[Any] = sections["values"]
 
+    # A reference indexes this table as it is: k >= 0 a string, -1 None, -2 - k values[k].
+    table = [*strings, *reversed(values), None]
+
     def resolve(column: array[int]) -> list[Any]:
-        return [
-            None if ref == -1 else strings[ref] if ref >= 0 else values[-2 - ref] for ref in column
-        ]
+        if len(column) and not (-len(values) - 1 <= min(column) and max(column) < len(strings)):
+            raise ValueError("a reference past the strings or values")
+        return list(map(table.__getitem__, column))
 
     columns = Columns(bool(meta["server_path"]))
     for name in _ARRAYS:
-        kind = getattr(columns, name).typecode
-        setattr(columns, name, array(kind, iter(sections[name])))
+        column = sections[name]
+        if not isinstance(column, array):
+            raise TypeError(f"section {name!r} is not integers")
+        setattr(columns, name, column)  # in the type it was stored in: a loaded trace is final
     for name in _REFERENCES:
         getattr(columns, name).extend(resolve(sections[name]))
     columns.lines.update((int(step), line) for step, line in meta["lines"])
@@ -260,7 +265,7 @@ def _trace(sections: dict[str, Any]) -> Trace:
     for block_meta, count in zip(meta["blocks"], sections["block_pieces"], strict=True):
         block = _block(block_meta)
         block.pieces = pieces[start : start + count]
-        block.piece_steps = list(piece_steps[start : start + count])
+        block.piece_steps = piece_steps[start : start + count].tolist()
         start += count
         every.append(block)
     tool_blocks = int(meta["tool_blocks"])

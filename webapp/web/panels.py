@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -11,6 +12,7 @@ from webapp.jsoncheck import classify
 from webapp.jsvalue import is_number, truthy
 from webapp.rules import RULES
 from webapp.trace import Anomaly, Block, BlockState, Event, Fragment
+from webapp.web.arguments import LONG, LongText, partial_head
 from webapp.web.service import TraceView
 from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json
 from webapp.web.views import block_label, is_phantom
@@ -21,6 +23,13 @@ VALUE_LIMIT = 4_000
 EVENT_LIMIT = 400
 ALL_BLOCKS_UP_TO = 40
 RECENT_BLOCKS = 12
+BEFORE_LIMIT = 1200
+APPENDED_LIMIT = 1200
+"""A block's text shown: the last characters before what the step appended, and that (clipped)."""
+HEAD_CHARS = 16 * VALUE_LIMIT
+"""A long partial text's value is parsed from this many characters of its head."""
+HEAD_MARGIN = 200
+"""A head's value is shown when it runs this far past `VALUE_LIMIT` (else the whole is parsed)."""
 DETAIL_EVENTS = 100
 """The most events the detail panel lists for one step (the end step fires one per block)."""
 DETAIL_ANOMALIES = 5
@@ -228,6 +237,9 @@ class BlockCard:
     delivered_error: str | None = None
     delivered_final: bool = False
     """True at the end step, when the call is really made; before it, "as things stand"."""
+    parsed_head: int = 0
+    """When not 0, `parsed` is the partial value of the text's first this many characters
+    (a long text is not parsed whole at every step)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,15 +264,15 @@ def state(view: TraceView, step: int) -> State:
         numbers = sorted({*recent, *(n for n in touched if n < opened)})
     cards: list[BlockCard] = []
     for block in view.others:
-        others_state = block.state_at(step)
-        if others_state is not None:
-            cards.append(_card(view, others_state, step, touched))
+        other = _block_card(view, block, step, touched)
+        if other is not None:
+            cards.append(other)
     for number in numbers:
         block = trace.blocks[number]
-        block_state = block.state_at(step)
-        if block_state is not None:
-            card = _card(view, block_state, step, touched)
-            cards.append(_with_delivery(card, block, step, step >= view.last))
+        card = _block_card(view, block, step, touched)
+        if card is not None:
+            final = step >= view.last
+            cards.append(_with_delivery(card, block, step, final, view.long_text(block)))
     return State(
         step=step,
         cards=tuple(cards),
@@ -269,17 +281,93 @@ def state(view: TraceView, step: int) -> State:
     )
 
 
-def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> BlockCard:
+@dataclass(frozen=True, slots=True)
+class _Long:
+    """A long block's text as of a step: its offsets, and how many pieces were there."""
+
+    text: LongText
+    count: int
+    """Pieces appended by the end of the step."""
+    before: int
+    """Pieces appended before the step."""
+
+
+def _block_card(view: TraceView, block: Block, step: int, touched: set[int]) -> BlockCard | None:
+    """The block's card as of `step` (None before it opened); a long text is never joined whole."""
+    if block.opened_step > step:
+        return None
+    long = view.long_text(block)
+    count = bisect_right(block.piece_steps, step)
+    if long.length(count) < LONG:
+        block_state = block.state_at(step)
+        return None if block_state is None else _card(view, block_state, step, touched)
+    bare = replace(block, pieces=[], piece_steps=[]).state_at(step)  # all but the text
+    assert bare is not None
+    before = bisect_right(block.piece_steps, step - 1)
+    return _card(view, bare, step, touched, _Long(long, count, before))
+
+
+def _long_excerpt(long: _Long) -> Excerpt:
+    """`excerpt` of the text so far, from the pieces near its end only."""
+    text, count, before = long.text, long.count, long.before
+    cut, total = text.length(before), text.length(count)
+    return Excerpt(
+        hidden_before=max(0, cut - BEFORE_LIMIT),
+        before=text.tail(before, BEFORE_LIMIT),
+        appended=clipped("".join(text.pieces[before:count]), APPENDED_LIMIT),
+        has_appended=cut < total,
+        total=total,
+    )
+
+
+def _parse(text: str) -> tuple[str, Clipped | None, str | None]:
+    """The parse state of a text, its (partial) value clipped, and its error."""
+    result = classify(text)
+    parsed = None
+    if result.state in ("complete", "partial") and result.value is not None:
+        parsed = clipped_head(pretty_json(result.value), VALUE_LIMIT)
+    return result.state, parsed, result.error if result.state == "invalid" else None
+
+
+def _long_parse(long: _Long) -> tuple[str, Clipped | None, str | None, int]:
+    """`_parse` of a long text from its parse marks; a partial value is that of its head (the
+    last item: how many characters it was parsed from, 0 for the whole text)."""
+    text, count = long.text, long.count
+    state = text.state(count)
+    if state == "complete":
+        value = text.once(
+            "complete", lambda: clipped_head(pretty_json(text.value(count)), VALUE_LIMIT)
+        )
+        return state, value, None, 0
+    if state == "invalid":
+        return state, None, text.once("error", lambda: classify(text.text(count)).error), 0
+    if state == "partial":
+        head = text.head(count, HEAD_CHARS)
+        value = partial_head(head)
+        if value is not None:
+            shown = pretty_json(value)
+            if len(shown) > VALUE_LIMIT + HEAD_MARGIN:
+                return state, Clipped(shown[:VALUE_LIMIT]), None, len(head)
+        found, parsed, _ = _parse(text.text(count))
+        return found, parsed, None, 0
+    return state, None, None, 0
+
+
+def _card(
+    view: TraceView,
+    block: BlockState,
+    step: int,
+    touched: set[int],
+    long: _Long | None = None,
+) -> BlockCard:
     server = view.trace.path == "server-tools"
     tool = block.kind == "toolCall"
     parse = parsed = parse_error = None
-    if tool:
-        result = classify(block.text)
-        parse = result.state
-        if result.state in ("complete", "partial") and result.value is not None:
-            parsed = clipped_head(pretty_json(result.value), VALUE_LIMIT)
-        if result.state == "invalid":
-            parse_error = result.error
+    parsed_head = 0
+    if tool and long is None:
+        parse, parsed, parse_error = _parse(block.text)
+    elif tool and long is not None:
+        parse, parsed, parse_error, parsed_head = _long_parse(long)
     title = f"{'candidate' if server else 'block'} #{block.number}" if tool else block.kind
     return BlockCard(
         kind=block.kind,
@@ -290,9 +378,10 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
         name=block.name if isinstance(block.name, str) else literal(block.name),
         aliases=_unique(literal(alias) for alias in block.aliases),
         indexes=_unique(literal(index) for index in block.indexes),
-        text=excerpt(block.text, block.appended),
+        text=excerpt(block.text, block.appended) if long is None else _long_excerpt(long),
         parse=parse,
         parsed=parsed,
+        parsed_head=parsed_head,
         parse_error=parse_error,
         starts=block.starts,
         status=_status(block, server) if tool else None,
@@ -302,13 +391,15 @@ def _card(view: TraceView, block: BlockState, step: int, touched: set[int]) -> B
     )
 
 
-def _with_delivery(card: BlockCard, block: Block, step: int, final: bool) -> BlockCard:
+def _with_delivery(
+    card: BlockCard, block: Block, step: int, final: bool, long_text: LongText
+) -> BlockCard:
     """The card with what the tool would be called with, once the arguments are final."""
     if block.kind != "toolCall" or (block.fold is not None and block.fold.as_ == "server"):
         return card
     if block.piece_steps and block.piece_steps[-1] > step:
         return card  # more arguments are still to come
-    delivery = block.delivered
+    delivery = long_text.once("delivered", lambda: block.delivered)  # parsed once per block
     shown = clipped_head(literal(delivery.arguments), VALUE_LIMIT)
     return replace(card, delivered=shown, delivered_error=delivery.error, delivered_final=final)
 

@@ -51,6 +51,7 @@ from webapp.storage import Storage, StreamInfo, open_storage
 from webapp.trace import Anomaly, Block, Trace
 from webapp.web import stored
 from webapp.web.anomaly_groups import Group, groups
+from webapp.web.arguments import LongText
 from webapp.web.cache import Memo
 from webapp.web.example_source import example_info, example_of
 from webapp.web.ingest import Prepared
@@ -139,6 +140,8 @@ class TraceView:
     """Runs of alike, uneventful steps, which the timeline collapses into one row each."""
     recall: Callable[[int], Record | None] = _no_record
     """A step's record, read again from the stream's bytes (None past the records)."""
+    texts: dict[int, LongText] = field(default_factory=dict)
+    """Blocks' texts with their offsets and parse marks, by `id(block)`, made on first use."""
 
     @classmethod
     def build(
@@ -220,6 +223,13 @@ class TraceView:
     def prev_anomaly(self, step: int) -> int | None:
         """The last step before `step` that reported an anomaly."""
         return _before(self.anomaly_steps, step)
+
+    def long_text(self, block: Block) -> LongText:
+        """The block's pieces with their offsets and parse marks (made once, then shared)."""
+        found = self.texts.get(id(block))
+        if found is None:
+            found = self.texts.setdefault(id(block), LongText(block.pieces))
+        return found
 
     def blocks_open_at(self, step: int) -> int:
         """How many tool-call blocks had opened by the end of `step`."""

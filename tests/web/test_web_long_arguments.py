@@ -1,0 +1,124 @@
+"""The state panel on long arguments: clipped from offsets, parse state from marks."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from tests.streamkit import frag, tool_stream
+from webapp.assembler import assemble
+from webapp.jsoncheck import classify
+from webapp.options import Options
+from webapp.web import panels
+from webapp.web.arguments import LONG, LongText
+from webapp.web.service import Source, TraceView
+from webapp.web.text import excerpt
+
+
+def _arguments(size: int) -> str:
+    rng = random.Random(size)
+    words = ["alpha", 'b\\"q', "\u00e9t\u00e9", "{x}", "[1, 2]", "\n"]
+    content = " ".join(rng.choice(words) for _ in range(size // 5))
+    return json.dumps({"path": "a.txt", "content": content, "n": [1, 2.5, None, True]})
+
+
+def _view(pieces: list[str]) -> TraceView:
+    chunks = [[frag(index=0, id="call_1", name="write", args="")]]
+    chunks += [[frag(index=0, args=piece)] for piece in pieces]
+    records = tool_stream(chunks)
+    trace = assemble(records, Options())
+    source: Any = Source(None, None, len(records))  # type: ignore[arg-type]
+    return TraceView.build(source, Options(), trace)
+
+
+def _split(text: str, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    pieces, at = [], 0
+    while at < len(text):
+        size = rng.choice((0, 1, 7, 150, 900))
+        pieces.append(text[at : at + size])
+        at += size
+    return pieces
+
+
+def _check(view: TraceView, steps: list[int]) -> int:
+    """Every step's card against `classify` and `excerpt` of the text so far; long ones counted."""
+    block = view.trace.blocks[0]
+    long = 0
+    for step in steps:
+        card = next(c for c in panels.state(view, step).cards if c.number == 0)
+        state = block.state_at(step)
+        assert state is not None
+        expected = excerpt(state.text, state.appended)
+        assert card.text == expected, step
+        assert card.parse == classify(state.text).state, step
+        long += len(state.text) >= LONG
+    return long
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        [],  # stays partial, then complete at the end
+        ["  ", "\n", "x", "}"],  # complete, whitespace, then invalid
+    ],
+)
+def test_long_arguments_parse_state_equals_classify(tail: list[str]) -> None:
+    text = _arguments(100_000)
+    assert len(text) > LONG
+    view = _view([*_split(text, 1), *tail])
+    steps = list(range(view.last + 1))
+    long_steps = _check(view, steps[::7] + steps[-12:])
+    assert long_steps > 10
+
+
+def test_long_arguments_broken_midway_stay_invalid() -> None:
+    text = _arguments(100_000)
+    broken = text[:70_000] + '"]]' + text[70_000:]
+    view = _view(_split(broken, 2))
+    steps = list(range(view.last + 1))
+    assert _check(view, steps[::5] + steps[-3:]) > 10
+    card = panels.state(view, view.last).cards[0]
+    assert card.parse == "invalid" and card.parse_error
+
+
+def test_long_arguments_are_clipped_with_counts() -> None:
+    text = _arguments(200_000)
+    view = _view(_split(text, 3))
+    step = view.last - 1
+    card = next(c for c in panels.state(view, step).cards if c.number == 0)
+    block = view.trace.blocks[0]
+    state = block.state_at(step)
+    assert state is not None and len(state.text) >= LONG
+    cut = len(state.text) - len(state.appended)
+    assert card.text.total == len(state.text)
+    assert card.text.hidden_before == cut - panels.BEFORE_LIMIT
+    assert card.text.before == state.text[cut - panels.BEFORE_LIMIT : cut]
+    assert card.parse == "partial" or card.parse == "complete"
+
+
+def test_long_partial_value_is_its_heads() -> None:
+    text = _arguments(200_000)
+    view = _view(_split(text, 4))
+    step = view.last // 2
+    card = next(c for c in panels.state(view, step).cards if c.number == 0)
+    assert card.parse == "partial"
+    assert card.parsed_head == panels.HEAD_CHARS
+    assert card.parsed is not None and len(card.parsed.head) == panels.VALUE_LIMIT
+    assert card.parsed.head.startswith('{\n  "path": "a.txt",\n  "content": "')
+
+
+def test_long_text_offsets() -> None:
+    pieces = ["ab", "", "cde", "f", "ghij"]
+    text = LongText(pieces)
+    joined = "".join(pieces)
+    for count in range(len(pieces) + 1):
+        so_far = "".join(pieces[:count])
+        assert text.length(count) == len(so_far)
+        for chars in (0, 1, 3, 5, 20):
+            assert text.tail(count, chars) == (so_far[-chars:] if chars else "")
+            assert text.head(count, chars) == so_far[:chars]
+    assert text.text(len(pieces)) == joined
