@@ -1,7 +1,9 @@
-"""The embedded store: one SQLite file in WAL mode, one connection guarded by a lock.
+"""The embedded store: one SQLite file in WAL mode, a connection per thread.
 
-WAL lets readers in other worker processes go on while one writes; `busy_timeout` makes a
-writer wait for another process's write instead of failing. Foreign keys are switched on per
+WAL lets readers go on while one connection writes, in this process or another worker's;
+`busy_timeout` makes a writer wait for another's write instead of failing. A connection per
+thread (not one behind a lock) means that a request looking a stream up never waits for
+another thread writing a large stream or trace. Foreign keys are switched on per
 connection, as SQLite requires.
 """
 
@@ -27,20 +29,31 @@ class SqliteBackend:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        with self._lock:
-            self._db.execute("PRAGMA busy_timeout=10000")
-            self._wal()
-            self._db.execute("PRAGMA foreign_keys=ON")
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+        """Guards `_opened`, every connection made, to close them all."""
+        self._wal(self._db())
 
-    def _wal(self) -> None:
+    def _db(self) -> sqlite3.Connection:
+        """This thread's connection, made on its first use."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA busy_timeout=10000")
+            db.execute("PRAGMA foreign_keys=ON")
+            self._local.db = db
+            with self._guard:
+                self._opened.append(db)
+        return db
+
+    def _wal(self, db: sqlite3.Connection) -> None:
         """Switch to WAL. Switching takes the file's exclusive lock without waiting on SQLite's
         busy handler, so a worker opening a new file while another does may be told "database
         is locked": it tries again for up to `busy_timeout`'s 10 s."""
         for attempt in range(200):
             try:
-                self._db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA journal_mode=WAL")
                 return
             except sqlite3.OperationalError as error:
                 if "locked" not in str(error) or attempt == 199:
@@ -49,34 +62,35 @@ class SqliteBackend:
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (autocommit) and return its rows."""
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()
+        return self._db().execute(sql, params).fetchall()
 
     @contextmanager
     def migrating(self) -> Iterator[Run]:
         """`BEGIN IMMEDIATE` takes the file's write lock: other workers wait, then see it done."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield lambda sql, params: self._db.execute(sql, params).fetchall()
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield lambda sql, params: db.execute(sql, params).fetchall()
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     @contextmanager
     def transaction(self) -> Iterator[Run]:
         """`BEGIN IMMEDIATE` (the write lock, waited for), the statements, `COMMIT`."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield lambda sql, params: self._db.execute(sql, params).fetchall()
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield lambda sql, params: db.execute(sql, params).fetchall()
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._db.close()
+        """Close every thread's connection."""
+        with self._guard:
+            for db in self._opened:
+                db.close()
+            self._opened.clear()
