@@ -135,8 +135,20 @@ class Completion:
         return closed
 
 
+_STDLIB_ONLY = re.compile(r"\\u[dD][89a-fA-F]|[eE][+-]?[0-9]{3}|[0-9]{300}")
+"""What only the standard library's parser takes: a lone surrogate's escape, a number beyond
+a double (orjson refuses both). Text without any is judged by orjson alone."""
+
+
 def parses(text: str) -> bool:
     """Whether the text parses strictly as one JSON value."""
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        if _STDLIB_ONLY.search(text) is None:
+            return False
+    else:
+        return True
     try:
         loads(text)
     except (ValueError, RecursionError):

@@ -1,0 +1,31 @@
+"""`parses` answers as `loads` does, though it asks the standard library only when it may differ."""
+
+from __future__ import annotations
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from webapp.jsoncheck import loads, parses
+
+
+def _loads_takes(text: str) -> bool:
+    try:
+        loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+json_ish = st.text(alphabet='{}[]":,.-+eE0123456789 \\udcDCabfn\ttrule', max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(json_ish)
+@example('"\\ud800"')
+@example('"\\uDC00"')
+@example("1" * 400)
+@example("-1E+999")
+@example("[1e400]")
+@example("NaN")
+def test_parses_agrees_with_loads(text: str) -> None:
+    assert parses(text) is _loads_takes(text)
