@@ -413,7 +413,8 @@ class Service:
         """Read (or take the reading an upload left) and assemble; keep the view in the store."""
         key = ("reading", info.id, har_entry)
         kept = self.cache.peek(key)
-        reading = kept if isinstance(kept, Reading) else self._read(info, har_entry)
+        # One reading for concurrent misses (cached under the byte bound), not one per request.
+        reading = kept if isinstance(kept, Reading) else self.reading(info.id, har_entry)
         result = reading.result
         with self._heavy:
             try:
@@ -421,15 +422,14 @@ class Service:
             except Exception as error:  # a core bug must not become a 500 for the user
                 log.exception("assembling stream %s failed", info.id)
                 raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
-            chunks = sum(1 for record in result.records if record.kind == "chunk")
             source = Source(
-                info, replace(result, records=()), len(result.records), har_entry, chunks
+                info, replace(result, records=()), len(result.records), har_entry, trace.chunk_count
             )
             view = TraceView.build(source, options, trace)
+            if example_of(info.id) is None and info.size >= STORE_FROM:
+                self._keep(view)  # under the same bound: packing a large trace takes memory too
         if kept is not None:  # an upload's records: its trace is made, they go
             self.cache.discard(lambda cached: cached == key)
-        if example_of(info.id) is None and info.size >= STORE_FROM:
-            self._keep(view)
         return view
 
     def _keep(self, view: TraceView) -> None:
