@@ -305,17 +305,22 @@ def peers(name: str, folder: Path, repeat: int) -> Iterator[str]:
             continue
         start = min(_lens_seconds(lens, tiny, run_lens) for _ in range(repeat))
         runs = [_lens_seconds(lens, text, run_lens) for _ in range(repeat)]
-        work = min(runs) - start
+        if any(isinstance(run, str) for run in (start, *runs)):
+            failed = next(run for run in (start, *runs) if isinstance(run, str))
+            yield f"  {label:<34} failed: {failed[:120]}"
+            continue
+        work = min(runs) - start  # type: ignore[operator]
         yield (
             f"  {label:<34} {work:>7.3f} s  x{work / floor_time:>5.1f}  "
             f"(start-up {start:.2f} s taken off)"
         )
 
 
-def _lens_seconds(lens: Any, text: str, run_lens: Callable[..., Any]) -> float:
+def _lens_seconds(lens: Any, text: str, run_lens: Callable[..., Any]) -> float | str:
+    """The lens's time on `text`, or what went wrong."""
     result = run_lens(lens, [text], timeout=600.0, memory=8 << 30)[0]
-    if result.seconds is None:
-        return float("nan")
+    if result.status != "ok" or result.seconds is None:
+        return f"{result.status}: {result.error}"
     return float(result.seconds)
 
 

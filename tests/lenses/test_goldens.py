@@ -79,3 +79,28 @@ def test_the_records_example_in_every_column() -> None:
     assert columns["vercel-ai"]["calls"][0]["arguments"] == call["arguments"]
     assert json.loads(columns["litellm"]["calls"][0]["arguments"]) == json.loads(call["arguments"])
     assert len(columns["langchain"]["calls"]) == 4
+
+
+@pytest.mark.parametrize("pin", [pin for pin in PINS if pin.client in ("pi-ai", "vercel-ai")])
+def test_a_node_lens_replies_in_full_however_long_the_reply(pin: object) -> None:
+    """A reply far beyond a pipe's buffer (a call with 300 KB of arguments) is not cut off by
+    the process exiting before its stdout has drained."""
+    lens = lens_for(pin)  # type: ignore[arg-type]
+    assert lens.missing is None, f"{lens.missing}: run `make clients` (CI installs every lens)"
+    arguments = json.dumps({"data": "x" * 300_000}, separators=(",", ":"))
+    header = {"index": 0, "id": "call_1", "type": "function",
+              "function": {"name": "f", "arguments": ""}}  # fmt: skip
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"tool_calls": [header]}}]},
+        *(
+            {"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": arguments[at : at + 1000]}}
+            ]}}]}
+            for at in range(0, len(arguments), 1000)
+        ),
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]  # fmt: skip
+    sse = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+    [result] = run_lens(lens, [sse])
+    assert result.status == "ok", result.error
+    assert [call.arguments for call in result.calls] == [arguments]

@@ -145,7 +145,9 @@ async function main() {
 			results.push({ status: "error", calls: [], error: describe(error) });
 		}
 	}
-	out.write(`${JSON.stringify({ results })}\n`);
+	// Wait for the reply to be handed over: process.exit() does not wait for a pipe to drain,
+	// so a long reply (a call with a megabyte of arguments) would be cut off.
+	await new Promise((resolve) => out.write(`${JSON.stringify({ results })}\n`, resolve));
 }
 
 main().then(
