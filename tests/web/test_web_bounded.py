@@ -279,3 +279,27 @@ def test_a_nul_in_a_title_is_stored_on_every_store(client: TestClient) -> None:
     assert response.status_code == 201
     info = client.get(f"/api/streams/{response.json()['id']}").json()
     assert info["title"] == "x y"
+
+
+def test_a_small_stream_does_not_queue_behind_large_ones(app: FastAPI, store: Store) -> None:
+    """Every slot for heavy work is taken (by large streams' assemblies): a small stream is
+    still read and assembled at once, not after them."""
+    service: Service = app.state.service
+    stream_id = store(CONTINUATION)
+    taken = [
+        service._heavy.acquire(blocking=False) for _ in range(webapp.web.service.HEAVY_AT_ONCE)
+    ]
+    assert all(taken)
+    made: list[int] = []
+    try:
+        thread = threading.Thread(
+            target=lambda: made.append(
+                len(service.view(stream_id, Options("exact-key")).trace.steps)
+            )
+        )
+        thread.start()
+        thread.join(WAIT)
+        assert made and made[0] > 0, "a small stream waited for the slots of large ones"
+    finally:
+        for _ in taken:
+            service._heavy.release()

@@ -35,6 +35,7 @@ import threading
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -63,7 +64,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 HEAVY_AT_ONCE = 2
-"""Readings, assemblies and comparisons one worker runs at the same time."""
+"""Readings, assemblies and comparisons of large streams one worker runs at the same time."""
+LIGHT_BELOW = 256 * 1024
+"""A stream smaller than this is read and assembled without waiting for that bound."""
 READING_PER_BYTE = 11
 """A reading's heap per stored byte (tracemalloc: 6-10x on SSE, more with tiny fragments)."""
 PAYLOADS_PER_BYTE = 2
@@ -361,10 +364,15 @@ class Service:
         )
         return reading if reading.info == info else Reading(info, reading.result)
 
+    def _heavy_for(self, info: StreamInfo) -> AbstractContextManager[object]:
+        """The bound on heavy work at once, for a large stream; none for a small one, whose
+        work takes milliseconds and must not queue behind seconds of someone else's."""
+        return self._heavy if info.size >= LIGHT_BELOW else nullcontext()
+
     def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
         raw = self.raw_lines(info.id).data
         text = raw if isinstance(raw, str) else decode(raw)
-        with self._heavy:
+        with self._heavy_for(info):
             try:
                 result = read(text, info.input_format, har_entry=har_entry)
             except ReaderError as error:
@@ -399,7 +407,7 @@ class Service:
         data = self.storage.artefact(info.id, options.key(), stored.kind(har_entry))
         if data is None:
             return None
-        with self._heavy:
+        with self._heavy_for(info):
             try:
                 made = stored.unpack(data)
             except stored.StoredError as error:
@@ -416,7 +424,7 @@ class Service:
         # One reading for concurrent misses (cached under the byte bound), not one per request.
         reading = kept if isinstance(kept, Reading) else self.reading(info.id, har_entry)
         result = reading.result
-        with self._heavy:
+        with self._heavy_for(info):
             try:
                 trace = assemble(result.records, options)
             except Exception as error:  # a core bug must not become a 500 for the user
@@ -485,7 +493,7 @@ class Service:
 
         def make() -> _Compared:
             reading = self.reading(stream_id, har_entry)
-            with self._heavy:
+            with self._heavy_for(reading.info):
                 try:
                     made = compare(reading.result.records, canon, left=left, right=right)
                 except Exception as error:  # a core bug must not become a 500 for the user
