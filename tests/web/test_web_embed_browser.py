@@ -148,6 +148,7 @@ def test_a_teacher_walks_from_the_tour_to_an_embedded_step(
     page.goto(f"{origins.app}/tour")
     page.locator("a.tour-stop", has_text="Continuation chunks").click()
     expect(page).to_have_url(re.compile(r"/examples/continuation/compare"))
+    page.wait_for_load_state("load")  # the keys are handled once the page's scripts have run
     # play it from the start; it pauses by itself at the first phantom call
     current = page.locator("#compare-rows .crow[aria-current]")
     page.keyboard.press("Home")
