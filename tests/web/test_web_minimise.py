@@ -348,3 +348,40 @@ def test_the_minimised_stream_reads_back_as_sse(client: TestClient, inline: Mini
     raw = client.get(f"/api/streams/{result}/raw").text
     assert raw.endswith("data: [DONE]\n\n")
     assert read(raw, "sse").format == "sse"
+
+
+def test_whoever_asked_for_the_minimised_stream_can_delete_it(
+    client: TestClient, inline: Minimiser
+) -> None:
+    original = stored(client)
+    # The API: the 202 carries the token that will delete the result.
+    job = start(client, original, until="anomaly:phantom-call", policy="exact-key").json()
+    result = client.get(f"/api/jobs/{job['job']}").json()["result"]
+    wrong = client.delete(f"/api/streams/{result}", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code in (401, 403)
+    right = {"Authorization": f"Bearer {job['delete_token']}"}
+    assert client.delete(f"/api/streams/{result}", headers=right).status_code == 204
+    assert client.get(f"/api/streams/{result}").status_code == 404
+    # The page: the token waits in this browser's cookie under the job, then goes to the result.
+    form = {"until": "anomaly:phantom-call", "policy": "exact-key"}
+    client.post(f"/s/{original}/minimise", data=form, headers=HX)
+    jobs = [pair.partition(":")[0] for pair in client.cookies["streamviz_own"].split(".")]
+    job_id = jobs[-1]
+    assert job_id not in (original, result)
+    fragment = client.get(f"/s/{original}/minimise/{job_id}", headers=HX)
+    assert fragment.status_code == 200
+    child = client.get(f"/api/jobs/{job_id}").json()["result"]
+    kept = dict(pair.partition(":")[::2] for pair in client.cookies["streamviz_own"].split("."))
+    assert job_id not in kept and child in kept
+    mine = {"Authorization": f"Bearer {kept[child]}"}
+    assert client.delete(f"/api/streams/{child}", headers=mine).status_code == 204
+
+
+def test_a_job_already_running_gives_no_token_to_a_second_asker(
+    client: TestClient, held: Held
+) -> None:
+    original = stored(client)
+    first = start(client, original, until="differs", policy="adr-0019").json()
+    second = start(client, original, until="differs", policy="adr-0019").json()
+    assert first["job"] == second["job"]
+    assert "delete_token" in first and "delete_token" not in second

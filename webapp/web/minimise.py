@@ -151,10 +151,15 @@ class Minimiser:
 
     def start(self, checked: Checked) -> Job:
         """A new job (or the one already running for this stream, property and policy)."""
+        return self.start_owned(checked, "")[0]
+
+    def start_owned(self, checked: Checked, delete_hash: str) -> tuple[Job, bool]:
+        """`start`, and whether the job is new: then its result is stored with `delete_hash`,
+        so that whoever asked for it can delete it (the job already running keeps its own)."""
         self.jobs.sweep(self.budget)
         running = self.jobs.running(checked.stream_id, checked.until.text, checked.policy)
         if running is not None:
-            return running
+            return running, False
         if not self._slots.acquire(blocking=False):
             raise Busy("this server is already minimising as many streams as it may")
         try:
@@ -171,20 +176,20 @@ class Minimiser:
             raise
         if not new:
             self._slots.release()
-            return job
+            return job, False
         try:
-            self.spawn(lambda: self._run(job.id, checked))
+            self.spawn(lambda: self._run(job.id, checked, delete_hash))
         except BaseException:
             self._slots.release()
             self.jobs.finish(job.id, status="failed", tests=0, records=job.total, elapsed_ms=0,
                              error="could not start a thread")  # fmt: skip
             raise
         found = self.jobs.get(job.id)
-        return found if found is not None else job
+        return (found if found is not None else job), True
 
-    def _run(self, job_id: str, checked: Checked) -> None:
+    def _run(self, job_id: str, checked: Checked, delete_hash: str = "") -> None:
         try:
-            self._search(job_id, checked)
+            self._search(job_id, checked, delete_hash)
         except Exception as error:  # the job fails in words; the worker goes on
             log.exception("minimising stream %s failed", checked.stream_id)
             self.jobs.finish(job_id, status="failed", tests=0, records=len(checked.records),
@@ -192,7 +197,7 @@ class Minimiser:
         finally:
             self._slots.release()
 
-    def _search(self, job_id: str, checked: Checked) -> None:
+    def _search(self, job_id: str, checked: Checked, delete_hash: str) -> None:
         started = self.clock()
         state = {"tests": 0, "best": len(checked.records), "written": started}
         phase = ["records"]
@@ -239,7 +244,7 @@ class Minimiser:
         prepared = Prepared(text.encode("utf-8", "backslashreplace"), read(text, "sse"), ())
         info = self.service.store(
             prepared, title=f"minimised from {checked.title}", input_format="sse",
-            parent=checked.stream_id,
+            parent=checked.stream_id, delete_hash=delete_hash,
         )  # fmt: skip
         done = self.jobs.finish(
             job_id,

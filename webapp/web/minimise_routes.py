@@ -36,7 +36,7 @@ from webapp.web.minimise import (
 )
 from webapp.web.query import Links
 from webapp.web.service import TraceView
-from webapp.web.team import Invalid
+from webapp.web.team import Invalid, hand_over, new_token, owned, remember, token_hash
 from webapp.web.team_api import _body, _problem
 from webapp.web.templating import render
 from webapp.web.triage import _form
@@ -137,7 +137,10 @@ async def start_from_page(request: Request, stream_id: str) -> Response:
         form = await _form(request)
         until, policy = _chosen(form)
         checked = await run_in_threadpool(check, service, stream_id, until, policy)
-        job = await run_in_threadpool(_minimiser(request).start, checked)
+        token = new_token()
+        job, new = await run_in_threadpool(
+            _minimiser(request).start_owned, checked, token_hash(token)
+        )
     except Invalid as error:
         if partial:
             return _fragment(request, None, str(error), 422)
@@ -150,9 +153,21 @@ async def start_from_page(request: Request, stream_id: str) -> Response:
         )
         response.headers["Retry-After"] = RETRY_AFTER
         return response
-    if partial:
-        return _fragment(request, job, status=200)
-    return RedirectResponse(JobView(job).url, status_code=303)
+    response = (
+        _fragment(request, job, status=200)
+        if partial
+        else RedirectResponse(JobView(job).url, status_code=303)
+    )
+    if new:  # the result will be this browser's to delete: keep its token under the job's id
+        remember(request, response, job.id, token)
+    return response
+
+
+def _claim(request: Request, job: Job, response: Response) -> Response:
+    """A finished job this browser started: its result's token moves to the result's id."""
+    if job.status != "running" and job.id in owned(request):
+        hand_over(request, response, job.id, job.result)
+    return response
 
 
 def _busy_page(request: Request, message: str) -> Response:
@@ -169,8 +184,8 @@ async def job_page(request: Request, stream_id: str, job_id: str) -> Response:
             return _fragment(request, None, "This job is gone (its stream was deleted?).", 404)
         return _no_job_page(request)
     if wants_partial(request):
-        return _fragment(request, job)
-    return await run_in_threadpool(_page, request, job)
+        return _claim(request, job, _fragment(request, job))
+    return _claim(request, job, await run_in_threadpool(_page, request, job))
 
 
 @router.post("/s/{stream_id}/minimise/{job_id}/cancel")
@@ -202,14 +217,20 @@ async def start_from_api(request: Request, stream_id: str) -> Response:
         checked = await run_in_threadpool(
             check, service, stream_id, body.get("until"), body.get("policy", "adr-0019")
         )
-        job = await run_in_threadpool(_minimiser(request).start, checked)
+        token = new_token()
+        job, new = await run_in_threadpool(
+            _minimiser(request).start_owned, checked, token_hash(token)
+        )
     except BadInput as error:
         return _problem(400, str(error))
     except Invalid as error:
         return _problem(422, str(error))
     except Busy as error:
         return _problem(503, f"{error}; try again later", {"Retry-After": RETRY_AFTER})
-    response = json_response(job_json(job), 202)
+    answer = job_json(job)
+    if new:  # the token that will delete the result (a job already running has its own)
+        answer["delete_token"] = token
+    response = json_response(answer, 202)
     response.headers["Location"] = f"/api/jobs/{job.id}"
     return response
 

@@ -111,6 +111,18 @@ def remember(request: Request, response: Response, stream_id: str, token: str) -
     _set_owned(response, streams)
 
 
+def hand_over(request: Request, response: Response, old_id: str, new_id: str) -> None:
+    """Move a token in the browser's cookie from one id to another (a minimise job's, to the
+    stream it made); with no `new_id`, drop it."""
+    streams = owned(request)
+    token = streams.pop(old_id, None)
+    if token is None:
+        return
+    if new_id:
+        streams[new_id] = token
+    _set_owned(response, streams)
+
+
 def forget(request: Request, response: Response, stream_id: str) -> None:
     """Take a deleted stream out of the browser's cookie."""
     streams = owned(request)
