@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,17 +64,9 @@ class SqliteBackend:
         """Run one statement (autocommit) and return its rows."""
         return self._db().execute(sql, params).fetchall()
 
-    @contextmanager
-    def migrating(self) -> Iterator[Run]:
+    def migrating(self) -> AbstractContextManager[Run]:
         """`BEGIN IMMEDIATE` takes the file's write lock: other workers wait, then see it done."""
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield lambda sql, params: db.execute(sql, params).fetchall()
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        return self.transaction()
 
     @contextmanager
     def transaction(self) -> Iterator[Run]:

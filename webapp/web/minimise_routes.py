@@ -174,15 +174,20 @@ def _busy_page(request: Request, message: str) -> Response:
     return error_response(request, 503, f"{message}; try again in a few seconds.")
 
 
+def _gone(request: Request) -> Response:
+    """A job that is not there, as the poll's fragment or as a page."""
+    if wants_partial(request):
+        return _fragment(request, None, "This job is gone (its stream was deleted?).", 404)
+    return _no_job_page(request)
+
+
 @router.get("/s/{stream_id}/minimise/{job_id}")
 async def job_page(request: Request, stream_id: str, job_id: str) -> Response:
     """The job's progress: the fragment for htmx's poll, a page for a browser."""
     try:
         job = await run_in_threadpool(_job_of, request, job_id, stream_id)
     except _NoJob:
-        if wants_partial(request):
-            return _fragment(request, None, "This job is gone (its stream was deleted?).", 404)
-        return _no_job_page(request)
+        return _gone(request)
     if wants_partial(request):
         return _claim(request, job, _fragment(request, job))
     return _claim(request, job, await run_in_threadpool(_page, request, job))
@@ -194,9 +199,7 @@ async def cancel_from_page(request: Request, stream_id: str, job_id: str) -> Res
     try:
         job = await run_in_threadpool(_job_of, request, job_id, stream_id)
     except _NoJob:
-        if wants_partial(request):
-            return _fragment(request, None, "This job is gone (its stream was deleted?).", 404)
-        return _no_job_page(request)
+        return _gone(request)
     found = await run_in_threadpool(_minimiser(request).jobs.cancel, job.id)
     if wants_partial(request):
         return _fragment(request, found or job)
