@@ -124,8 +124,12 @@ class Assembler:
         record goes through `record` with the same state, so the steps are those `record` makes
         of each record in turn (tests/core/test_plain.py compares them).
         """
+        if self._trace is not None:
+            raise RuntimeError("feed() after finish()")
         loads = orjson.loads
+        plain_chunk = self._plain_chunk
         self._orjson_values = not self._columns.step_kind  # from the first record on
+        line = records.first_line  # `records.line(position)`, counted along
         for position, payload in enumerate(records.payloads):
             try:
                 value = loads(payload)
@@ -134,11 +138,10 @@ class Assembler:
                 if record.kind == "chunk":  # the standard library's parser took it
                     self._orjson_values = False
                 self.record(record)
-                continue
-            line = records.line(position)
-            if self._stopped_by is None and self._trace is None and self._plain_chunk(value, line):
-                continue
-            self.record(records.parsed(position, value))
+            else:
+                if self._stopped_by is not None or not plain_chunk(value, line):
+                    self.record(records.parsed(position, value))
+            line += 2
 
     def _plain_chunk(self, chunk: Any, line: int) -> bool:
         """Assemble a chunk whose one choice's delta carries only `tool_calls`; else False.
@@ -174,7 +177,12 @@ class Assembler:
             columns.step_line.append(line)
             columns.step_fragment.append(len(columns.fragment_rule))
             columns.step_event.append(len(columns.event_type))
-        self._calls.plain_fragments(step, fragments)
+        calls = self._calls
+        if len(fragments) == 1:  # the usual chunk: one call at a time
+            if not calls.plain_fragment(step, fragments[0]):
+                calls.fragment(step, 0, fragments[0])
+        else:
+            calls.plain_fragments(step, fragments)
         return True
 
     def _chunk(self, step: int, record: Record) -> None:

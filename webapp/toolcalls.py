@@ -115,19 +115,19 @@ class ToolCalls:
 
     def plain_fragments(self, step: int, fragments: list[Any]) -> None:
         """`fragments` for a chunk's non-empty list of entries, the usual ones resolved inline."""
-        if self._server:
-            for position, raw in enumerate(fragments):
-                self._fragment(step, position, raw)
-            return
-        plain = self._plain_fragment
+        plain = self.plain_fragment
         for position, raw in enumerate(fragments):
             if not plain(step, raw):
                 self._fragment(step, position, raw)
 
-    def _plain_fragment(self, step: int, raw: Any) -> bool:
+    def fragment(self, step: int, position: int, raw: Any) -> None:
+        """Resolve one fragment by the rules (what `fragments` does for each entry)."""
+        self._fragment(step, position, raw)
+
+    def plain_fragment(self, step: int, raw: Any) -> bool:
         """Resolve a fragment that only carries argument text, if no rule needs more; else False.
 
-        Client path only (`plain_fragments` sends the server-tools path to `_fragment`).
+        On the server-tools path it always declines (its candidates fold as text arrives).
 
         The bulk of a long stream on the client path: a fragment with no id and no name (or
         `""` ones), string arguments, and an index that names an open block (`exact-index`)
@@ -136,7 +136,7 @@ class ToolCalls:
         text are written, as `_fragment` would write them. Anything else returns False before
         touching any state, and `_fragment` resolves it.
         """
-        if type(raw) is not dict or "custom" in raw:
+        if type(raw) is not dict or self._server or "custom" in raw:
             return False
         function = raw.get("function")
         if type(function) is not dict:
