@@ -7,14 +7,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import webapp.web.api
 import webapp.web.service
-from tests.web.webkit import CONTINUATION, Store
+from tests.web.webkit import CONTINUATION, FILE_PART, MULTIPART, Store, post_chunked
 from webapp.options import Options
 from webapp.web.cache import Memo
 from webapp.web.ingest import clean_title
@@ -137,59 +136,12 @@ def test_an_upload_over_the_slots_gets_a_503_that_says_why(
     assert client.post("/api/streams", json={"text": CONTINUATION}).status_code == 201
 
 
-def _post_chunked(
-    app: FastAPI, path: str, content_type: str, head: bytes, chunks: int, size: int
-) -> tuple[int, int]:
-    """POST `head` and then filler, in `chunks` chunks of `size` bytes with no Content-Length;
-    the status and how many chunks the app read."""
-    pulled = 0
-    status: list[int] = []
-
-    async def receive() -> dict[str, Any]:
-        nonlocal pulled
-        pulled += 1
-        body = (head + b"a" * (size - len(head))) if pulled == 1 else b"a" * size
-        return {"type": "http.request", "body": body, "more_body": pulled < chunks}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            status.append(message["status"])
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"content-type", content_type.encode())],
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
-
-    async def main() -> None:
-        await app(scope, receive, send)
-
-    anyio.run(main)
-    return status[0], pulled
-
-
-_FILE_PART = (
-    b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="s.sse"\r\n'
-    b"Content-Type: text/plain\r\n\r\n"
-)
-_MULTIPART = "multipart/form-data; boundary=xyz"
-
-
 @pytest.mark.parametrize(
     ("path", "content_type", "head", "limit"),
     [
         ("/api/streams", "application/json", b'{"text": "', 2 * 50_000 + 64 * 1024),
-        ("/api/streams", _MULTIPART, _FILE_PART, 50_000 + 64 * 1024),
-        ("/streams", _MULTIPART, _FILE_PART, 50_000 + 64 * 1024),
+        ("/api/streams", MULTIPART, FILE_PART, 50_000 + 64 * 1024),
+        ("/streams", MULTIPART, FILE_PART, 50_000 + 64 * 1024),
         ("/streams", "application/x-www-form-urlencoded", b"text=", 50_000 + 64 * 1024),
     ],
 )
@@ -197,9 +149,9 @@ def test_a_chunked_upload_is_refused_as_soon_as_it_passes_the_limit(
     app: FastAPI, client: TestClient, path: str, content_type: str, head: bytes, limit: int
 ) -> None:
     size = 8 * 1024
-    status, pulled = _post_chunked(app, path, content_type, head, chunks=10_000, size=size)
-    assert status == 413
-    assert pulled == limit // size + 1  # the chunk that passed the limit was the last read
+    got = post_chunked(app, path, content_type, head, chunks=10_000, size=size)
+    assert got.status == 413
+    assert got.pulled == limit // size + 1  # the chunk that passed the limit was the last read
 
 
 def _blocked(

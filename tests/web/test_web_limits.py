@@ -4,15 +4,12 @@ form parser's own)."""
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
-import anyio
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.streamkit import chunk, sse
+from tests.web.webkit import FILE_PART, MULTIPART, post_chunked
 from webapp.settings import Settings
 
 QUOTED = "50,000 bytes"
@@ -85,68 +82,18 @@ def test_a_urlencoded_paste_over_a_megabyte_is_accepted_under_a_larger_limit(
     assert response.status_code == 303, response.text[:500]
 
 
-def _post_chunked(app: FastAPI, path: str, content_type: str, head: bytes) -> tuple[int, bytes]:
-    """POST `head` then filler in 8 KB chunks with no Content-Length; the status and body."""
-    pulled = 0
-    status: list[int] = []
-    body: list[bytes] = []
-
-    async def receive() -> dict[str, Any]:
-        nonlocal pulled
-        pulled += 1
-        data = (head + b"a" * (8192 - len(head))) if pulled == 1 else b"a" * 8192
-        return {"type": "http.request", "body": data, "more_body": pulled < 1000}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            status.append(message["status"])
-        elif message["type"] == "http.response.body":
-            body.append(message.get("body", b""))
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"content-type", content_type.encode())],
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
-
-    async def main() -> None:
-        await app(scope, receive, send)
-
-    # A thread of its own: Playwright's sync API may hold an event loop in this one.
-    runner = threading.Thread(target=anyio.run, args=(main,))
-    runner.start()
-    runner.join()
-    return status[0], b"".join(body)
-
-
-_FILE_PART = (
-    b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="s.sse"\r\n'
-    b"Content-Type: text/plain\r\n\r\n"
-)
-_MULTIPART = "multipart/form-data; boundary=xyz"
-
-
 @pytest.mark.parametrize(
     ("path", "content_type", "head"),
     [
         ("/api/streams", "application/json", b'{"text": "'),
-        ("/api/streams", _MULTIPART, _FILE_PART),
-        ("/streams", _MULTIPART, _FILE_PART),
+        ("/api/streams", MULTIPART, FILE_PART),
+        ("/streams", MULTIPART, FILE_PART),
         ("/streams", "application/x-www-form-urlencoded", b"text="),
     ],
 )
 def test_a_chunked_upload_refused_names_the_configured_limit(
     app: FastAPI, client: TestClient, path: str, content_type: str, head: bytes
 ) -> None:
-    status, body = _post_chunked(app, path, content_type, head)
-    assert status == 413
-    assert QUOTED.encode() in body
+    got = post_chunked(app, path, content_type, head)
+    assert got.status == 413
+    assert QUOTED.encode() in got.body

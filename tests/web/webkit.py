@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+import anyio
 import httpx
 from playwright.sync_api import Page
 
@@ -45,3 +48,66 @@ class Watched:
         """Nothing went to the console as an error, nothing threw, no dialog opened."""
         assert self.errors == []
         assert self.dialogs == []
+
+
+FILE_PART = (
+    b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="s.sse"\r\n'
+    b"Content-Type: text/plain\r\n\r\n"
+)
+"""The head of a multipart upload's file part (boundary `xyz`), before the file's bytes."""
+MULTIPART = "multipart/form-data; boundary=xyz"
+
+
+@dataclass(frozen=True)
+class Chunked:
+    """What a chunked upload got: the status, how many chunks the app read, the body."""
+
+    status: int
+    pulled: int
+    body: bytes
+
+
+def post_chunked(
+    app: Any, path: str, content_type: str, head: bytes, *, chunks: int = 1000, size: int = 8192
+) -> Chunked:
+    """POST `head` and then filler, in `chunks` chunks of `size` bytes with no Content-Length,
+    straight to the ASGI app (no client could send it so)."""
+    pulled = 0
+    status: list[int] = []
+    body: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal pulled
+        pulled += 1
+        data = (head + b"a" * (size - len(head))) if pulled == 1 else b"a" * size
+        return {"type": "http.request", "body": data, "more_body": pulled < chunks}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        elif message["type"] == "http.response.body":
+            body.append(message.get("body", b""))
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", content_type.encode())],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+
+    async def main() -> None:
+        await app(scope, receive, send)
+
+    # A thread of its own: Playwright's sync API may hold an event loop in this one.
+    runner = threading.Thread(target=anyio.run, args=(main,))
+    runner.start()
+    runner.join()
+    return Chunked(status[0], pulled, b"".join(body))
