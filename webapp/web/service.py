@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from webapp.assembler import assemble
-from webapp.columns import CHUNK, NONE, STEP_KINDS
+from webapp.columns import NONE, STEP_KINDS
 from webapp.compare import Comparison, compare
 from webapp.options import Options
 from webapp.readers import decode, read
@@ -111,8 +111,6 @@ class Source:
     """The reader's result with no records (`records` says how many there were)."""
     records: int
     har_entry: int | None = None
-    chunks: int = 0
-    """How many of the records were chunks."""
 
 
 def _no_record(step: int) -> Record | None:
@@ -413,8 +411,7 @@ class Service:
             except stored.StoredError as error:
                 log.warning("stream %s: its stored trace does not load (%s)", info.id, error)
                 return None
-        chunks = made.trace.columns.step_kind.count(CHUNK)
-        source = Source(info, made.found, made.records, har_entry, chunks)
+        source = Source(info, made.found, made.records, har_entry)
         return TraceView.build(source, options, made.trace, made)
 
     def _assemble(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView:
@@ -430,9 +427,7 @@ class Service:
             except Exception as error:  # a core bug must not become a 500 for the user
                 log.exception("assembling stream %s failed", info.id)
                 raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
-            source = Source(
-                info, replace(result, records=()), len(result.records), har_entry, trace.chunk_count
-            )
+            source = Source(info, replace(result, records=()), len(result.records), har_entry)
             view = TraceView.build(source, options, trace)
             if example_of(info.id) is None and info.size >= STORE_FROM:
                 self._keep(view)  # under the same bound: packing a large trace takes memory too

@@ -247,7 +247,7 @@ def stats(service: Service, stream_id: str) -> dict[str, Any]:
         view = service.view(stream_id, Options())
     except Unreadable as error:
         return {"unreadable": str(error)[:200]}
-    chunks = view.source.chunks
+    chunks = view.trace.chunk_count
     calls = sum(1 for block in view.trace.blocks if truthy(block.name))
     severities = [severity_of(anomaly.code) for anomaly in view.trace.anomalies]
     return {

@@ -75,7 +75,7 @@ class Summary:
 def summary(view: TraceView) -> Summary:
     """What a person sees first: counts, rules fired, anomalies, and where the input came from."""
     trace, result, info = view.trace, view.source.found, view.source.info
-    chunks = view.source.chunks
+    chunks = view.trace.chunk_count
     calls = sum(1 for block in trace.blocks if truthy(block.name))
     facts = [
         Fact("chunks", words.number(chunks)),
