@@ -14,8 +14,11 @@ from fastapi.testclient import TestClient
 
 from tests.web.webkit import HX
 from webapp.examples import EXAMPLES
+from webapp.options import Options
 from webapp.readers import read
 from webapp.storage.jobs import Jobs
+from webapp.web import minimise_routes
+from webapp.web import service as service_module
 from webapp.web.minimise import Minimiser
 from webapp.web.service import Service
 
@@ -255,6 +258,35 @@ def test_the_page_offers_the_streams_anomalies_and_the_difference(
     assert "nothing to keep" in clean and 'id="minimise-start"' not in clean
     example = client.get("/examples/continuation").text
     assert 'id="minimise"' not in example
+
+
+def test_a_large_stream_on_other_options_assembles_no_second_trace(
+    client: TestClient, inline: Minimiser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Over DIFFERS_CHECK_STEPS steps, a page on the server-tools path (not the options a job
+    # runs with) must not assemble the client path's trace only to list its anomalies: 16
+    # such pages at once held 16 large traces each waiting for a second one.
+    monkeypatch.setattr(minimise_routes, "DIFFERS_CHECK_STEPS", 3)
+    made: list[Options] = []
+    real = service_module.assemble
+
+    def counted(records: Any, options: Options) -> Any:
+        made.append(options)
+        return real(records, options)
+
+    monkeypatch.setattr(service_module, "assemble", counted)
+    original = stored(client)
+    page = client.get(f"/s/{original}?policy=exact-key&path=server-tools&server_tools=x").text
+    assert [options.path for options in made] == ["server-tools"]
+    assert f'href="/s/{original}?step=0&amp;policy=exact-key&amp;path=client">open it</a>' in page
+    assert 'value="exact-key differs"' in page  # offered unchecked, as on any large stream
+    made.clear()
+    own = client.get(f"/s/{original}?policy=exact-key").text  # the job's options: its own view
+    assert [options.path for options in made] == ["client"]
+    assert '<option value="exact-key anomaly:phantom-call">' in own and "open it" not in own
+    again = client.get(f"/s/{original}?policy=exact-key&path=server-tools&server_tools=x").text
+    assert '<option value="exact-key anomaly:phantom-call">' in again  # cached now: listed
+    assert "open it" not in again
 
 
 def test_deleting_the_original_leaves_the_child_page_working(

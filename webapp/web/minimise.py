@@ -299,6 +299,9 @@ class Control:
     groups: tuple[Group, ...]
     budget: int
     job: JobView | None
+    listed_at: str = ""
+    """The page that lists the anomalies a job can keep, when this one does not (a large stream
+    shown on other options than a job's); empty when it does."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,8 +68,21 @@ def control(request: Request, view: TraceView, links: Links) -> Control | None:
     large = len(view.trace.steps) > DIFFERS_CHECK_STEPS
     first = view.options.policy
     groups = []
+    unseen = False
     for policy in [first] if large else [first, *(p for p in POLICIES if p != first)]:
-        seen = service.view(stream_id, Options(policy=policy))
+        # A job runs on the client path with the default choice: this page's own view when it
+        # is that one; else the view of those options, made here only for a small stream (a
+        # large one is taken only if cached, so a page never assembles a second large trace).
+        wanted = Options(policy=policy)
+        if view.options.canonical() == wanted and view.source.har_entry is None:
+            seen: TraceView | None = view
+        elif large:
+            seen = service.cached_view(stream_id, wanted)
+        else:
+            seen = service.view(stream_id, wanted)
+        if seen is None:
+            unseen = True
+            continue
         choices = tuple(
             Choice(f"{policy} anomaly:{group.code}", f"{group.code} ({group.severity}, "
                    f"{count(len(group.items), 'time')})")
@@ -86,6 +99,7 @@ def control(request: Request, view: TraceView, links: Links) -> Control | None:
         groups=tuple(groups),
         budget=settings_of(request).minimise_seconds,
         job=JobView(running) if running is not None else None,
+        listed_at=Links(stream_id, Options(policy=first)).step(0) if unseen else "",
     )
 
 
