@@ -34,8 +34,8 @@ import logging
 import threading
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Hashable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -304,6 +304,9 @@ class Service:
         self.storage: Storage = open_storage(settings.db)
         self.cache: Memo[Hashable, object] = Memo(settings.cache_bytes, weigh)
         self._heavy = threading.BoundedSemaphore(HEAVY_AT_ONCE)
+        self.heavy_done = 0
+        """How many pieces of heavy work have ended (the app trims the heap after a request
+        during which one did: `webapp.web.heap`)."""
 
     def _cached(self, key: Hashable, kind: type[T], make: Callable[[], T]) -> T:
         value = self.cache.get(key, make)
@@ -365,7 +368,15 @@ class Service:
     def _heavy_for(self, info: StreamInfo) -> AbstractContextManager[object]:
         """The bound on heavy work at once, for a large stream; none for a small one, whose
         work takes milliseconds and must not queue behind seconds of someone else's."""
-        return self._heavy if info.size >= LIGHT_BELOW else nullcontext()
+        return self._heavy_work() if info.size >= LIGHT_BELOW else nullcontext()
+
+    @contextmanager
+    def _heavy_work(self) -> Iterator[None]:
+        with self._heavy:
+            try:
+                yield
+            finally:
+                self.heavy_done += 1  # a lost update under a race only skips one trim
 
     def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
         raw = self.raw_lines(info.id).data
@@ -393,6 +404,18 @@ class Service:
             return view
 
         view = self._cached(("trace", stream_id, har_entry, canon), TraceView, make)
+        if view.source.info != info:  # renamed since: the store's record is the truth
+            view = copy.copy(view)
+            view.source = replace(view.source, info=info)
+        return view if options == canon else view.as_asked(options)
+
+    def cached_view(self, stream_id: str, options: Options) -> TraceView | None:
+        """The view under `options` if this worker has it cached, else None (making nothing)."""
+        canon = options.canonical()
+        info = self.info(stream_id)
+        view = self.cache.peek(("trace", stream_id, None, canon))
+        if not isinstance(view, TraceView):
+            return None
         if view.source.info != info:  # renamed since: the store's record is the truth
             view = copy.copy(view)
             view.source = replace(view.source, info=info)
