@@ -53,7 +53,7 @@ from webapp.options import Options
 from webapp.records import Payloads, Record
 from webapp.rules import RULE_NAMES
 from webapp.steps import Anomaly, Step
-from webapp.toolcalls import ToolCalls
+from webapp.toolcalls import ToolCalls, final_words
 from webapp.trace import Trace
 
 __all__ = ["Assembler", "assemble"]
@@ -278,7 +278,14 @@ class Assembler:
     # Finishing.
 
     def finish(self) -> Step:
-        """End the stream: fold what is pending, end every block, fire `done` or `error`."""
+        """End the stream: fold what is pending, end every block, fire `done` or `error`.
+        Returns the `end` step."""
+        step = self.close()
+        return self._columns.step(step, self.trace.blocks, self.trace.content)
+
+    def close(self) -> int:
+        """`finish` without building the `end` step (it can hold an event per block): returns
+        its number."""
         if self._trace is not None:
             raise RuntimeError("finish() called twice")
         columns = self._columns
@@ -303,7 +310,8 @@ class Assembler:
                 f"{len(self._unassembled)} record(s) after [DONE]: listed, not assembled, "
                 "since a client stops reading at [DONE]",
             )  # fmt: skip
-        self._calls.final_anomalies(step)
+        for code, at, block in self._calls.final_verdicts(step):
+            self._anomalies.append(Anomaly(code, at, block.number, final_words, block))
         rules = columns.fragment_rule
         self._trace = Trace(
             policy=self.options.policy,
@@ -321,7 +329,7 @@ class Assembler:
             orjson_values=self._orjson_values,
         )
         self._calls.detach()
-        return columns.step(step, self._trace.blocks, self._trace.content)
+        return step
 
     def _stop_event(self, step: int) -> None:
         if self._finish_reason is None:
@@ -361,7 +369,7 @@ def assemble(records: Iterable[Record], options: Options | None = None) -> Trace
             record = assembler.record
             for item in records:
                 record(item)
-        assembler.finish()
+        assembler.close()
     return assembler.trace
 
 

@@ -25,9 +25,12 @@ def is_prefix(text: str) -> bool:
     return not text.strip(_WHITESPACE) or parses(text) or cut_short(text)
 
 
-def first_break(pieces: list[str]) -> int | None:
-    """The index of the piece after which the joined text is no longer a JSON prefix, if any."""
-    if is_prefix("".join(pieces)):
+def first_break(pieces: list[str], *, broken: bool = False) -> int | None:
+    """The index of the piece after which the joined text is no longer a JSON prefix, if any.
+
+    `broken`: the caller knows the joined text is no prefix (it is not checked again).
+    """
+    if not broken and is_prefix("".join(pieces)):
         return None
     low, high = 0, len(pieces) - 1  # the prefix through `high` is broken
     while low < high:

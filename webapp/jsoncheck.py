@@ -173,9 +173,14 @@ def classify(text: str) -> Parsed:
     if not text.strip(_WHITESPACE):
         return Parsed("empty")
     try:
-        return Parsed("complete", loads(text))
-    except (ValueError, RecursionError) as error:
+        return Parsed("complete", orjson.loads(text))
+    except orjson.JSONDecodeError as error:
         message = str(error)
+    if _STDLIB_ONLY.search(text) is not None:  # else the standard library refuses it too
+        try:
+            return Parsed("complete", json.loads(text, parse_constant=_reject_constant))
+        except (ValueError, RecursionError) as error:
+            message = str(error)
     if not cut_short(text):
         return Parsed("invalid", error=message)
     try:

@@ -6,6 +6,7 @@ step (or one window of steps) at a time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -127,14 +128,60 @@ class Step:
         return out
 
 
-@dataclass(frozen=True, slots=True)
 class Anomaly:
-    """Something a person triaging the stream should look at."""
+    """Something a person triaging the stream should look at.
 
-    code: str
-    step: int
-    block: int | None
-    message: str
+    Its message is text, or worded when first read: `word(code, subject)`. The verdicts on
+    final blocks are worded so (`webapp.toolcalls.final_words`, the subject a block), because
+    a stream of 90,000 phantom calls has 180,000 of them and a page shows a handful; a stored
+    trace keeps none of their text and words them again from its loaded blocks.
+    """
+
+    __slots__ = ("_message", "_subject", "_word", "block", "code", "step")
+
+    def __init__(
+        self,
+        code: str,
+        step: int,
+        block: int | None,
+        message: str | Callable[[str, Any], str],
+        subject: Any = None,
+    ) -> None:
+        self.code = code
+        self.step = step
+        self.block = block
+        if isinstance(message, str):
+            self._message: str | None = message
+            self._word: Callable[[str, Any], str] | None = None
+        else:
+            self._message, self._word = None, message
+        self._subject = subject
+
+    @property
+    def worded(self) -> bool:
+        """Whether the message is worded from its subject (not given as text)."""
+        return self._word is not None
+
+    @property
+    def message(self) -> str:
+        """The message, worded on first use."""
+        found = self._message
+        if found is None:
+            assert self._word is not None
+            found = self._message = self._word(self.code, self._subject)
+        return found
+
+    def _key(self) -> tuple[str, int, int | None, str]:
+        return (self.code, self.step, self.block, self.message)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Anomaly) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Anomaly({self.code!r}, {self.step!r}, {self.block!r}, {self.message!r})"
 
     @property
     def severity(self) -> Severity:

@@ -9,11 +9,11 @@ or a client block. A freeform (`custom`) tool call gets its input wrapped as ups
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any
 
-from webapp.blocks import Block, Fold
+from webapp.blocks import Block, Fold, added
 from webapp.chunks import type_name
 from webapp.columns import TOOLCALL_DELTA, TOOLCALL_START, Columns
 from webapp.delivery import Delivery
@@ -314,13 +314,15 @@ class ToolCalls:
         self.blocks.append(block)
         self._open.append(block)
         if keys.id is not None:
-            block.ids.append((step, keys.id))
+            block.ids = added(block.ids, (step, keys.id))
             self._alias(step, block, keys.id)
         if keys.raw_name is not None and keys.raw_name != "":
-            block.names.append((step, keys.raw_name))  # upstream opens with `name ?? ""`
+            block.names = added(
+                block.names, (step, keys.raw_name)
+            )  # upstream opens with `name ?? ""`
         if keys.index is not None:
             self._by_index[index_key(keys.index)] = block
-            block.indexes.append((step, keys.index))
+            block.indexes = added(block.indexes, (step, keys.index))
         if keys.custom_only:
             self._freeform[block] = False
             block.custom_input = []
@@ -329,7 +331,7 @@ class ToolCalls:
         self._unsettled[block] = None
         if not self._server:
             self._push(block, step)
-            block.start_steps.append(step)
+            block.start_steps = added(block.start_steps, step)
             self._columns.event(TOOLCALL_START, block.content_index)
         return block
 
@@ -349,7 +351,7 @@ class ToolCalls:
             block.custom_input = []
         if rule != CONTINUATION and keys.index is not None and not block.indexes:
             self._by_index[index_key(keys.index)] = block
-            block.indexes.append((step, keys.index))
+            block.indexes = added(block.indexes, (step, keys.index))
         if keys.id is not None:
             if rule == EXACT_INDEX and truthy(block.id) and block.id != keys.id:
                 self._report(
@@ -360,10 +362,10 @@ class ToolCalls:
                 )  # fmt: skip
             self._alias(step, block, keys.id)
             if not truthy(block.id):
-                block.ids.append((step, keys.id))
+                block.ids = added(block.ids, (step, keys.id))
         if keys.name is not None:
             if not truthy(block.name):
-                block.names.append((step, keys.name))
+                block.names = added(block.names, (step, keys.name))
             elif keys.name != block.name:
                 self._report(
                     "name-conflict", step, block.number,
@@ -373,7 +375,7 @@ class ToolCalls:
 
     def _alias(self, step: int, block: Block, call_id: Any) -> None:
         self._by_id[map_key(call_id)] = block
-        block.aliases.append((step, call_id))
+        block.aliases = added(block.aliases, (step, call_id))
 
     def _land(self, step: int, block: Block, keys: Keys) -> str:
         """Append the fragment's text to the block; returns the text appended."""
@@ -444,7 +446,7 @@ class ToolCalls:
         if server:
             return
         self._push(block, step)
-        block.start_steps.append(step)
+        block.start_steps = added(block.start_steps, step)
         self._columns.event(TOOLCALL_START, block.content_index)
         self._columns.event(TOOLCALL_DELTA, block.content_index, block.text)
 
@@ -466,64 +468,103 @@ class ToolCalls:
             del self._freeform[block]  # closed once: closing again adds nothing
             self._append(step, block, closing)
 
-    def final_anomalies(self, end: int) -> None:
-        """Judged on the final blocks: phantoms, and arguments that are not a JSON object.
+    def final_verdicts(self, end: int) -> Iterator[tuple[str, int, Block]]:
+        """Judged on the final blocks: phantoms, and arguments that are not a JSON object, as
+        (code, step, block), worded later by `final_words`.
 
         Broken arguments are reported at the step that broke them (spec section 7), found by
         bisecting the block's pieces; the other verdicts belong to the `end` step.
         """
         for block in self.blocks:
             if block.is_phantom:
-                self._report(
-                    "phantom-call", block.opened_step, block.number,
-                    f"block #{block.number} ends with no name: a phantom call"
-                    + (f" holding {excerpt(block.text)}" if block.text else ""),
-                )  # fmt: skip
-            self._judge_arguments(end, block)
+                yield "phantom-call", block.opened_step, block
+            verdict = argument_verdict(block)
+            if verdict is not None:
+                code, step = verdict
+                yield code, end if step is None else step, block
 
-    def _judge_arguments(self, end: int, block: Block) -> None:
-        if block.custom_input is not None:
-            return  # freeform input is free text: the tool gets {"input": ...} whatever it is
-        text = block.text
-        label = f"block #{block.number} {_label(block)}"
-        if not text.strip(_WHITESPACE):
-            if truthy(block.name):
-                what = "no arguments" if not text else "arguments that are only whitespace"
-                self._report(
-                    "empty-arguments", end, block.number,
-                    f"{label} ended with {what}: {_label(block)} would be called with {{}}",
-                )  # fmt: skip
-            return
-        parsed = classify(text)
-        if parsed.state == "complete":
-            if not isinstance(parsed.value, dict):
-                self._report(
-                    "non-object-arguments", end, block.number,
-                    f"{label}'s arguments parse to {type_name(parsed.value)}, not an object: "
-                    f"{_label(block)} would be called with {{}}",
-                )  # fmt: skip
-        elif parsed.state == "partial":
-            self._report(
-                "incomplete-arguments", end, block.number,
-                f"{label}'s arguments never finished: {excerpt(text[-40:], 40)} is the start of "
-                f"a JSON value, not a whole one; {_delivered_words(block)}",
-            )  # fmt: skip
-        else:
-            self._report_break(block, label)
 
-    def _report_break(self, block: Block, label: str) -> None:
-        piece = first_break(block.pieces)
-        if piece is None:  # the whole text is a prefix after all: cannot happen once invalid
-            return
-        broken = "".join(block.pieces[: piece + 1])
-        cause = explain(broken)
-        step = block.piece_steps[piece]
-        self._report(
-            "invalid-arguments", step, block.number,
-            f"{label}'s arguments stopped being JSON at step {number(step)}: {cause.meaning}. "
-            f"Around the break: {cause.around(broken)}; {_delivered_words(block)}. "
-            f"Parser: {cause.detail}",
-        )  # fmt: skip
+def argument_verdict(block: Block) -> tuple[str, int | None] | None:
+    """What is wrong with a final block's arguments: the anomaly's code and its step (None: the
+    `end` step), or None when nothing is."""
+    if block.custom_input is not None:
+        return None  # freeform input is free text: the tool gets {"input": ...} whatever it is
+    text = block.text
+    if not text.strip(_WHITESPACE):
+        return ("empty-arguments", None) if truthy(block.name) else None
+    parsed = classify(text)
+    if parsed.state == "complete":
+        return None if isinstance(parsed.value, dict) else ("non-object-arguments", None)
+    if parsed.state == "partial":
+        return "incomplete-arguments", None
+    piece = first_break(block.pieces, broken=True)
+    if piece is None:  # the whole text is a prefix after all: cannot happen once invalid
+        return None
+    return "invalid-arguments", block.piece_steps[piece]
+
+
+FINAL_CODES = frozenset(
+    ("phantom-call", "empty-arguments", "non-object-arguments", "incomplete-arguments",
+     "invalid-arguments")
+)  # fmt: skip
+"""The verdicts on final blocks: worded from the block alone, so a stored trace keeps no text."""
+
+
+def final_words(code: str, block: Block) -> str:
+    """The message of a verdict on a final block (one of `FINAL_CODES`)."""
+    return _WORDINGS[code](block)
+
+
+def _phantom_words(block: Block) -> str:
+    text = block.text
+    held = f" holding {excerpt(text)}" if text else ""
+    return f"block #{block.number} ends with no name: a phantom call{held}"
+
+
+def _empty_words(block: Block) -> str:
+    text = block.text
+    what = "no arguments" if not text else "arguments that are only whitespace"
+    name = _label(block)
+    return f"block #{block.number} {name} ended with {what}: {name} would be called with {{}}"
+
+
+def _non_object_words(block: Block) -> str:
+    name = _label(block)
+    return (
+        f"block #{block.number} {name}'s arguments parse to {type_name(classify(block.text).value)}"
+        f", not an object: {name} would be called with {{}}"
+    )
+
+
+def _incomplete_words(block: Block) -> str:
+    text = block.text
+    return (
+        f"block #{block.number} {_label(block)}'s arguments never finished: "
+        f"{excerpt(text[-40:], 40)} is the start of a JSON value, not a whole one; "
+        f"{_delivered_words(block)}"
+    )
+
+
+def _invalid_words(block: Block) -> str:
+    piece = first_break(block.pieces, broken=True)
+    assert piece is not None  # worded only for a block that `argument_verdict` found broken
+    broken = "".join(block.pieces[: piece + 1])
+    cause = explain(broken)
+    return (
+        f"block #{block.number} {_label(block)}'s arguments stopped being JSON at step "
+        f"{number(block.piece_steps[piece])}: {cause.meaning}. "
+        f"Around the break: {cause.around(broken)}; {_delivered_words(block)}. "
+        f"Parser: {cause.detail}"
+    )
+
+
+_WORDINGS: dict[str, Callable[[Block], str]] = {
+    "phantom-call": _phantom_words,
+    "empty-arguments": _empty_words,
+    "non-object-arguments": _non_object_words,
+    "incomplete-arguments": _incomplete_words,
+    "invalid-arguments": _invalid_words,
+}
 
 
 def _finished(*_: object) -> None:

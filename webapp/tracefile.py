@@ -1,6 +1,6 @@
 """A finished trace as compact bytes, and back: to keep beside a stored stream, not reassemble it.
 
-Layout (version 1), all integers little-endian:
+Layout (version 2), all integers little-endian:
 
     b"SVZTRACE"  u32 version  u32 sections
     per section: u8 name length, name (ASCII), u8 type, u64 payload length, payload
@@ -10,7 +10,9 @@ smallest type that holds them) or `j` (JSON text in UTF-8, lone surrogates kept)
 value of the trace (a fragment's arguments, an event's delta, a block's piece) is stored once
 in the `strings` section, and the columns that held it hold its number instead; other values
 (an index, an id of an unexpected type) go to `values`. A reference is -1 for None, k >= 0
-for `strings[k]`, and -2 - k for `values[k]`.
+for `strings[k]`, and -2 - k for `values[k]`. An anomaly judged on a final block (a phantom
+call, arguments that are not a JSON object) keeps no message: it is worded again from the
+loaded block when read (version 1 kept every message).
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ from typing import Any, cast
 from webapp.blocks import Block, Fold
 from webapp.columns import Columns
 from webapp.steps import Anomaly
+from webapp.toolcalls import FINAL_CODES, final_words
 from webapp.trace import Trace
 
 MAGIC = b"SVZTRACE"
-VERSION = 1
+VERSION = 2
 _HEAD = struct.Struct("<8sII")
 _SECTION = struct.Struct("<BQ")
 _INT_TYPES = ("b", "h", "i", "q")
@@ -121,7 +124,10 @@ def _meta(trace: Trace, every: list[Block], position: dict[int, int]) -> dict[st
         "tool_blocks": len(trace.blocks),
         "content": [position[id(block)] for block in trace.content],
         "blocks": [_block_meta(block) for block in every],
-        "anomalies": [[a.code, a.step, a.block, a.message] for a in trace.anomalies],
+        # A verdict on a final block is worded again from the loaded block: no text kept.
+        "anomalies": [
+            [a.code, a.step, a.block, None if a.worded else a.message] for a in trace.anomalies
+        ],
         "server_path": columns.server_path,
         "lines": list(columns.lines.items()),
         "notes": list(columns.notes.items()),
@@ -269,6 +275,7 @@ def _trace(sections: dict[str, Any]) -> Trace:
         start += count
         every.append(block)
     tool_blocks = int(meta["tool_blocks"])
+    numbered = {block.number: block for block in every[:tool_blocks]}
     return Trace(
         policy=meta["policy"],
         path=meta["path"],
@@ -277,10 +284,23 @@ def _trace(sections: dict[str, Any]) -> Trace:
         columns=columns,
         blocks=tuple(every[:tool_blocks]),
         content=tuple(every[number] for number in meta["content"]),
-        anomalies=tuple(Anomaly(*anomaly) for anomaly in meta["anomalies"]),
+        anomalies=tuple(
+            _anomaly(code, step, block, message, numbered)
+            for code, step, block, message in meta["anomalies"]
+        ),
         rule_counts=Counter(dict(meta["rule_counts"])),
         stop_reason=meta["stop_reason"],
     )
+
+
+def _anomaly(
+    code: str, step: int, block: int | None, message: str | None, numbered: dict[int | None, Block]
+) -> Anomaly:
+    if message is not None:
+        return Anomaly(code, step, block, message)
+    if code not in FINAL_CODES or block not in numbered:
+        raise ValueError(f"anomaly {code} at step {step} has no message and no block to word it")
+    return Anomaly(code, step, block, final_words, numbered[block])
 
 
 def _block(meta: dict[str, Any]) -> Block:
@@ -291,11 +311,11 @@ def _block(meta: dict[str, Any]) -> Block:
         opened_step=meta["opened_step"],
         content_index=meta["content_index"],
         content_step=meta["content_step"],
-        ids=[(step, value) for step, value in meta["ids"]],
-        names=[(step, value) for step, value in meta["names"]],
-        aliases=[(step, value) for step, value in meta["aliases"]],
-        indexes=[(step, value) for step, value in meta["indexes"]],
-        start_steps=list(meta["start_steps"]),
+        ids=tuple((step, value) for step, value in meta["ids"]),
+        names=tuple((step, value) for step, value in meta["names"]),
+        aliases=tuple((step, value) for step, value in meta["aliases"]),
+        indexes=tuple((step, value) for step, value in meta["indexes"]),
+        start_steps=tuple(meta["start_steps"]),
         fold=None if fold is None else Fold(fold[0], cast(Any, fold[1])),
         custom_input=meta["custom_input"],
     )

@@ -1,11 +1,12 @@
-"""`parses` answers as `loads` does, though it asks the standard library only when it may differ."""
+"""`parses` and `classify` answer as `loads` does, though they ask the standard library only
+when it may differ."""
 
 from __future__ import annotations
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from webapp.jsoncheck import loads, parses
+from webapp.jsoncheck import classify, loads, parses
 
 
 def _loads_takes(text: str) -> bool:
@@ -29,3 +30,5 @@ json_ish = st.text(alphabet='{}[]":,.-+eE0123456789 \\udcDCabfn\ttrule', max_siz
 @example("NaN")
 def test_parses_agrees_with_loads(text: str) -> None:
     assert parses(text) is _loads_takes(text)
+    complete = classify(text).state == "complete"
+    assert complete is (_loads_takes(text) and bool(text.strip(" \t\n\r")))

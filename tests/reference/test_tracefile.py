@@ -85,8 +85,31 @@ def test_repeated_text_is_stored_once() -> None:
     assert len(dump(trace)) < 100 * 100 + 60 * 1000
 
 
+def test_verdicts_on_final_blocks_keep_no_text_and_are_worded_again() -> None:
+    # Bare continuations under exact-key: every one a phantom call with broken arguments.
+    bare = [chunk(frag(args=f'"tail-{k}-of-the-arguments"}}')) for k in range(50)]
+    trace = assemble(records([chunk(frag(0, "a", "f", '{"q": ')), *bare]), Options("exact-key"))
+    codes = {anomaly.code for anomaly in trace.anomalies}
+    assert {"phantom-call", "invalid-arguments"} <= codes
+    data = dump(trace)
+    assert b"a phantom call" not in data and b"stopped being JSON" not in data
+    loaded = load(data).anomalies
+    assert [a.message for a in loaded] == [a.message for a in trace.anomalies]
+    phantom = next(a for a in loaded if a.code == "phantom-call" and a.block == 8)
+    assert phantom.message == "block #8 ends with no name: a phantom call holding " + repr(
+        '"tail-7-of-the-arguments"}'
+    )
+
+
+def test_a_verdict_with_no_message_and_no_block_is_refused() -> None:
+    data = dump(assemble(records([chunk(frag(args="x"))]), Options("exact-key")))
+    assert b'"phantom-call",0,0,null' in data
+    with pytest.raises(TraceFileError, match="no message and no block"):
+        load(data.replace(b'"phantom-call",0,0,null', b'"phantom-call",0,7,null'))
+
+
 def _broken(data: bytes) -> list[tuple[str, bytes]]:
-    head = struct.pack("<8sII", MAGIC, 2, 1)
+    head = struct.pack("<8sII", MAGIC, 99, 1)
     kind = data.index(b"step_kind") + len(b"step_kind")
     return [
         ("empty", b""),
