@@ -8,13 +8,15 @@ each history, never by replaying the stream or storing a snapshot per step.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from webapp.delivery import Delivery, deliver
 from webapp.jsvalue import truthy
 
 BlockKind = Literal["toolCall", "text", "thinking"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +44,15 @@ class Block:
     """The step at which it joined the content array (on the server path: when it folded)."""
     pieces: list[str] = field(default_factory=list)
     piece_steps: list[int] = field(default_factory=list)
-    ids: list[tuple[int, Any]] = field(default_factory=list)
-    """(step, id) each time the block's own id was set."""
-    names: list[tuple[int, Any]] = field(default_factory=list)
-    aliases: list[tuple[int, Any]] = field(default_factory=list)
+    ids: Sequence[tuple[int, Any]] = ()
+    """(step, id) each time the block's own id was set. This history and the four below grow
+    with `added`: most blocks hold none or one entry (a stream of 90,000 phantom calls has
+    90,000 blocks), so they start as tuples, not as five lists each."""
+    names: Sequence[tuple[int, Any]] = ()
+    aliases: Sequence[tuple[int, Any]] = ()
     """(step, id) each time an id was registered for the block."""
-    indexes: list[tuple[int, Any]] = field(default_factory=list)
-    start_steps: list[int] = field(default_factory=list)
+    indexes: Sequence[tuple[int, Any]] = ()
+    start_steps: Sequence[int] = ()
     fold: Fold | None = None
     custom_input: list[str] | None = None
     """Freeform (`custom`) tool calls: the input pieces, which upstream hands the tool as
@@ -121,7 +125,21 @@ class Block:
         )
 
 
-def value_as_of(history: list[tuple[int, Any]], step: int, default: Any = "") -> Any:
+def added(history: Sequence[T], item: T) -> Sequence[T]:
+    """`history` with `item` at its end: a short one is a new tuple, a longer one becomes a
+    list that grows in place (so that a block re-keyed on every fragment stays linear)."""
+    if isinstance(history, list):
+        history.append(item)
+        return history
+    if len(history) < _SHORT:
+        return (*history, item)
+    return [*history, item]
+
+
+_SHORT = 8
+
+
+def value_as_of(history: Sequence[tuple[int, Any]], step: int, default: Any = "") -> Any:
     """The latest value a (step, value) history held as of `step`, else `default`."""
     value = default
     for at, item in history:
