@@ -139,7 +139,7 @@ def _anomalies(trace: Trace, links: Links | None) -> str:
         return "None."
     rows = ["| severity | code | step | line | block | message |", "|---|---|---|---|---|---|"]
     for anomaly in trace.anomalies:
-        line = trace.steps[anomaly.step].line if anomaly.step < len(trace.steps) else None
+        line = trace.line_of(anomaly.step)
         block = "" if anomaly.block is None else f"b{anomaly.block}"
         rows.append(
             f"| {anomaly.severity} | {cell(anomaly.code)} | {_step(anomaly.step, links)} | "

@@ -157,7 +157,7 @@ def _group(
 
 
 def _item(trace: Trace, anomaly: Anomaly, links: Links) -> Item:
-    line = trace.steps[anomaly.step].line if 0 <= anomaly.step < len(trace.steps) else None
+    line = trace.line_of(anomaly.step)
     message = clipped_head(anomaly.message, MESSAGE_LIMIT)
     return Item(
         step=anomaly.step,
