@@ -18,7 +18,7 @@ from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
 from webapp.web import api, embed, errors, heap, minimise_routes, pages, teach, team_api, triage
 from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
-from webapp.web.heap import TrimAfterHeavy
+from webapp.web.inflight import RequestScope
 from webapp.web.ingest import UploadSlots
 from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.service import Service
@@ -68,7 +68,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates()
     app.state.templates.env.globals["retention_days"] = settings.retention_days
-    app.add_middleware(TrimAfterHeavy, done=lambda: service.heavy_done)
+    app.add_middleware(RequestScope, done=lambda: service.heavy_done)
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
     app.add_middleware(
         SecurityHeaders,

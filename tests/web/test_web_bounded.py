@@ -13,10 +13,12 @@ from fastapi.testclient import TestClient
 
 import webapp.web.api
 import webapp.web.heap
+import webapp.web.pages
 import webapp.web.service
 from tests.web.webkit import CONTINUATION, FILE_PART, MULTIPART, Store, post_chunked
 from webapp.options import Options
 from webapp.web.cache import Memo
+from webapp.web.inflight import Busy, InFlight
 from webapp.web.ingest import clean_title
 from webapp.web.service import Service
 
@@ -279,3 +281,75 @@ def test_heap_calls_answer_on_this_machine() -> None:
     # The CI machine runs glibc: both calls must reach it (False elsewhere, never raising).
     assert webapp.web.heap.few_arenas() is True
     assert webapp.web.heap.trim() in (True, False)
+
+
+def test_views_in_flight_share_one_byte_budget() -> None:
+    budget = InFlight(100, wait=0.0)
+    first = budget.take(60)
+    with pytest.raises(Busy, match="try again"):
+        budget.take(60)  # 60 + 60 > 100, and nothing frees room
+    first.settle(30)  # made: it weighs less than its estimate
+    second = budget.take(60)
+    assert budget.used == 90
+    first.release()
+    first.release()  # a second release gives nothing back twice
+    assert budget.used == 60
+    second.release()
+    heavy = budget.take(10**9)  # one ticket always fits, capped at the budget
+    assert heavy.weight == 100 and budget.used == 100
+    heavy.release()
+    assert budget.used == 0
+
+
+def test_a_waiting_ticket_is_served_when_room_is_given_back() -> None:
+    budget = InFlight(100, wait=WAIT)
+    held = budget.take(100)
+    got: list[int] = []
+    waiter = threading.Thread(target=lambda: got.append(budget.take(50).weight))
+    waiter.start()
+    assert not got  # the budget is full: it waits
+    held.release()
+    waiter.join(WAIT)
+    assert got == [50]
+
+
+def test_a_request_holds_its_view_until_answered_and_a_second_view_is_free(
+    app: FastAPI, client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While one request makes a large view and renders it, another large view waits for the
+    room; a page that needs two views (the report) takes one ticket."""
+    service: Service = app.state.service
+    monkeypatch.setattr(webapp.web.service, "LIGHT_BELOW", 0)  # every stream counts as large
+    service._inflight = InFlight(1, wait=0.0)  # room for one view at a time, no waiting
+    stream_id = store(CONTINUATION)
+    release = threading.Event()
+    rendering = threading.Event()
+    real = webapp.web.pages.views.summary
+
+    def slow_summary(view: Any) -> Any:
+        rendering.set()
+        release.wait(WAIT)
+        return real(view)
+
+    monkeypatch.setattr(webapp.web.pages.views, "summary", slow_summary)
+    answers: list[int] = []
+    first = threading.Thread(
+        target=lambda: answers.append(client.get(f"/s/{stream_id}?policy=exact-key").status_code)
+    )
+    first.start()
+    try:
+        assert rendering.wait(WAIT)
+        made = service.cached_view(stream_id, Options("exact-key"))
+        assert made is not None  # settled to the view's own weight, held while it renders
+        assert service._inflight.used == made.weight
+        other = client.get(f"/s/{stream_id}/report.md?policy=adr-0019")
+        assert other.status_code == 503 and other.headers["Retry-After"]
+        assert "making other large traces" in other.text
+    finally:
+        release.set()
+        first.join(WAIT)
+    assert answers == [200] and service._inflight.used == 0
+    monkeypatch.setattr(webapp.web.pages.views, "summary", real)
+    report = client.get(f"/s/{stream_id}/report.md?policy=adr-0019")  # two views, one ticket
+    assert report.status_code == 200
+    assert service._inflight.used == 0

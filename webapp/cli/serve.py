@@ -55,7 +55,8 @@ FACTORY = "webapp.app:create_app_from_env"
     type=click.IntRange(min=1),
     default=512,
     show_default=True,
-    help="Memory each worker may keep for readings, traces and comparisons, in MiB (estimated).",
+    help="Memory each worker may keep for readings, traces and comparisons, in MiB "
+    "(estimated); traces being made get as much again.",
 )
 @click.option(
     "--max-uploads",

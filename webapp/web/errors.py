@@ -13,12 +13,15 @@ from starlette.requests import ClientDisconnect
 from webapp.web.api import json_response
 from webapp.web.appstate import templates_of
 from webapp.web.htmx import wants_partial
+from webapp.web.inflight import Busy
 from webapp.web.query import BadQuery
 from webapp.web.service import NotFound, Unreadable
 from webapp.web.templating import render
 
 log = logging.getLogger(__name__)
 
+RETRY_AFTER = "10"
+"""Seconds a 503 for a busy worker asks the client to wait."""
 _HEADINGS = {
     400: "That link has a value this page does not understand",
     404: "Nothing here",
@@ -61,6 +64,12 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(BadQuery)
     async def bad_query(request: Request, error: BadQuery) -> Response:
         return error_response(request, 400, str(error))
+
+    @app.exception_handler(Busy)
+    async def busy(request: Request, error: Busy) -> Response:
+        response = error_response(request, 503, str(error))
+        response.headers["Retry-After"] = RETRY_AFTER
+        return response
 
     @app.exception_handler(Unreadable)
     async def unreadable(request: Request, error: Unreadable) -> Response:

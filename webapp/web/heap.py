@@ -14,10 +14,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
-from collections.abc import Callable
-
-import anyio.to_thread
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 _M_ARENA_MAX = -8
 """`mallopt`'s parameter for the most arenas (glibc's malloc.h)."""
@@ -51,23 +47,3 @@ def trim() -> bool:
     if _libc is None:
         return False
     return bool(_libc.malloc_trim(0))
-
-
-class TrimAfterHeavy:
-    """ASGI middleware: after a request during which heavy work ended (`Service.heavy_done`
-    moved), trim the heap in a worker thread, once the response is sent."""
-
-    def __init__(self, app: ASGIApp, done: Callable[[], int]) -> None:
-        self.app = app
-        self.done = done
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or _libc is None:
-            await self.app(scope, receive, send)
-            return
-        before = self.done()
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            if self.done() != before:
-                await anyio.to_thread.run_sync(trim)

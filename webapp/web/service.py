@@ -8,8 +8,9 @@ never its parsed records. A step's record, for the detail panel, is read again f
 lines of the raw bytes (SSE); other formats, and pages that need every record (the clients'
 views, the playground's copy, the fixture), read them on demand (`reading`, kept under the
 budget with its honest weight). Concurrent misses for one key compute once, and at most
-`HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, so that what is being
-computed stays bounded too.
+`HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, and the views being made
+(or rendered, outside the cache) share a byte budget of their own (`webapp.web.inflight`), so
+that what is being computed stays bounded too.
 
 A trace view is kept in the store too, beside its stream (`webapp.web.stored`, an artefact
 per stream, canonical options and HAR entry): on a miss a worker loads it instead of reading
@@ -55,6 +56,7 @@ from webapp.web.anomaly_groups import Group, groups
 from webapp.web.arguments import LongText
 from webapp.web.cache import Memo
 from webapp.web.example_source import example_info, example_of
+from webapp.web.inflight import InFlight, Ticket, holding
 from webapp.web.ingest import Prepared
 from webapp.web.overview import Bucket, buckets
 from webapp.web.rawlines import RawLines
@@ -78,9 +80,14 @@ TRACE_PER_STEP = 120
 TRACE_PER_FRAGMENT = 100
 """A trace view's heap: a base, then per step and per fragment (tracemalloc, columns and
 indexes: 17.7 KB for 6 steps, 160-180 bytes per step of one small fragment at 100k steps)."""
-TRACE_PER_BLOCK = 1_700
-"""And per tool-call block: its lists of pieces, steps, ids and names (tracemalloc: exact-key
-on 90,000 bare continuations opens 90,000 phantom blocks, 157 MB against 23 MB for one)."""
+TRACE_PER_BLOCK = 800
+"""And per tool-call block: its pieces, steps and histories, its verdicts (tracemalloc: exact-key
+on 90,000 bare continuations opens 90,000 phantom blocks, 92 MB against 20 MB for one)."""
+VIEW_PER_BYTE = 6
+"""The heap of a view being made per stored byte, at worst (exact-key on bare continuations:
+108 MB at its peak for 19.5 MB); what a request reserves before making one."""
+MAKING_WAIT = 60.0
+"""Seconds a request waits for room to make a view before it is answered 503."""
 STORE_FROM = 256 * 1024
 """A stream of this many bytes or more keeps its assembled trace view in the store (below it,
 reading and assembling again take a few milliseconds; above, loading is 10-15x faster)."""
@@ -304,6 +311,8 @@ class Service:
         self.storage: Storage = open_storage(settings.db)
         self.cache: Memo[Hashable, object] = Memo(settings.cache_bytes, weigh)
         self._heavy = threading.BoundedSemaphore(HEAVY_AT_ONCE)
+        self._inflight = InFlight(settings.cache_bytes, MAKING_WAIT)
+        """Views being made or held by their requests: at most the cache's bytes again."""
         self.heavy_done = 0
         """How many pieces of heavy work have ended (the app trims the heap after a request
         during which one did: `webapp.web.heap`)."""
@@ -365,6 +374,13 @@ class Service:
         )
         return reading if reading.info == info else Reading(info, reading.result)
 
+    def _making(self, info: StreamInfo, per_byte: int) -> AbstractContextManager[Ticket | None]:
+        """A ticket from the budget for views being made (`webapp.web.inflight`), for a large
+        stream: an estimate of `per_byte` heap bytes per stored byte, settled once made."""
+        if info.size < LIGHT_BELOW or example_of(info.id) is not None:
+            return nullcontext()
+        return holding(self._inflight, per_byte * info.size)
+
     def _heavy_for(self, info: StreamInfo) -> AbstractContextManager[object]:
         """The bound on heavy work at once, for a large stream; none for a small one, whose
         work takes milliseconds and must not queue behind seconds of someone else's."""
@@ -399,7 +415,10 @@ class Service:
         info = self.info(stream_id)  # a deleted stream is gone even while its trace is cached
 
         def make() -> TraceView:
-            view = self._load(info, canon, har_entry) or self._assemble(info, canon, har_entry)
+            with self._making(info, VIEW_PER_BYTE) as ticket:
+                view = self._load(info, canon, har_entry) or self._assemble(info, canon, har_entry)
+                if ticket is not None:
+                    ticket.settle(view.weight)
             view.recall = self._recall(stream_id, har_entry, view.source, view.trace)
             return view
 
@@ -507,17 +526,20 @@ class Service:
     ) -> Comparison:
         """The stream under two policies, aligned by step (cached)."""
         canon = options.canonical()
-        self.info(stream_id)
+        info = self.info(stream_id)
 
         def make() -> _Compared:
-            reading = self.reading(stream_id, har_entry)
-            with self._heavy_for(reading.info):
-                try:
-                    made = compare(reading.result.records, canon, left=left, right=right)
-                except Exception as error:  # a core bug must not become a 500 for the user
-                    log.exception("comparing stream %s failed", stream_id)
-                    raise Unreadable(f"the comparison failed on this stream: {error!r}") from error
-            return _Compared(made, reading.info.size)
+            with self._making(info, COMPARISON_PER_BYTE):
+                reading = self.reading(stream_id, har_entry)
+                with self._heavy_for(reading.info):
+                    try:
+                        made = compare(reading.result.records, canon, left=left, right=right)
+                    except Exception as error:  # a core bug must not become a 500 for the user
+                        log.exception("comparing stream %s failed", stream_id)
+                        raise Unreadable(
+                            f"the comparison failed on this stream: {error!r}"
+                        ) from error
+                return _Compared(made, reading.info.size)
 
         key = ("comparison", stream_id, har_entry, canon, left, right)
         return self._cached(key, _Compared, make).comparison
