@@ -25,7 +25,7 @@ from webapp.web.service import Service
 from webapp.web.team import Retention
 from webapp.web.templating import STATIC, make_templates
 
-SWITCH_INTERVAL = 0.001
+SWITCH_INTERVAL = 0.002
 """Seconds; Python's default is 0.005."""
 
 
@@ -39,9 +39,10 @@ def create_app(settings: Settings) -> FastAPI:
         allow_pauses(False)  # one request's assembly must not stop the collector for all others
         heap.few_arenas()  # before the worker threads make arenas of their own
         # A thread waiting for the GIL asks for it after this long: the event loop, which
-        # takes it for a moment many times per request, waits 1 ms behind an assembly that
+        # takes it for a moment many times per request, waits 2 ms behind an assembly that
         # holds it, not 5 (bench/memory.py: small pages during 16 assemblies waited up to
-        # 1.2 s with the default, 0.5 s with this).
+        # 1.2 s with the default, 0.4-0.5 s with 1-2 ms; bench/load.py's mix of small
+        # requests is as fast within its noise).
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
         sweeping = await retention.start()
