@@ -23,7 +23,7 @@ from webapp.web.ingest import UploadSlots
 from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.service import Service
 from webapp.web.team import Retention
-from webapp.web.templating import STATIC, make_templates
+from webapp.web.templating import STATIC, make_templates, warm
 
 SWITCH_INTERVAL = 0.002
 """Seconds; Python's default is 0.005."""
@@ -38,6 +38,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         allow_pauses(False)  # one request's assembly must not stop the collector for all others
         heap.few_arenas()  # before the worker threads make arenas of their own
+        warm(app.state.templates)
         # A thread waiting for the GIL asks for it after this long: the event loop, which
         # takes it for a moment many times per request, waits 2 ms behind an assembly that
         # holds it, not 5 (bench/memory.py: small pages during 16 assemblies waited up to

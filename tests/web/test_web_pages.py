@@ -7,6 +7,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
@@ -445,3 +446,20 @@ def test_compare_on_the_server_tools_path(client: TestClient) -> None:
     assert "exact-key and adr-0019 agree" not in page
     assert "late-fragment" in page
     assert "path=client" in page  # a link to the same comparison on the client path
+
+
+def test_every_template_is_compiled_when_the_app_starts(
+    app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first page after a restart does not compile templates (0.18 s of a reopen): once
+    started, pages render without reading a template's source."""
+    loader = app.state.templates.env.loader
+    with TestClient(app) as started:
+
+        def gone(*_: object) -> None:
+            raise AssertionError("a template was loaded after the start")
+
+        monkeypatch.setattr(loader, "get_source", gone)
+        assert started.get("/").status_code == 200
+        assert started.get("/rules").status_code == 200
+        assert started.get("/no/such/page").status_code == 404  # error.html too
