@@ -100,16 +100,55 @@ def test_a_step_reads_only_its_own_lines_and_the_stored_bytes_once(
     _refuse(monkeypatch)
     second = worker()
     storage = second.app.state.service.storage  # type: ignore[attr-defined]
-    fetched: list[str] = []
-    real_raw = storage.raw
+    fetched = _count_fetches(storage, monkeypatch)
+    assert _pages(second, stream_id) == first
+    # once, for the detail panels, never per step: its first megabyte, which is all of it
+    assert fetched == [("prefix", stream_id)]
 
-    def counted(stream: str) -> bytes | None:
-        fetched.append(stream)
+
+def _count_fetches(storage: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    fetched: list[tuple[str, str]] = []
+    real_raw, real_prefix = storage.raw, storage.raw_prefix
+
+    def raw(stream: str) -> bytes | None:
+        fetched.append(("whole", stream))
         return real_raw(stream)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(storage, "raw", counted)
-    assert _pages(second, stream_id) == first
-    assert fetched == [stream_id]  # once, for the detail panels: never per step
+    def prefix(stream: str, size: int) -> bytes | None:
+        fetched.append(("prefix", stream))
+        return real_prefix(stream, size)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(storage, "raw", raw)
+    monkeypatch.setattr(storage, "raw_prefix", prefix)
+    return fetched
+
+
+def test_after_a_restart_the_first_steps_fetch_only_the_streams_start(
+    client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large stream reopened shows its first steps from its first bytes; a step past them
+    fetches the whole stream once, and every step's record is still the reader's."""
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    first = _pages(client, stream_id)
+    monkeypatch.setattr(webapp.web.service, "PREFIX_BYTES", STREAM.index("get_time"))
+    second = worker()
+    fetched = _count_fetches(second.app.state.service.storage, monkeypatch)  # type: ignore[attr-defined]
+    for step in range(3):
+        assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
+    assert fetched == [("prefix", stream_id)]
+    for step in range(3, 10):  # the fifth chunk starts past the prefix
+        assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
+    assert fetched == [("prefix", stream_id), ("whole", stream_id)]
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, 10**9])
+def test_the_store_reads_a_streams_first_bytes(client: TestClient, size: int) -> None:
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    whole = service.storage.raw(stream_id)
+    assert whole is not None
+    assert service.storage.raw_prefix(stream_id, size) == whole[:size]
+    assert service.storage.raw_prefix("no-such-stream", size) is None
 
 
 def _damaged(data: bytes) -> list[bytes]:

@@ -57,6 +57,14 @@ class PostgresBackend:
             cursor = conn.execute(_placeholders(sql), params)
             return cursor.fetchall() if cursor.description is not None else []
 
+    def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
+        """`substring` of the bytea: PostgreSQL detoasts only the slice's chunks."""
+        rows = self.run(
+            "SELECT substring(raw FROM 1 FOR ?) FROM stream_bytes WHERE stream_id = ?",
+            (size, stream_id),
+        )
+        return bytes(rows[0][0]) if rows else None
+
     @contextmanager
     def migrating(self) -> Iterator[Run]:
         """One transaction holding the advisory migration lock."""

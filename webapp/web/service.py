@@ -88,6 +88,8 @@ VIEW_PER_BYTE = 6
 108 MB at its peak for 19.5 MB); what a request reserves before making one."""
 MAKING_WAIT = 60.0
 """Seconds a request waits for room to make a view before it is answered 503."""
+PREFIX_BYTES = 1024 * 1024
+"""How much of a stream's start is fetched alone to show its first steps."""
 STORE_FROM = 256 * 1024
 """A stream of this many bytes or more keeps its assembled trace view in the store (below it,
 reading and assembling again take a few milliseconds; above, loading is 10-15x faster)."""
@@ -408,6 +410,28 @@ class Service:
         """The stored bytes with their line index (cached: fetched from the store once)."""
         return self._cached(("raw", stream_id), RawLines, lambda: RawLines(self.raw(stream_id)))
 
+    def _lines_through(self, stream_id: str, line: int | None) -> RawLines:
+        """Stored bytes that hold line `line`'s start (None: the last line's end): the whole
+        stream's if cached, else its first `PREFIX_BYTES` when the line starts in them (a
+        stream opened after a restart shows its first steps without fetching all its bytes),
+        else the whole stream's."""
+        whole = self.cache.peek(("raw", stream_id))
+        if isinstance(whole, RawLines) or example_of(stream_id) is not None:
+            return self.raw_lines(stream_id)
+
+        def head() -> RawLines:
+            found = self.storage.raw_prefix(stream_id, PREFIX_BYTES)
+            if found is None:
+                raise NotFound(stream_id)
+            return RawLines(found)
+
+        prefix = self._cached(("prefix", stream_id), RawLines, head)
+        whole_fits = len(prefix.data) < PREFIX_BYTES
+        within = line is not None and prefix.start(line) is not None
+        if whole_fits or (isinstance(prefix.data, bytes) and within):
+            return prefix  # a UTF-16 prefix (decoded as text) may end mid-character: not used
+        return self.raw_lines(stream_id)
+
     def view(self, stream_id: str, options: Options, har_entry: int | None = None) -> TraceView:
         """The stream assembled under `options`, with its stepping indexes (cached; loaded
         from the store when a worker kept it there, else assembled and perhaps kept)."""
@@ -502,7 +526,8 @@ class Service:
                 after = columns.step_line[step + 1] if step + 1 < source.records else None
                 if line != NONE and after != NONE:
                     kind = STEP_KINDS[columns.step_kind[step]]
-                    found = _from_lines(self.raw_lines(stream_id), line, after, kind)
+                    lines = self._lines_through(stream_id, after)
+                    found = _from_lines(lines, line, after, kind)
                     if found is not None:
                         return found
             records = self.reading(stream_id, har_entry).result.records
