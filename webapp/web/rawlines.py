@@ -3,7 +3,7 @@ out and decoded without decoding (or parsing) the rest.
 
 Lines break as the readers break them (`webapp.readers.parse.split_lines`): CRLF, lone CR or
 LF. Without a CR, a line's start is found from a sparse index (how many breaks precede each
-64 KB block, counted once in C), then by a scan of at most one block; with CRs, every line's
+8 KB block, counted once in C), then by a scan of at most one block; with CRs, every line's
 start is found once, on first use, in an `array('q')`. UTF-8 bytes are kept as
 they are (a line break is one ASCII byte, so a slice between breaks decodes to the same text
 as the whole decoded then cut); UTF-16 input (it has a BOM) is decoded once and kept as text.
@@ -20,8 +20,9 @@ from webapp.readers import decode
 
 _BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 _BREAK_TEXT = re.compile(r"\r\n|\r|\n")
-BLOCK = 64 * 1024
-"""Characters per block of the sparse line index."""
+BLOCK = 8 * 1024
+"""Characters per block of the sparse line index (8 bytes per block: 27,000 entries for a
+217 MB stream, and a line is found within one 8 KB scan)."""
 
 
 class RawLines:

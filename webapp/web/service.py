@@ -38,6 +38,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TypeVar
 
 from webapp.assembler import assemble
@@ -88,6 +89,8 @@ VIEW_PER_BYTE = 6
 108 MB at its peak for 19.5 MB); what a request reserves before making one."""
 MAKING_WAIT = 60.0
 """Seconds a request waits for room to make a view before it is answered 503."""
+RECALLED = 16
+"""Steps' records a view keeps once read again (per view: the steps being looked at)."""
 PREFIX_BYTES = 1024 * 1024
 """How much of a stream's start is fetched alone to show its first steps."""
 STORE_FROM = 256 * 1024
@@ -281,8 +284,9 @@ def _sliceable(found: ReadResult) -> bool:
 def _from_lines(lines: RawLines, line: int, stop: int | None, kind: str) -> Record | None:
     """The SSE record starting on `line`, read from its lines alone (None if it is not that)."""
     records = read_sse(lines.text(line, stop), line).records
-    if records and records[0].line == line and records[0].kind == kind:
-        return records[0]
+    first = records[0] if records else None  # a plain stream's records are made on access
+    if first is not None and first.line == line and first.kind == kind:
+        return first
     return None
 
 
@@ -533,7 +537,7 @@ class Service:
             records = self.reading(stream_id, har_entry).result.records
             return records[step] if step < len(records) else None
 
-        return recall
+        return lru_cache(maxsize=RECALLED)(recall)  # a page asks for its step's record twice
 
     def delete(self, stream_id: str) -> bool:
         """Remove a stream, its notes and artefacts, and forget what this worker cached of it."""
