@@ -7,14 +7,14 @@ import string
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.streamkit import ABSENT, WRITERS, chunk, frag, har, sse
 from webapp.assembler import assemble
 from webapp.options import Options
 from webapp.readers import read
-from webapp.redact import redact
+from webapp.redact import content, redact
 from webapp.redact.content import Finding, apply, redact_content, scan
 from webapp.trace import Trace
 
@@ -171,3 +171,37 @@ def test_a_redacted_stream_has_the_same_rules_blocks_and_anomalies(
     assert _story(assemble(before.records, options)) == _story(assemble(after.records, options))
     for secret in SECRETS:
         assert secret not in masked
+
+
+def _scan_every_run(text: str) -> list[tuple[int, int]]:
+    """The straightforward scan: the patterns read in every run, none remembered."""
+    found: list[tuple[int, int]] = []
+    end = 0
+    runs = []
+    for run in content._RUN.finditer(text):
+        before = content._BEARER_BEFORE.search(text, max(0, run.start() - 24), run.start())
+        runs.extend(
+            content._PATTERN.finditer(text, before.start() if before else run.start(), run.end())
+        )
+    for match in sorted([*runs, *content._emails(text)], key=lambda m: m.start()):
+        if match.start() >= end:
+            end = match.end()
+            found.append(match.span())
+    return found
+
+
+_PIECES = st.sampled_from(
+    [*SECRETS, "chat.completion.chunk", "chatcmpl-0123456789abcdef", "Bearer ", "\\n", "-", "_",
+     " ", "x", "\"", "@", "a.b@example.com", "0123456789abcdef0123456789abcdef"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40))
+@example(["-", "sk-Ab3dEfGh1jKlMn0pQrStUvWxYz", " ", "sk-Ab3dEfGh1jKlMn0pQrStUvWxYz"])
+@example(["_", "AKIAIOSFODNN7EXAMPLE", "\\n", "AKIAIOSFODNN7EXAMPLE"])
+def test_remembering_clean_runs_finds_what_reading_every_run_finds(pieces: list[str]) -> None:
+    # Repeated runs are read once; a secret right after a repeated run, or glued to one, or
+    # after `\n` or `Bearer `, must still be found where the plain scan finds it.
+    text = "".join(pieces) * 2
+    assert [m.span() for m in content._matches(text)] == _scan_every_run(text)
