@@ -4,6 +4,7 @@ again, never a 500; a step's record comes from its own lines of the raw bytes.""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,19 +42,22 @@ def store_every_trace(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def worker(settings: Settings) -> Iterator[Any]:
-    """Start another worker on the same store: a new app, so a new Service and an empty cache."""
+def worker(settings: Settings, client: TestClient) -> Iterator[Any]:
+    """Start another worker on the same store: a new app, so a new Service and an empty cache
+    (once the first worker has stored the traces it was keeping)."""
     clients: list[TestClient] = []
 
     def start() -> TestClient:
-        client = TestClient(create_app(settings), follow_redirects=False)
-        client.__enter__()
-        clients.append(client)
-        return client
+        for running in [client, *clients]:
+            running.app.state.service.settle()  # type: ignore[attr-defined]
+        made = TestClient(create_app(settings), follow_redirects=False)
+        made.__enter__()
+        clients.append(made)
+        return made
 
     yield start
-    for client in clients:
-        client.__exit__(None, None, None)
+    for made in clients:
+        made.__exit__(None, None, None)
 
 
 def _pages(client: TestClient, stream_id: str) -> list[str]:
@@ -66,6 +70,7 @@ def _pages(client: TestClient, stream_id: str) -> list[str]:
             pages.append(got.text)
         pages.append(client.get(f"/s/{stream_id}/timeline?step=3{query}", headers=HX).text)
         pages.append(client.get(f"/api/streams/{stream_id}/trace?{query[1:]}").text)
+    client.app.state.service.settle()  # type: ignore[attr-defined]  # the traces kept, if any
     return pages
 
 
@@ -228,3 +233,28 @@ def test_each_steps_record_is_the_one_the_reader_gave(client: TestClient, text: 
                     want.text,
                 )
                 assert (got.event, got.wrapped) == (want.event, want.wrapped)
+
+
+def test_the_page_is_answered_before_its_trace_is_stored(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Packing and storing a large trace (a second or more at a million chunks) happens after
+    the page that made it is answered; `close` waits for it."""
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    release = threading.Event()
+    real = service._keep
+
+    def held(view: Any) -> None:
+        assert release.wait(30)
+        real(view)
+
+    monkeypatch.setattr(service, "_keep", held)
+    key = (stream_id, Options("exact-key").key(), stored.kind(None))
+    try:
+        assert client.get(f"/s/{stream_id}?policy=exact-key").status_code == 200
+        assert service.storage.artefact(*key) is None  # still being kept
+    finally:
+        release.set()
+    service.settle()
+    assert service.storage.artefact(*key) is not None

@@ -36,6 +36,7 @@ import threading
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -319,6 +320,9 @@ class Service:
         self._heavy = threading.BoundedSemaphore(HEAVY_AT_ONCE)
         self._inflight = InFlight(settings.cache_bytes, MAKING_WAIT)
         """Views being made or held by their requests: at most the cache's bytes again."""
+        self._keeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="streamviz-keep")
+        self._keeping: set[Future[None]] = set()
+        self._keeping_lock = threading.Lock()
         self.heavy_done = 0
         """How many pieces of heavy work have ended (the app trims the heap after a request
         during which one did: `webapp.web.heap`)."""
@@ -499,11 +503,33 @@ class Service:
                 raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
             source = Source(info, replace(result, records=()), len(result.records), har_entry)
             view = TraceView.build(source, options, trace)
-            if example_of(info.id) is None and info.size >= STORE_FROM:
-                self._keep(view)  # under the same bound: packing a large trace takes memory too
+        if example_of(info.id) is None and info.size >= STORE_FROM:
+            self._keep_soon(view)
         if kept is not None:  # an upload's records: its trace is made, they go
             self.cache.discard(lambda cached: cached == key)
         return view
+
+    def _keep_soon(self, view: TraceView) -> None:
+        """Keep the view in the store from a thread of its own, so that the page that made it
+        is answered without waiting for the packing (a second or more at 1M chunks); under the
+        bound on heavy work, since packing a large trace takes memory too."""
+
+        def keep() -> None:
+            with self._heavy_work():
+                self._keep(view)
+
+        with self._keeping_lock:
+            self._keeping = {done for done in self._keeping if not done.done()}
+            try:
+                self._keeping.add(self._keeper.submit(keep))
+            except RuntimeError:  # closing: the next worker assembles it again
+                log.info("stream %s: not stored, the server is stopping", view.source.info.id)
+
+    def settle(self) -> None:
+        """Wait until every view being kept is in the store (tests, and `close`)."""
+        with self._keeping_lock:
+            pending = list(self._keeping)
+        wait(pending)
 
     def _keep(self, view: TraceView) -> None:
         """Keep the view in the store beside its stream (a failure only costs a reassembly)."""
@@ -574,7 +600,8 @@ class Service:
         return self._cached(key, _Compared, make).comparison
 
     def close(self) -> None:
-        """Close the store."""
+        """Finish keeping what is being kept, then close the store."""
+        self._keeper.shutdown(wait=True)
         self.storage.close()
 
 
