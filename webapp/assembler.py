@@ -117,12 +117,14 @@ class Assembler:
             self._chunk(step, record)
         return step
 
-    def plain(self, records: Payloads) -> None:
+    def plain(self, records: Payloads, *, consume: bool = False) -> None:
         """Feed a plain stream's records, parsing each payload once.
 
         A chunk that only carries fragments is assembled inline (`_plain_chunk`); every other
         record goes through `record` with the same state, so the steps are those `record` makes
-        of each record in turn (tests/core/test_plain.py compares them).
+        of each record in turn (tests/core/test_plain.py compares them). `consume` lets each
+        payload's text go once it is assembled (`records` keeps its length, not its records):
+        for a caller that needs the trace only, whose peak memory is then lower by the text.
         """
         if self._trace is not None:
             raise RuntimeError("feed() after finish()")
@@ -130,7 +132,8 @@ class Assembler:
         plain_chunk = self._plain_chunk
         self._orjson_values = not self._columns.step_kind  # from the first record on
         line = records.first_line  # `records.line(position)`, counted along
-        for position, payload in enumerate(records.payloads):
+        payloads = records.payloads
+        for position, payload in enumerate(payloads):
             try:
                 value = loads(payload)
             except orjson.JSONDecodeError:
@@ -141,6 +144,8 @@ class Assembler:
             else:
                 if self._stopped_by is not None or not plain_chunk(value, line):
                     self.record(records.parsed(position, value))
+            if consume:
+                payloads[position] = ""
             line += 2
 
     def _plain_chunk(self, chunk: Any, line: int) -> bool:
@@ -359,12 +364,15 @@ class Assembler:
         self._anomalies.append(Anomaly(code, step, block, message))
 
 
-def assemble(records: Iterable[Record], options: Options | None = None) -> Trace:
-    """Assemble a whole stream in one call."""
+def assemble(
+    records: Iterable[Record], options: Options | None = None, *, consume: bool = False
+) -> Trace:
+    """Assemble a whole stream in one call; `consume`: see `Assembler.plain` (the records of
+    a plain stream are then no longer readable, only counted)."""
     assembler = Assembler(options)
     with paused_gc():
         if isinstance(records, Payloads):
-            assembler.plain(records)
+            assembler.plain(records, consume=consume)
         else:
             record = assembler.record
             for item in records:

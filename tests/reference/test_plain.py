@@ -61,6 +61,13 @@ def same_both_ways(text: str, options: Options, monkeypatch: pytest.MonkeyPatch)
         assert b"".join(trace_document_stream(trace, lane)) == document
         assert document == one_at_a_time(lane, options)
         assert document == b"".join(trace_document_parts(assemble(slow.records, options), slow))
+        # The CLI's `trace --format json` and `check` let each payload go once assembled.
+        consumed = read(text, "sse")
+        assert isinstance(consumed.records, Payloads)
+        trace = assemble(consumed.records, options, consume=True)
+        assert b"".join(trace_document_stream(trace, consumed)) == document
+        assert len(consumed.records) == len(lane.records)
+        assert not any(consumed.records.payloads), "every payload's text was let go"
     return lane
 
 

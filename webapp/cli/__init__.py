@@ -241,7 +241,8 @@ class Input:
 
 def _trace(given: Input, chosen: Options, output: str) -> None:
     source = given.load()
-    result = assemble(source.records, chosen)
+    # JSON needs only the records' count: each payload's text goes once it is assembled.
+    result = assemble(source.records, chosen, consume=output == "json")
     if output == "json":
         _emit(itertools.chain(trace_document_stream(result, source), [b"\n"]))
     else:
@@ -250,7 +251,7 @@ def _trace(given: Input, chosen: Options, output: str) -> None:
 
 def _check(given: Input, chosen: Options, output: str) -> set[str]:
     source = given.load()
-    result = assemble(source.records, chosen)
+    result = assemble(source.records, chosen, consume=True)  # only their count is shown
     _output(
         output,
         lambda: check_document(result, source),
