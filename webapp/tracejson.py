@@ -13,6 +13,7 @@ back to the whole-document path, which `dumps` writes as ASCII JSON.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -195,24 +196,33 @@ def steps_bytes(
     event_end = len(types) if stop >= len(columns) else step_event[stop]
     dumps = orjson.dumps
     out: list[bytes] = []
-    for number in range(start, stop):
-        row = step_fragment[number]
-        event = step_event[number]
-        next_row = step_fragment[number + 1] if number + 1 < stop else fragment_end
-        next_event = step_event[number + 1] if number + 1 < stop else event_end
+    rows = step_fragment[start:stop].tolist()
+    rows.append(fragment_end)
+    events = step_event[start:stop].tolist()
+    events.append(event_end)
+    odd = errors or notes or unassembled or finishes  # most streams have none of them
+    for number, row, next_row, event, next_event, kind, line in zip(
+        range(start, stop), rows, islice(rows, 1, None), events, islice(events, 1, None),
+        kinds[start:stop], lines[start:stop], strict=False,  # `rows`, `events`: one more
+    ):  # fmt: skip
         frame = None
         if (
             next_row == row + 1
             and next_event == event + 1
-            and kinds[number] == CHUNK
+            and kind == CHUNK
+            and line != NONE
             and types[event] == TOOLCALL_DELTA
-            and lines[number] != NONE
             and content_indexes[event] != NONE
             and deltas[event] is not None
-            and number not in errors
-            and number not in notes
-            and number not in unassembled
-            and number not in finishes
+            and not (
+                odd
+                and (
+                    number in errors
+                    or number in notes
+                    or number in unassembled
+                    or number in finishes
+                )
+            )
         ):
             frame = _framing(columns, row, reasons, framing)
         if frame is None:
@@ -226,8 +236,7 @@ def steps_bytes(
         out.append(
             b'{"step":%d,"line":%d,"kind":"chunk","fragments":[%b%b%b],"events":[{"type":'
             b'"toolcall_delta","contentIndex":%d,"delta":%b}]}'
-            % (number, lines[number], frame[0], text_json, frame[1], content_indexes[event],
-               delta_json)
+            % (number, line, frame[0], text_json, frame[1], content_indexes[event], delta_json)
         )  # fmt: skip
     return b",".join(out)
 
