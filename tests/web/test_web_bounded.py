@@ -174,16 +174,20 @@ def _blocked(
     return entered, release, waited
 
 
+def _get_in_thread(client: TestClient, url: str) -> tuple[threading.Thread, list[int]]:
+    """GET `url` from a thread of its own (started); its status lands in the list."""
+    statuses: list[int] = []
+    thread = threading.Thread(target=lambda: statuses.append(client.get(url).status_code))
+    thread.start()
+    return thread, statuses
+
+
 def test_a_slow_assembly_does_not_stall_other_requests(
     client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stream_id = store(CONTINUATION)
     entered, release, waited = _blocked(monkeypatch, webapp.web.service, "assemble")
-    slow: list[int] = []
-    thread = threading.Thread(
-        target=lambda: slow.append(client.get(f"/api/streams/{stream_id}/trace").status_code)
-    )
-    thread.start()
+    thread, slow = _get_in_thread(client, f"/api/streams/{stream_id}/trace")
     try:
         assert entered.wait(WAIT)
         # The assembly holds a worker thread; the event loop answers everything else meanwhile.
@@ -322,21 +326,9 @@ def test_a_request_holds_its_view_until_answered_and_a_second_view_is_free(
     monkeypatch.setattr(webapp.web.service, "LIGHT_BELOW", 0)  # every stream counts as large
     service._inflight = InFlight(1, wait=0.0)  # room for one view at a time, no waiting
     stream_id = store(CONTINUATION)
-    release = threading.Event()
-    rendering = threading.Event()
     real = webapp.web.pages.views.summary
-
-    def slow_summary(view: Any) -> Any:
-        rendering.set()
-        release.wait(WAIT)
-        return real(view)
-
-    monkeypatch.setattr(webapp.web.pages.views, "summary", slow_summary)
-    answers: list[int] = []
-    first = threading.Thread(
-        target=lambda: answers.append(client.get(f"/s/{stream_id}?policy=exact-key").status_code)
-    )
-    first.start()
+    rendering, release, _ = _blocked(monkeypatch, webapp.web.pages.views, "summary")
+    first, answers = _get_in_thread(client, f"/s/{stream_id}?policy=exact-key")
     try:
         assert rendering.wait(WAIT)
         made = service.cached_view(stream_id, Options("exact-key"))
