@@ -216,6 +216,8 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
         "/api/streams/{stream_id}/raw",
         "/api/streams/{stream_id}/notes",
         "/api/streams/{stream_id}/notes/{note_id}",
+        "/api/streams/{stream_id}/minimise",
+        "/api/jobs/{job_id}",
     }
     create = paths["/api/streams"]["post"]
     assert create["summary"] == "Store a stream"

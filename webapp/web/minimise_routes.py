@@ -16,7 +16,7 @@ from starlette.datastructures import FormData
 from webapp.options import Options
 from webapp.rules import POLICIES
 from webapp.storage.jobs import Job
-from webapp.web.api import json_response
+from webapp.web.api import Problem, json_response
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.errors import error_response
 from webapp.web.htmx import wants_partial
@@ -43,8 +43,12 @@ from webapp.web.triage import _form
 from webapp.words import count
 
 router = APIRouter(include_in_schema=False)
-api_router = APIRouter(prefix="/api", include_in_schema=False)
-"""Kept out of /openapi.json like the clients API: the API tests pin the documented routes."""
+api_router = APIRouter(prefix="/api", tags=["minimise"])
+"""Documented in /openapi.json, so the schema fuzz reaches it too."""
+_JOB_GONE: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "No minimise job has this id (or its stream was "
+          "deleted)."}
+}  # fmt: skip
 DIFFERS_CHECK_STEPS = 20_000
 """Up to this many steps the page compares the policies to offer "the policies differ"; a
 larger stream offers it unchecked (starting checks it, from the same cached comparison)."""
@@ -223,7 +227,29 @@ async def cancel_from_page(request: Request, stream_id: str, job_id: str) -> Res
 # The API.
 
 
-@api_router.post("/streams/{stream_id}/minimise", status_code=202)
+@api_router.post(
+    "/streams/{stream_id}/minimise",
+    status_code=202,
+    summary="Minimise a stream",
+    description='`{"until": "anomaly:CODE" | "differs" | "rule:RULE", "policy": "adr-0019"}`: '
+    "a background job shrinks the stream to fewer records that keep the property, within the "
+    "server's time budget, and stores the result as a new stream. 202 with the job and a "
+    "`Location` to poll; a job already running for this stream, property and policy is "
+    "answered instead (without a `delete_token`, which goes to whoever started it).",
+    responses={
+        404: {"model": Problem, "description": "No stream has this id."},
+        400: {"model": Problem, "description": "The body is not a JSON object."},
+        422: {"model": Problem, "description": "An unknown property or policy, or one the "
+              "stream does not show."},
+        503: {"model": Problem, "description": "This worker runs as many jobs as it may."},
+    },
+    openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+        "schema": {"type": "object", "required": ["until"], "properties": {
+            "until": {"type": "string", "examples": ["anomaly:phantom-call", "differs"]},
+            "policy": {"type": "string", "enum": ["adr-0019", "exact-key"]},
+        }},
+    }}}},
+)  # fmt: skip
 async def start_from_api(request: Request, stream_id: str) -> Response:
     """`{"until": "anomaly:CODE" | "differs" | "rule:RULE", "policy": "adr-0019"}` -> 202 with
     the job (the same job when one is already running for this stream, property and policy)."""
@@ -252,7 +278,7 @@ async def start_from_api(request: Request, stream_id: str) -> Response:
     return response
 
 
-@api_router.get("/jobs/{job_id}")
+@api_router.get("/jobs/{job_id}", summary="A minimise job", responses=_JOB_GONE)
 def get_job(request: Request, job_id: str) -> Response:
     """The job's status, progress and (when done) the minimised stream's id."""
     try:
@@ -261,7 +287,9 @@ def get_job(request: Request, job_id: str) -> Response:
         return _problem(404, "no minimise job has this id (or its stream was deleted)")
 
 
-@api_router.delete("/jobs/{job_id}", status_code=202)
+@api_router.delete(
+    "/jobs/{job_id}", status_code=202, summary="Cancel a minimise job", responses=_JOB_GONE
+)
 def cancel_job(request: Request, job_id: str) -> Response:
     """Ask a running job to stop (202 with the job as it is now)."""
     try:
