@@ -146,6 +146,30 @@ def test_after_a_restart_the_first_steps_fetch_only_the_streams_start(
     assert fetched == [("prefix", stream_id), ("whole", stream_id)]
 
 
+def test_a_utf16_streams_start_is_never_read_alone(
+    client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """UTF-16 bytes cut anywhere may end mid-character: a reopened UTF-16 stream longer than the
+    prefix reads its steps from all its bytes. (Its decoded start is shorter in characters than
+    the prefix in bytes, which once passed for "the whole stream": a record cut by the prefix's
+    end was then shown cut, when it was not a chunk whose kind gave the cut away.)"""
+    broken = "data: {this record is not JSON, and the prefix ends in its middle}\n\n"
+    text = STREAM.replace("data: ", broken + "data: ", 2)
+    data = text.encode("utf-16")
+    files = {"file": ("utf16.sse", data, "text/event-stream")}
+    stream_id = client.post("/api/streams", files=files).json()["id"]
+    first = [client.get(f"/s/{stream_id}?step={step}", headers=HX).text for step in range(12)]
+    client.app.state.service.settle()  # type: ignore[attr-defined]
+    cut = data.index("in its middle".encode("utf-16-le"))  # inside the broken record's line
+    monkeypatch.setattr(webapp.web.service, "PREFIX_BYTES", cut)
+    second = worker()
+    fetched = _count_fetches(second.app.state.service.storage, monkeypatch)  # type: ignore[attr-defined]
+    assert second.get(f"/s/{stream_id}?step=0", headers=HX).text == first[0]
+    assert fetched == [("prefix", stream_id), ("whole", stream_id)]  # at once
+    for step in range(12):
+        assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
+
+
 @pytest.mark.parametrize("size", [0, 1, 100, 10**9])
 def test_the_store_reads_a_streams_first_bytes(client: TestClient, size: int) -> None:
     service: Service = client.app.state.service  # type: ignore[attr-defined]

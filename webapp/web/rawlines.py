@@ -28,10 +28,13 @@ BLOCK = 8 * 1024
 class RawLines:
     """The bytes of one stored stream and its line starts (built on first use)."""
 
-    __slots__ = ("_blocks", "_cr", "_lock", "_starts", "data")
+    __slots__ = ("_blocks", "_cr", "_lock", "_starts", "complete", "data")
 
-    def __init__(self, raw: bytes) -> None:
+    def __init__(self, raw: bytes, *, complete: bool = True) -> None:
         utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+        self.complete = complete
+        """False for the first bytes of a longer stream: only lines that start and end in
+        them can be read (and none of a UTF-16 stream's, whose cut may fall mid-character)."""
         self.data: bytes | str = decode(raw) if utf16 else raw
         self._starts: array[int] | None = None
         self._blocks: array[int] | None = None

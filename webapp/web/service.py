@@ -431,13 +431,13 @@ class Service:
             found = self.storage.raw_prefix(stream_id, PREFIX_BYTES)
             if found is None:
                 raise NotFound(stream_id)
-            return RawLines(found)
+            return RawLines(found, complete=len(found) < PREFIX_BYTES)
 
         prefix = self._cached(("prefix", stream_id), RawLines, head)
-        whole_fits = len(prefix.data) < PREFIX_BYTES
-        within = line is not None and prefix.start(line) is not None
-        if whole_fits or (isinstance(prefix.data, bytes) and within):
-            return prefix  # a UTF-16 prefix (decoded as text) may end mid-character: not used
+        if prefix.complete:
+            return prefix
+        if isinstance(prefix.data, bytes) and line is not None and prefix.start(line) is not None:
+            return prefix
         return self.raw_lines(stream_id)
 
     def view(self, stream_id: str, options: Options, har_entry: int | None = None) -> TraceView:
