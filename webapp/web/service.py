@@ -455,22 +455,13 @@ class Service:
             return view
 
         view = self._cached(("trace", stream_id, har_entry, canon), TraceView, make)
-        if view.source.info != info:  # renamed since: the store's record is the truth
-            view = copy.copy(view)
-            view.source = replace(view.source, info=info)
-        return view if options == canon else view.as_asked(options)
+        return _as_asked(view, info, options)
 
     def cached_view(self, stream_id: str, options: Options) -> TraceView | None:
         """The view under `options` if this worker has it cached, else None (making nothing)."""
-        canon = options.canonical()
         info = self.info(stream_id)
-        view = self.cache.peek(("trace", stream_id, None, canon))
-        if not isinstance(view, TraceView):
-            return None
-        if view.source.info != info:  # renamed since: the store's record is the truth
-            view = copy.copy(view)
-            view.source = replace(view.source, info=info)
-        return view if options == canon else view.as_asked(options)
+        view = self.cache.peek(("trace", stream_id, None, options.canonical()))
+        return _as_asked(view, info, options) if isinstance(view, TraceView) else None
 
     def _load(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView | None:
         """The view kept in the store, or None (none kept, or one that no longer loads)."""
@@ -603,6 +594,15 @@ class Service:
         """Finish keeping what is being kept, then close the store."""
         self._keeper.shutdown(wait=True)
         self.storage.close()
+
+
+def _as_asked(view: TraceView, info: StreamInfo, options: Options) -> TraceView:
+    """A cached view as asked for: with the stream's record as stored now (renamed since?) and
+    the options as the user gave them."""
+    if view.source.info != info:  # the store's record is the truth
+        view = copy.copy(view)
+        view.source = replace(view.source, info=info)
+    return view if options == view.options else view.as_asked(options)
 
 
 def _plausible(stream_id: str) -> bool:
