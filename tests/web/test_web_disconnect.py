@@ -10,6 +10,8 @@ import pytest
 from fastapi import FastAPI
 from starlette.types import Message
 
+from tests.web.webkit import post_scope
+
 BOUNDARY = "xyzzy"
 PART = (
     f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="s.sse"\r\n'
@@ -31,25 +33,14 @@ def upload_then_leave(app: FastAPI, path: str) -> list[Message]:
     async def send(message: Message) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [
-            (b"host", b"testserver"),
+    scope = post_scope(
+        path,
+        [
             (b"content-type", f"multipart/form-data; boundary={BOUNDARY}".encode()),
             (b"content-length", b"100000"),
         ],
-        "client": ("127.0.0.1", 1234),
-        "server": ("testserver", 80),
-        "app": app,
-    }
+    )
+    scope["app"] = app
     # A thread of its own: after the browser tests, Playwright's loop runs in this one.
     with ThreadPoolExecutor(1) as pool:
         # .result() raises if the app lets the disconnect escape

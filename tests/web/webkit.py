@@ -67,6 +67,24 @@ class Chunked:
     body: bytes
 
 
+def post_scope(path: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    """The ASGI scope of a POST to `path` on the test server (its `host` header added)."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), *headers],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+
+
 def post_chunked(
     app: Any, path: str, content_type: str, head: bytes, *, chunks: int = 1000, size: int = 8192
 ) -> Chunked:
@@ -88,20 +106,7 @@ def post_chunked(
         elif message["type"] == "http.response.body":
             body.append(message.get("body", b""))
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"content-type", content_type.encode())],
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
+    scope = post_scope(path, [(b"content-type", content_type.encode())])
 
     async def main() -> None:
         await app(scope, receive, send)
