@@ -45,10 +45,8 @@ from webapp.words import count
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", tags=["minimise"])
 """Documented in /openapi.json, so the schema fuzz reaches it too."""
-_JOB_GONE: dict[int | str, dict[str, Any]] = {
-    404: {"model": Problem, "description": "No minimise job has this id (or its stream was "
-          "deleted)."}
-}  # fmt: skip
+NO_JOB = "no minimise job has this id (or its stream was deleted)"
+_JOB_GONE: dict[int | str, dict[str, Any]] = {404: {"model": Problem, "description": NO_JOB}}
 DIFFERS_CHECK_STEPS = 20_000
 """Up to this many steps the page compares the policies to offer "the policies differ"; a
 larger stream offers it unchecked (starting checks it, from the same cached comparison)."""
@@ -284,7 +282,7 @@ def get_job(request: Request, job_id: str) -> Response:
     try:
         return json_response(job_json(_job_of(request, job_id)))
     except _NoJob:
-        return _problem(404, "no minimise job has this id (or its stream was deleted)")
+        return _problem(404, NO_JOB)
 
 
 @api_router.delete(
@@ -295,6 +293,6 @@ def cancel_job(request: Request, job_id: str) -> Response:
     try:
         job = _job_of(request, job_id)
     except _NoJob:
-        return _problem(404, "no minimise job has this id (or its stream was deleted)")
+        return _problem(404, NO_JOB)
     found = _minimiser(request).jobs.cancel(job.id)
     return json_response(job_json(found or job), 202)
