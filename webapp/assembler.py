@@ -52,6 +52,7 @@ from webapp.jsvalue import js_string, map_key, truthy
 from webapp.options import Options
 from webapp.records import Payloads, Record
 from webapp.rules import RULE_NAMES
+from webapp.shapes import Shapes
 from webapp.steps import Anomaly, Step
 from webapp.toolcalls import ToolCalls, final_words
 from webapp.trace import Trace
@@ -118,22 +119,56 @@ class Assembler:
         return step
 
     def plain(self, records: Payloads, *, consume: bool = False) -> None:
-        """Feed a plain stream's records, parsing each payload once.
+        """Feed a plain stream's records, parsing each payload at most once.
 
         A chunk that only carries fragments is assembled inline (`_plain_chunk`); every other
         record goes through `record` with the same state, so the steps are those `record` makes
-        of each record in turn (tests/core/test_plain.py compares them). `consume` lets each
-        payload's text go once it is assembled (`records` keeps its length, not its records):
-        for a caller that needs the trace only, whose peak memory is then lower by the text.
+        of each record in turn (tests/reference/test_plain.py compares them). A chunk of a
+        shape learnt from an earlier one (`webapp.shapes`) is not parsed at all: its one
+        fragment's keys are the shape's, its argument text is sliced from the payload, and the
+        rules resolve it as they would have (`ToolCalls.plain_keys`), or decline, and then it
+        is parsed after all. `consume` lets each payload's text go once it is assembled
+        (`records` keeps its length, not its records): for a caller that needs the trace only,
+        whose peak memory is then lower by the text.
         """
         if self._trace is not None:
             raise RuntimeError("feed() after finish()")
         loads = orjson.loads
         plain_chunk = self._plain_chunk
-        self._orjson_values = not self._columns.step_kind  # from the first record on
+        plain_keys = self._calls.plain_keys
+        columns = self._columns
+        kinds, lines = columns.step_kind, columns.step_line
+        firsts, events = columns.step_fragment, columns.step_event
+        rules, types = columns.fragment_rule, columns.event_type
+        self._orjson_values = not kinds  # from the first record on
+        shapes = Shapes()
+        known = shapes.known
+        suffix: str | None = None  # the latest shape's, while the stream is assembled
+        hits = 0
         line = records.first_line  # `records.line(position)`, counted along
         payloads = records.payloads
         for position, payload in enumerate(payloads):
+            if suffix is not None and payload.endswith(suffix):
+                end = len(payload) - len(suffix)
+                start = payload.rfind('"', 0, end) + 1
+                shape = known.get(payload[:start])
+                if shape is not None and shape[0] == suffix:
+                    text = payload[start:end]
+                    index, raw_id, raw_name = shape[1]
+                    if (
+                        "\\" not in text
+                        and text.isprintable()
+                        and plain_keys(len(kinds), index, raw_id, raw_name, text, text)
+                    ):
+                        kinds.append(CHUNK)  # `columns.begin`, after its one fragment's rows
+                        lines.append(line)
+                        firsts.append(len(rules) - 1)
+                        events.append(len(types) - 1)
+                        hits += 1
+                        if consume:
+                            payloads[position] = ""
+                        line += 2
+                        continue
             try:
                 value = loads(payload)
             except orjson.JSONDecodeError:
@@ -142,35 +177,42 @@ class Assembler:
                     self._orjson_values = False
                 self.record(record)
             else:
-                if self._stopped_by is not None or not plain_chunk(value, line):
+                kind = NOT_PLAIN if self._stopped_by is not None else plain_chunk(value, line)
+                if kind == NOT_PLAIN:
                     self.record(records.parsed(position, value))
+                elif kind == LEARNABLE:
+                    shapes.learn(payload, value, hits)
+                    suffix = shapes.suffix
+            if self._stopped_by is not None:
+                suffix = shapes.suffix = None  # nothing after the stop is assembled inline
             if consume:
                 payloads[position] = ""
             line += 2
 
-    def _plain_chunk(self, chunk: Any, line: int) -> bool:
-        """Assemble a chunk whose one choice's delta carries only `tool_calls`; else False.
+    def _plain_chunk(self, chunk: Any, line: int) -> int:
+        """Assemble a chunk whose one choice's delta carries only `tool_calls`: `LEARNABLE`
+        when it was one fragment resolved inline, else `PLAIN`; `NOT_PLAIN` for any other.
 
         The checks are `_chunk`'s and `select_choice`'s usual case, made before any state is
         touched: one choice, the one followed, no finish_reason, no text, no reasoning.
         """
         if type(chunk) is not dict or "error" in chunk:
-            return False
+            return NOT_PLAIN
         choices = chunk.get("choices")
         if type(choices) is not list or len(choices) != 1:
-            return False
+            return NOT_PLAIN
         choice = choices[0]
         if type(choice) is not dict or choice.get("finish_reason") is not None:
-            return False
+            return NOT_PLAIN
         index = choice.get("index", 0)
         delta = choice.get("delta")
         if type(index) is not int or index != self.options.choice or type(delta) is not dict:
-            return False
+            return NOT_PLAIN
         fragments = delta.get("tool_calls")
         if type(fragments) is not list or not fragments or delta.get("content") is not None:
-            return False
+            return NOT_PLAIN
         if not _REASONING_KEYS.isdisjoint(delta):
-            return False
+            return NOT_PLAIN
         columns = self._columns
         step = len(columns.step_kind)  # `columns.begin(CHUNK, line)` for a line that fits
         if step == 0 or line >= 1 << 62:
@@ -184,11 +226,12 @@ class Assembler:
             columns.step_event.append(len(columns.event_type))
         calls = self._calls
         if len(fragments) == 1:  # the usual chunk: one call at a time
-            if not calls.plain_fragment(step, fragments[0]):
-                calls.fragment(step, 0, fragments[0])
+            if calls.plain_fragment(step, fragments[0]):
+                return LEARNABLE
+            calls.fragment(step, 0, fragments[0])
         else:
             calls.plain_fragments(step, fragments)
-        return True
+        return PLAIN
 
     def _chunk(self, step: int, record: Record) -> None:
         chunk = record.value
@@ -381,6 +424,9 @@ def assemble(
     return assembler.trace
 
 
+NOT_PLAIN, PLAIN, LEARNABLE = range(3)
+"""What `_plain_chunk` made of a chunk: nothing; its step; its step, one fragment resolved
+inline, so that its shape can be learnt (`webapp.shapes`)."""
 _REASONING_KEYS = frozenset((*REASONING_FIELDS, "reasoning_details"))
 _KINDS = {"chunk": CHUNK, "done": STEP_DONE, "invalid": INVALID}
 START, TEXT_DELTA, THINKING_DELTA, DONE, ERROR = (

@@ -141,18 +141,25 @@ class ToolCalls:
         function = raw.get("function")
         if type(function) is not dict:
             return False
-        raw_id = raw.get("id")
-        raw_name = function.get("name")
         arguments = function.get("arguments")
-        if not (raw_id is None or raw_id == "") or not (raw_name is None or raw_name == ""):
-            return False
         if arguments is None:
             piece = ""
         elif type(arguments) is str:
             piece = arguments
         else:
             return False
-        index = raw.get("index")
+        return self.plain_keys(
+            step, raw.get("index"), raw.get("id"), function.get("name"), arguments, piece
+        )
+
+    def plain_keys(
+        self, step: int, index: Any, raw_id: Any, raw_name: Any, arguments: Any, piece: str
+    ) -> bool:
+        """`plain_fragment` once the fragment's keys are read: a dict on the client path,
+        `function` a dict, no `custom`, `arguments` None or `piece`. Known without parsing
+        for a chunk of a shape seen before (`webapp.shapes`)."""
+        if not (raw_id is None or raw_id == "") or not (raw_name is None or raw_name == ""):
+            return False
         if index is None:
             if not self._adr:
                 return False

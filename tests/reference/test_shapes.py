@@ -1,0 +1,160 @@
+"""Chunk shapes (`webapp.shapes`): a chunk of a known shape is assembled without being parsed,
+and the trace is the one parsing every chunk gives.
+
+The plain-lane tests (`test_plain`) already run every stream both ways; these aim at the
+shapes themselves: what is learnt from a chunk, argument texts that cannot be sliced from
+the text (quotes, escapes, control characters, lone surrogates), shapes that must not be
+learnt (the text found in the wrong place, a duplicate key), streams where no two chunks
+share a shape, and that a run of one shape really is assembled without parsing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.reference.test_agreement import SOME, agree
+from tests.reference.test_plain import same_both_ways
+from tests.streamkit import chunk, frag
+from webapp.assembler import assemble
+from webapp.jsoncheck import dumps
+from webapp.options import Options
+from webapp.readers import read
+from webapp.records import Payloads
+from webapp.rules import POLICIES
+from webapp.shapes import Shapes, usable
+
+HEADER = chunk(frag(index=0, id="call_1", name="write", args=""))
+
+
+def _learnt(payload: str) -> Shapes:
+    shapes = Shapes()
+    shapes.learn(payload, json.loads(payload), 0)
+    return shapes
+
+
+def test_a_shape_is_the_text_around_the_argument_string() -> None:
+    payload = dumps(chunk(frag(index=0, args="abc"))).decode()
+    shapes = _learnt(payload)
+    ((prefix, (suffix, keys)),) = shapes.known.items()
+    assert prefix.endswith('"arguments":"') and suffix.startswith('"}}]}')
+    assert prefix + "abc" + suffix == payload
+    assert keys == (0, None, None)
+    assert shapes.suffix == suffix
+
+
+def test_the_same_text_later_in_the_chunk_is_not_taken_for_the_arguments() -> None:
+    """The first place tried (the last in the text) is a field after the fragment: the probe
+    finds that out and the next place is tried."""
+    value = chunk(frag(args="abc"))
+    value["choices"][0]["logprobs"] = "abc"
+    payload = dumps(value).decode()
+    ((prefix, _),) = _learnt(payload).known.items()
+    assert prefix.endswith('"arguments":"') and payload.count('"abc"') == 2
+
+
+def test_a_duplicate_arguments_key_teaches_the_one_that_counts_or_nothing() -> None:
+    earlier = (
+        '{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"x","arguments":"y"}}]}}]}'
+    )
+    assert orjson.loads(earlier)["choices"][0]["delta"]["tool_calls"][0]["function"] == {
+        "arguments": "y"
+    }
+    ((prefix, _),) = _learnt(earlier).known.items()
+    assert prefix.endswith('"x","arguments":"'), "the key that wins is the last one"
+    same = earlier.replace('"y"', '"x"')
+    ((prefix, _),) = _learnt(same).known.items()
+    assert prefix.endswith('"x","arguments":"')
+
+
+@pytest.mark.parametrize(
+    "text", ['a"b', "a\\b", "tab\there", "line\nbreak", "\x7f", "\u2028", "\ud800"]
+)
+def test_texts_that_cannot_be_sliced_from_the_payload_teach_nothing(text: str) -> None:
+    assert not usable(text)
+    payload = json.dumps(chunk(frag(index=0, args=text)), ensure_ascii=False)
+    assert not _learnt(payload).known
+
+
+def test_learning_stops_when_no_shape_is_ever_used() -> None:
+    shapes = Shapes()
+    for number in range(2000):
+        value = {"obfuscation": f"{number:08d}", **chunk(frag(index=0, args="abc"))}
+        shapes.learn(dumps(value).decode(), value, 0)
+    assert shapes.probes == len(shapes.known) == 1024
+    shapes.learn(dumps(chunk(frag(index=0, args="abc"))).decode(), chunk(frag(args="abc")), 1)
+    assert shapes.probes == 1025
+
+
+def _stream(pieces: list[dict[str, object]], *, ascii_only: bool = False) -> str:
+    values = [HEADER, *pieces, chunk(finish="tool_calls")]
+    payloads = [json.dumps(value, ensure_ascii=ascii_only) for value in values]
+    return "".join(f"data: {payload}\n\n" for payload in [*payloads, "[DONE]"])
+
+
+texts = st.text(max_size=6) | st.sampled_from(["", " ", "{", '"a":', "1}", "é", "\x00", "\\"])
+
+
+@SOME
+@given(
+    st.lists(texts, min_size=1, max_size=30),
+    st.sampled_from([0, None, 1]),
+    st.sampled_from(POLICIES),
+    st.booleans(),
+)
+def test_runs_of_one_shape_assemble_as_parsing_every_chunk_does(
+    pieces: list[str], index: int | None, policy: str, ascii_only: bool
+) -> None:
+    """Any argument texts, in a run of chunks that differ only by them: sliced where they can
+    be, parsed where they cannot, the same trace either way."""
+    fragments = [
+        frag(args=text) if index is None else frag(index=index, args=text) for text in pieces
+    ]
+    text = _stream([chunk(fragment) for fragment in fragments], ascii_only=ascii_only)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        lane = same_both_ways(text, Options(policy), monkeypatch)
+    assert isinstance(lane.records, Payloads)
+    agree(lane.records, Options(policy))
+
+
+@SOME
+@given(
+    st.lists(st.tuples(st.sampled_from([0, 1, 2]), texts), max_size=30), st.sampled_from(POLICIES)
+)
+def test_interleaved_shapes_assemble_as_parsing_every_chunk_does(
+    pieces: list[tuple[int, str]], policy: str
+) -> None:
+    """Three calls' pieces interleaved, with and without an index (one shape per call, one
+    for the bare ones): each resolved by the rules at its own step, not by its shape's first."""
+    headers = [chunk(frag(index=n, id=f"call_{n}", name="f", args="")) for n in range(3)]
+    body = [chunk(frag(index=n, args=text) if n else frag(args=text)) for n, text in pieces]
+    text = _stream([*headers, *body])
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        lane = same_both_ways(text, Options(policy), monkeypatch)
+    assert isinstance(lane.records, Payloads)
+    agree(lane.records, Options(policy))
+
+
+def test_a_run_of_one_shape_is_assembled_without_parsing_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pieces = [chunk(frag(index=0, args=f"piece {n} ")) for n in range(200)]
+    records = read(_stream(pieces)).records
+    assert isinstance(records, Payloads)
+    parsed: list[str] = []
+    loads = orjson.loads
+
+    def counted(text: str) -> object:
+        parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    trace = assemble(records, Options())
+    chunks = [text for text in parsed if text.startswith('{"id"')]  # not the arguments' JSON
+    assert len(chunks) == 4, "the header, the first piece and its probe, the finish chunk"
+    assert trace.blocks[0].text == "".join(f"piece {n} " for n in range(200))
+    assert {trace.steps[n].fragments[0].rule for n in range(1, 201)} == {"exact-index"}

@@ -1,0 +1,101 @@
+"""Chunk shapes: the text of a usual chunk around its argument text, to skip parsing the next.
+
+A long stream is mostly chunks that are byte for byte the same but for the arguments they
+carry: the same id, model and timestamp, one choice, one fragment with the same keys. Once a
+chunk of that kind has been parsed and resolved, its *shape* is its payload's text before the
+argument string's first character (the prefix) and from its closing quote on (the suffix).
+Any payload made of a known prefix, a string body with no quote, no backslash and no control
+character, and the same suffix parses, token for token, as the chunk it was learnt from with
+that body as its arguments: JSON strings end at their first unescaped quote, and nothing else
+in the text changed. So its fragment's keys are known without parsing it.
+
+A shape is only learnt after checking that claim on the chunk itself: its text with an odd
+string put in the place found must parse as the same chunk with that string as its arguments.
+A place that is not the arguments (the same text elsewhere in the chunk, a duplicate key)
+fails the check and teaches nothing. The assembler still applies the rules to every fragment
+(`ToolCalls.plain_keys`); a shape only saves the parse and the walk to the fragment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+Keys = tuple[Any, Any, Any]
+"""A fragment's raw index, id and name."""
+
+_PROBE = "streamviz shape probe \u2603"
+_ATTEMPTS = 3
+"""Places tried for the argument text within one chunk, from the end."""
+LEARN = 1024
+"""Chunks probed before any shape is used; each use allows four more."""
+SHAPES = 65536
+"""At most this many shapes are known at once."""
+
+
+def usable(text: str) -> bool:
+    """Whether `text` is written in JSON as itself between two quotes (and so can be read back
+    from the payload by slicing): no quote, no backslash, nothing unprintable.
+
+    Unprintable is wider than JSON's control characters (it takes in, say, U+2028 and unassigned
+    code points): those texts are just parsed as usual.
+    """
+    return '"' not in text and "\\" not in text and text.isprintable()
+
+
+class Shapes:
+    """The shapes learnt from one stream, by prefix, with a budget for learning them.
+
+    Learning one costs about a parse and a half. A stream where no two chunks share a shape
+    (a random field in each, say) would pay it for nothing at every chunk, so only `LEARN`
+    chunks are probed before any shape has been used, and four more for each use.
+    """
+
+    __slots__ = ("known", "probes", "suffix")
+
+    def __init__(self) -> None:
+        self.known: dict[str, tuple[str, Keys]] = {}
+        """Prefix -> suffix and the fragment's keys."""
+        self.suffix: str | None = None
+        """The latest shape's suffix (most streams have one); None while none is known."""
+        self.probes = 0
+
+    def learn(self, payload: str, chunk: Any, uses: int) -> None:
+        """Learn the shape of `payload`, a chunk whose one fragment was resolved as an argument
+        piece, unless its argument text is not `usable`, its place in the text cannot be told
+        for sure, or the budget is spent (`uses`: how often shapes were used so far)."""
+        fragment = chunk["choices"][0]["delta"]["tool_calls"][0]
+        function = fragment["function"]
+        arguments = function.get("arguments")
+        if type(arguments) is not str or not usable(arguments):
+            return
+        if self.probes >= LEARN + 4 * uses or len(self.known) >= SHAPES:
+            return
+        token = f'"{arguments}"'
+        at = len(payload)
+        for _ in range(_ATTEMPTS):
+            at = payload.rfind(token, 0, at)
+            if at < 0:
+                return
+            self.probes += 1
+            prefix, suffix = payload[: at + 1], payload[at + 1 + len(arguments) :]
+            if _same_chunk(prefix + _PROBE + suffix, chunk, arguments):
+                keys = (fragment.get("index"), fragment.get("id"), function.get("name"))
+                self.known[prefix] = (suffix, keys)
+                self.suffix = suffix
+                return
+            at += len(token) - 1  # the next place tried ends before this one's last character
+
+
+def _same_chunk(probed: str, chunk: Any, arguments: str) -> bool:
+    """Whether `probed` parses as `chunk` with the probe as its arguments."""
+    try:
+        value = orjson.loads(probed)
+        function = value["choices"][0]["delta"]["tool_calls"][0]["function"]
+        if function["arguments"] != _PROBE:
+            return False
+        function["arguments"] = arguments
+    except (orjson.JSONDecodeError, LookupError, TypeError):
+        return False
+    return bool(value == chunk)
