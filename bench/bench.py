@@ -4,6 +4,9 @@ Inputs (raw SSE, written to a temporary folder), each at full size and at 1/10:
 - one-call-bare:  one call, a header chunk then 1 MB of arguments in 100,000 fragments that
   carry no index, no id and no name (rule `continuation` under adr-0019);
 - one-call-index: the same with `"index": 0` on every fragment (rule `exact-index`);
+- openai:         the index-0 input as OpenAI writes it: `logprobs`, `usage`, and a random
+  `obfuscation` field in every chunk, so that no two chunks are the same text but for their
+  arguments (what `webapp.shapes` learns it from);
 - parallel:       1,000 calls opened up front, then 100 fragments each, interleaved round robin
   (100,000 fragments; the 1/10 input has 100 calls).
 
@@ -35,6 +38,8 @@ import gc
 import io
 import json
 import pstats
+import random
+import string
 import sys
 import tempfile
 import time
@@ -96,6 +101,21 @@ def one_call(fragments: int, indexed: bool) -> list[str]:
     return payloads
 
 
+def openai(fragments: int) -> list[str]:
+    """`one_call(fragments, indexed=True)` with the fields OpenAI adds to each chunk, among them
+    `obfuscation`: random characters of random length (a fixed seed)."""
+    noise = random.Random(19)
+    letters = string.ascii_letters + string.digits
+    payloads = []
+    for payload in one_call(fragments, indexed=True):
+        value = json.loads(payload)
+        value["choices"][0]["logprobs"] = None
+        value["usage"] = None
+        value["obfuscation"] = "".join(noise.choices(letters, k=noise.randint(1, 16)))
+        payloads.append(json.dumps(value, separators=(",", ":")))
+    return payloads
+
+
 def parallel(calls: int, per_call: int | None = None) -> list[str]:
     """`calls` headers, then `per_call` fragments of each call, round robin."""
     per_call = FRAGMENTS // CALLS if per_call is None else per_call
@@ -119,6 +139,7 @@ def sse(payloads: list[str]) -> bytes:
 INPUTS: dict[str, Callable[[int], list[str]]] = {
     "one-call-bare": lambda scale: one_call(FRAGMENTS // scale, indexed=False),
     "one-call-index": lambda scale: one_call(FRAGMENTS // scale, indexed=True),
+    "openai": lambda scale: openai(FRAGMENTS // scale),
     "parallel": lambda scale: parallel(CALLS // scale),
 }
 

@@ -143,18 +143,25 @@ class Assembler:
         self._orjson_values = not kinds  # from the first record on
         shapes = Shapes()
         known = shapes.known
-        suffix: str | None = None  # the latest shape's, while the stream is assembled
+        tail: str | None = None  # the latest shape's, while the stream is assembled
+        middle: str | None = None
         hits = 0
         line = records.first_line  # `records.line(position)`, counted along
         payloads = records.payloads
         for position, payload in enumerate(payloads):
-            if suffix is not None and payload.endswith(suffix):
-                end = len(payload) - len(suffix)
+            if tail is not None and payload.endswith(tail):
+                end = len(payload) - len(tail)  # the argument string's closing quote
+                if middle is not None:  # from the hole's opening quote back
+                    hole = payload.rfind('"', 0, end)
+                    gap = payload[hole + 1 : end]
+                    end = hole + 1 - len(middle)
+                    if "\\" in gap or not gap.isprintable() or not payload.startswith(middle, end):
+                        end = 0
                 start = payload.rfind('"', 0, end) + 1
                 shape = known.get(payload[:start])
-                if shape is not None and shape[0] == suffix:
+                if shape is not None and shape[0] == tail and shape[1] == middle:
                     text = payload[start:end]
-                    index, raw_id, raw_name = shape[1]
+                    index, raw_id, raw_name = shape[2]
                     if (
                         "\\" not in text
                         and text.isprintable()
@@ -182,9 +189,9 @@ class Assembler:
                     self.record(records.parsed(position, value))
                 elif kind == LEARNABLE:
                     shapes.learn(payload, value, hits)
-                    suffix = shapes.suffix
+                    tail, middle = shapes.tail, shapes.middle
             if self._stopped_by is not None:
-                suffix = shapes.suffix = None  # nothing after the stop is assembled inline
+                tail = None  # nothing after the stop is assembled inline
             if consume:
                 payloads[position] = ""
             line += 2

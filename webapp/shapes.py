@@ -48,17 +48,25 @@ class Shapes:
     """The shapes learnt from one stream, by prefix, with a budget for learning them.
 
     Learning one costs about a parse and a half. A stream where no two chunks share a shape
-    (a random field in each, say) would pay it for nothing at every chunk, so only `LEARN`
-    chunks are probed before any shape has been used, and four more for each use.
+    would pay it for nothing at every chunk, so only `LEARN` chunks are probed before any
+    shape has been used, and four more for each use.
+
+    A shape may have a *hole*: one top-level string field after the fragment whose value
+    changes from chunk to chunk and that the assembler never reads, such as the random
+    `obfuscation` field OpenAI adds to every chunk. It is learnt from two chunks with the same
+    prefix whose suffixes differ only inside one string value; its suffix is then two parts,
+    the text before that value (`middle`) and from its closing quote on (`tail`).
     """
 
-    __slots__ = ("known", "probes", "suffix")
+    __slots__ = ("known", "middle", "probes", "tail")
 
     def __init__(self) -> None:
-        self.known: dict[str, tuple[str, Keys]] = {}
-        """Prefix -> suffix and the fragment's keys."""
-        self.suffix: str | None = None
-        """The latest shape's suffix (most streams have one); None while none is known."""
+        self.known: dict[str, Shape] = {}
+        """Prefix -> the shape's tail, its middle (None without a hole) and fragment keys."""
+        self.tail: str | None = None
+        """The latest shape's tail (most streams have one shape); None while none is known."""
+        self.middle: str | None = None
+        """The latest shape's middle, if it has a hole."""
         self.probes = 0
 
     def learn(self, payload: str, chunk: Any, uses: int) -> None:
@@ -82,10 +90,80 @@ class Shapes:
             prefix, suffix = payload[: at + 1], payload[at + 1 + len(arguments) :]
             if _same_chunk(prefix + _PROBE + suffix, chunk, arguments):
                 keys = (fragment.get("index"), fragment.get("id"), function.get("name"))
-                self.known[prefix] = (suffix, keys)
-                self.suffix = suffix
+                self._keep(prefix, arguments, suffix, chunk, keys)
                 return
             at += len(token) - 1  # the next place tried ends before this one's last character
+
+    def _keep(self, prefix: str, arguments: str, suffix: str, chunk: Any, keys: Keys) -> None:
+        """Keep the shape (prefix, suffix), or the one with a hole that it and the shape
+        already known for that prefix have in common."""
+        shape: Shape = (suffix, None, keys)
+        known = self.known.get(prefix)
+        if known is not None and known[2] == keys:
+            tail, middle, _ = known
+            if middle is not None:
+                if _fits(suffix, middle, tail):
+                    return  # a chunk of this shape that was not sliced (an odd hole value)
+            else:
+                hole = _hole(tail, suffix)
+                if hole is not None:
+                    middle, tail = hole
+                    self.probes += 1
+                    if _one_field_differs(prefix + arguments + middle + _PROBE + tail, chunk):
+                        shape = (tail, middle, keys)
+        self.known[prefix] = shape
+        self.tail, self.middle = shape[0], shape[1]
+
+
+Shape = tuple[str, "str | None", Keys]
+"""A shape's tail, middle (None without a hole) and fragment keys."""
+_ASSEMBLED = frozenset(("choices", "error", "model"))
+"""Top-level fields that something reads from a chunk: never a hole."""
+
+
+def _hole(old: str, new: str) -> tuple[str, str] | None:
+    """Where two suffixes differ only inside one string value (no quote, no backslash):
+    the text before that value and from its closing quote on; None if they do not."""
+    same = next(
+        (at for at, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    opening = new.rfind('"', 0, same)
+    closing = new.find('"', same)
+    if opening < 0 or closing < 0:
+        return None
+    middle, tail = new[: opening + 1], new[closing:]
+    if not _fits(old, middle, tail) or not usable(new[opening + 1 : closing]):
+        return None
+    return middle, tail
+
+
+def _fits(suffix: str, middle: str, tail: str) -> bool:
+    """Whether `suffix` is `middle`, a `usable` string value, then `tail`."""
+    return (
+        len(suffix) >= len(middle) + len(tail)
+        and suffix.startswith(middle)
+        and suffix.endswith(tail)
+        and usable(suffix[len(middle) : len(suffix) - len(tail)])
+    )
+
+
+def _one_field_differs(probed: str, chunk: Any) -> bool:
+    """Whether `probed` parses as `chunk` with the probe as the value of one top-level string
+    field that nothing reads."""
+    try:
+        value = orjson.loads(probed)
+    except orjson.JSONDecodeError:
+        return False
+    if type(value) is not dict or type(chunk) is not dict or value.keys() != chunk.keys():
+        return False
+    changed = [key for key in value if value[key] != chunk[key]]
+    return (
+        len(changed) == 1
+        and changed[0] not in _ASSEMBLED
+        and value[changed[0]] == _PROBE
+        and type(chunk[changed[0]]) is str
+    )
 
 
 def _same_chunk(probed: str, chunk: Any, arguments: str) -> bool:

@@ -40,11 +40,11 @@ def _learnt(payload: str) -> Shapes:
 def test_a_shape_is_the_text_around_the_argument_string() -> None:
     payload = dumps(chunk(frag(index=0, args="abc"))).decode()
     shapes = _learnt(payload)
-    ((prefix, (suffix, keys)),) = shapes.known.items()
+    ((prefix, (suffix, middle, keys)),) = shapes.known.items()
     assert prefix.endswith('"arguments":"') and suffix.startswith('"}}]}')
     assert prefix + "abc" + suffix == payload
-    assert keys == (0, None, None)
-    assert shapes.suffix == suffix
+    assert middle is None and keys == (0, None, None)
+    assert (shapes.tail, shapes.middle) == (suffix, None)
 
 
 def test_the_same_text_later_in_the_chunk_is_not_taken_for_the_arguments() -> None:
@@ -90,10 +90,46 @@ def test_learning_stops_when_no_shape_is_ever_used() -> None:
     assert shapes.probes == 1025
 
 
-def _stream(pieces: list[dict[str, object]], *, ascii_only: bool = False) -> str:
+def _stream(
+    pieces: list[dict[str, object]], *, ascii_only: bool = False, noise: list[str] | None = None
+) -> str:
+    """The header, the pieces and a finish chunk as SSE; `noise`: an `obfuscation` field at
+    the end of each chunk, as OpenAI sends (its values taken in turn)."""
     values = [HEADER, *pieces, chunk(finish="tool_calls")]
+    if noise:
+        values = [{**value, "obfuscation": noise[n % len(noise)]} for n, value in enumerate(values)]
     payloads = [json.dumps(value, ensure_ascii=ascii_only) for value in values]
     return "".join(f"data: {payload}\n\n" for payload in [*payloads, "[DONE]"])
+
+
+def test_a_field_that_changes_in_every_chunk_is_learnt_as_a_hole() -> None:
+    shapes = Shapes()
+    for noise in ("Qx", "a7Fk2"):
+        value = {**chunk(frag(index=0, args="abc")), "obfuscation": noise}
+        shapes.learn(dumps(value).decode(), value, 0)
+    ((_, (tail, middle, _)),) = shapes.known.items()
+    assert middle is not None and middle.endswith(',"obfuscation":"') and tail == '"}'
+    assert (shapes.tail, shapes.middle) == (tail, middle)
+
+
+@pytest.mark.parametrize("field", ["model", "error"])
+def test_a_field_the_assembler_reads_is_never_a_hole(field: str) -> None:
+    shapes = Shapes()
+    for noise in ("Qx", "a7Fk2"):
+        value = {**chunk(frag(index=0, args="abc")), field: noise}
+        shapes.learn(dumps(value).decode(), value, 0)
+    ((_, (_, middle, _)),) = shapes.known.items()
+    assert middle is None
+
+
+def test_a_value_inside_the_chunk_that_changes_is_never_a_hole() -> None:
+    """The finish reason differs: a hole must be a top-level field."""
+    shapes = Shapes()
+    for finish in ("x", "y"):
+        value = chunk(frag(index=0, args="abc"), finish=finish)
+        shapes.learn(dumps(value).decode(), value, 0)
+    ((_, (_, middle, _)),) = shapes.known.items()
+    assert middle is None
 
 
 texts = st.text(max_size=6) | st.sampled_from(["", " ", "{", '"a":', "1}", "é", "\x00", "\\"])
@@ -139,11 +175,20 @@ def test_interleaved_shapes_assemble_as_parsing_every_chunk_does(
     agree(lane.records, Options(policy))
 
 
+@pytest.mark.parametrize(
+    ("noise", "parses"),
+    [
+        pytest.param(None, 4, id="the-header-the-first-piece-and-its-probe-the-finish-chunk"),
+        pytest.param(
+            [f"{n:x}" for n in range(999)], 7, id="and-the-second-piece-its-probe-and-the-holes"
+        ),
+    ],
+)
 def test_a_run_of_one_shape_is_assembled_without_parsing_it(
-    monkeypatch: pytest.MonkeyPatch,
+    noise: list[str] | None, parses: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pieces = [chunk(frag(index=0, args=f"piece {n} ")) for n in range(200)]
-    records = read(_stream(pieces)).records
+    records = read(_stream(pieces, noise=noise)).records
     assert isinstance(records, Payloads)
     parsed: list[str] = []
     loads = orjson.loads
@@ -155,6 +200,6 @@ def test_a_run_of_one_shape_is_assembled_without_parsing_it(
     monkeypatch.setattr(orjson, "loads", counted)
     trace = assemble(records, Options())
     chunks = [text for text in parsed if text.startswith('{"id"')]  # not the arguments' JSON
-    assert len(chunks) == 4, "the header, the first piece and its probe, the finish chunk"
+    assert len(chunks) == parses
     assert trace.blocks[0].text == "".join(f"piece {n} " for n in range(200))
     assert {trace.steps[n].fragments[0].rule for n in range(1, 201)} == {"exact-index"}
