@@ -151,12 +151,17 @@ class Assembler:
         for position, payload in enumerate(payloads):
             if tail is not None and payload.endswith(tail):
                 end = len(payload) - len(tail)  # the argument string's closing quote
-                if middle is not None:  # from the hole's opening quote back
-                    hole = payload.rfind('"', 0, end)
-                    gap = payload[hole + 1 : end]
-                    end = hole + 1 - len(middle)
-                    if "\\" in gap or not gap.isprintable() or not payload.startswith(middle, end):
-                        end = 0
+                if middle is not None:  # the hole's value, then the middle before it
+                    hole = payload.rfind('"', 0, end) + 1
+                    gap = payload[hole:end]
+                    end = hole - len(middle)
+                    if (
+                        end <= 0
+                        or "\\" in gap
+                        or not gap.isprintable()
+                        or not payload.startswith(middle, end)
+                    ):
+                        end = 0  # not this shape: no known prefix is empty
                 start = payload.rfind('"', 0, end) + 1
                 shape = known.get(payload[:start])
                 if shape is not None and shape[0] == tail and shape[1] == middle:
