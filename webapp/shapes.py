@@ -28,10 +28,11 @@ Keys = tuple[Any, Any, Any]
 _PROBE = "streamviz shape probe \u2603"
 _ATTEMPTS = 3
 """Places tried for the argument text within one chunk, from the end."""
-LEARN = 1024
-"""Chunks probed before any shape is used; each use allows four more."""
-SHAPES = 65536
-"""At most this many shapes are known at once."""
+WASTE = 1024
+"""Learning that taught nothing new, allowed before any shape has been used (four more for
+each use): probes that failed, shapes replaced by another one of the same prefix."""
+SHAPES = 16384
+"""At most this many shapes are known at once (say, for as many parallel calls)."""
 
 
 def usable(text: str) -> bool:
@@ -47,9 +48,12 @@ def usable(text: str) -> bool:
 class Shapes:
     """The shapes learnt from one stream, by prefix, with a budget for learning them.
 
-    Learning one costs about a parse and a half. A stream where no two chunks share a shape
-    would pay it for nothing at every chunk, so only `LEARN` chunks are probed before any
-    shape has been used, and four more for each use.
+    Learning one costs about a parse and a half. A new shape costs that once (up to `SHAPES`
+    of them: a stream of 10,000 parallel calls has as many, each used only 10,000 chunks later).
+    Learning that teaches nothing new (a probe that fails, a shape replaced by another for the
+    same prefix, as in a stream where two fields change in every chunk) would be paid again
+    and again, so only `WASTE` of it is allowed before any shape has been used, and four more
+    for each use.
 
     A shape may have a *hole*: one top-level string field after the fragment whose value
     changes from chunk to chunk and that the assembler never reads, such as the random
@@ -58,7 +62,7 @@ class Shapes:
     the text before that value (`middle`) and from its closing quote on (`tail`).
     """
 
-    __slots__ = ("known", "middle", "probes", "tail")
+    __slots__ = ("known", "middle", "tail", "wasted")
 
     def __init__(self) -> None:
         self.known: dict[str, Shape] = {}
@@ -67,7 +71,7 @@ class Shapes:
         """The latest shape's tail (most streams have one shape); None while none is known."""
         self.middle: str | None = None
         """The latest shape's middle, if it has a hole."""
-        self.probes = 0
+        self.wasted = 0
 
     def learn(self, payload: str, chunk: Any, uses: int) -> None:
         """Learn the shape of `payload`, a chunk whose one fragment was resolved as an argument
@@ -78,7 +82,7 @@ class Shapes:
         arguments = function.get("arguments")
         if type(arguments) is not str or not usable(arguments):
             return
-        if self.probes >= LEARN + 4 * uses or len(self.known) >= SHAPES:
+        if self.wasted >= WASTE + 4 * uses or len(self.known) >= SHAPES:
             return
         token = f'"{arguments}"'
         at = len(payload)
@@ -86,33 +90,32 @@ class Shapes:
             at = payload.rfind(token, 0, at)
             if at < 0:
                 return
-            self.probes += 1
             prefix, suffix = payload[: at + 1], payload[at + 1 + len(arguments) :]
             if _same_chunk(prefix + _PROBE + suffix, chunk, arguments):
                 keys = (fragment.get("index"), fragment.get("id"), function.get("name"))
-                self._keep(prefix, arguments, suffix, chunk, keys)
+                if not self._keep(prefix, arguments, suffix, chunk, keys):
+                    self.wasted += 1
                 return
+            self.wasted += 1
             at += len(token) - 1  # the next place tried ends before this one's last character
 
-    def _keep(self, prefix: str, arguments: str, suffix: str, chunk: Any, keys: Keys) -> None:
+    def _keep(self, prefix: str, arguments: str, suffix: str, chunk: Any, keys: Keys) -> bool:
         """Keep the shape (prefix, suffix), or the one with a hole that it and the shape
-        already known for that prefix have in common."""
-        shape: Shape = (suffix, None, keys)
+        already known for that prefix have in common; False if that teaches nothing new."""
         known = self.known.get(prefix)
+        shape: Shape = (suffix, None, keys)
         if known is not None and known[2] == keys:
             tail, middle, _ = known
-            if middle is not None:
-                if _fits(suffix, middle, tail):
-                    return  # a chunk of this shape that was not sliced (an odd hole value)
-            else:
-                hole = _hole(tail, suffix)
-                if hole is not None:
-                    middle, tail = hole
-                    self.probes += 1
-                    if _one_field_differs(prefix + arguments + middle + _PROBE + tail, chunk):
-                        shape = (tail, middle, keys)
+            if middle is not None and _fits(suffix, middle, tail):
+                return False  # a chunk of this shape that was not sliced (an odd hole)
+            hole = _hole(tail, suffix) if middle is None else None
+            if hole is not None:
+                middle, tail = hole
+                if _one_field_differs(prefix + arguments + middle + _PROBE + tail, chunk):
+                    shape = (tail, middle, keys)
         self.known[prefix] = shape
         self.tail, self.middle = shape[0], shape[1]
+        return known is None or shape[1] is not None
 
 
 Shape = tuple[str, "str | None", Keys]

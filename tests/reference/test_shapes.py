@@ -20,13 +20,14 @@ from hypothesis import strategies as st
 from tests.reference.test_agreement import SOME, agree
 from tests.reference.test_plain import same_both_ways
 from tests.streamkit import chunk, frag
+from webapp import shapes as shapes_module
 from webapp.assembler import assemble
 from webapp.jsoncheck import dumps
 from webapp.options import Options
 from webapp.readers import read
 from webapp.records import Payloads
 from webapp.rules import POLICIES
-from webapp.shapes import Shapes, usable
+from webapp.shapes import WASTE, Shapes, usable
 
 HEADER = chunk(frag(index=0, id="call_1", name="write", args=""))
 
@@ -80,14 +81,28 @@ def test_texts_that_cannot_be_sliced_from_the_payload_teach_nothing(text: str) -
     assert not _learnt(payload).known
 
 
-def test_learning_stops_when_no_shape_is_ever_used() -> None:
+def test_learning_that_teaches_nothing_stops_until_a_shape_is_used() -> None:
+    """Two fields change in every chunk (no hole): each chunk replaces the last one's shape."""
     shapes = Shapes()
     for number in range(2000):
-        value = {"obfuscation": f"{number:08d}", **chunk(frag(index=0, args="abc"))}
+        value = {**chunk(frag(index=0, args="abc")), "a": f"{number}", "b": f"{number}"}
         shapes.learn(dumps(value).decode(), value, 0)
-    assert shapes.probes == len(shapes.known) == 1024
-    shapes.learn(dumps(chunk(frag(index=0, args="abc"))).decode(), chunk(frag(args="abc")), 1)
-    assert shapes.probes == 1025
+    assert shapes.wasted == WASTE
+    ((_, (tail, _, _)),) = shapes.known.items()
+    assert '"a":"1024","b":"1024"' in tail, "the first chunk, then 1,024 replacing it"
+    shapes.learn(dumps(value).decode(), value, 1)
+    ((_, (tail, _, _)),) = shapes.known.items()
+    assert '"a":"1999"' in tail, "each use allows more"
+
+
+def test_new_shapes_are_learnt_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A field before the fragment that changes in every chunk: a new prefix each time."""
+    monkeypatch.setattr(shapes_module, "SHAPES", 50)
+    shapes = Shapes()
+    for number in range(80):
+        value = {"n": f"{number}", **chunk(frag(index=0, args="abc"))}
+        shapes.learn(dumps(value).decode(), value, 0)
+    assert len(shapes.known) == 50 and shapes.wasted == 0
 
 
 def _stream(
