@@ -39,6 +39,9 @@ class ToolCalls:
         self._columns = columns
         self._adr = "continuation" in {rule.name for rule in rules_for(options.policy)}
         self._server = options.path == "server-tools"
+        self._weighing = self._adr and not self._server
+        """Whether a continuation weighs the other blocks' arguments (client path, adr-0019):
+        only then are they followed on the client path (`_completions`, `_unsettled`)."""
         self._push = push
         self._report = report
         self.blocks: list[Block] = []
@@ -184,11 +187,12 @@ class ToolCalls:
         if piece:  # `_append`, inlined for the client path
             block.pieces.append(piece)
             block.piece_steps.append(step)
-            if not self._stale:
-                self._stale_first = block
-            elif block is not self._stale_first:
-                self._stale_several = True
-            self._stale.append((block, piece))
+            if self._weighing:
+                if not self._stale:
+                    self._stale_first = block
+                elif block is not self._stale_first:
+                    self._stale_several = True
+                self._stale.append((block, piece))
         columns.event_type.append(TOOLCALL_DELTA)
         columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # client path
         columns.event_delta.append(piece)
@@ -333,9 +337,10 @@ class ToolCalls:
         if keys.custom_only:
             self._freeform[block] = False
             block.custom_input = []
-        self._settle()  # a block joins `_unsettled` after what came before it
-        self._completions[block] = Completion()
-        self._unsettled[block] = None
+        if self._server or self._weighing:
+            self._settle()  # a block joins `_unsettled` after what came before it
+            self._completions[block] = Completion()
+            self._unsettled[block] = None
         if not self._server:
             self._push(block, step)
             block.start_steps = added(block.start_steps, step)
@@ -403,7 +408,7 @@ class ToolCalls:
             block.piece_steps.append(step)
             if self._server:
                 self._settle_piece(block, piece)
-            else:
+            elif self._weighing:
                 if not self._stale:
                     self._stale_first = block
                 elif block is not self._stale_first:
