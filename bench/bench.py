@@ -4,9 +4,10 @@ Inputs (raw SSE, written to a temporary folder), each at full size and at 1/10:
 - one-call-bare:  one call, a header chunk then 1 MB of arguments in 100,000 fragments that
   carry no index, no id and no name (rule `continuation` under adr-0019);
 - one-call-index: the same with `"index": 0` on every fragment (rule `exact-index`);
-- openai:         the index-0 input as OpenAI writes it: `logprobs`, `usage`, and a random
+- openai:         a call writing a source file as OpenAI streams it: 1 MB of JSON arguments
+  whose pieces hold quotes and escapes, `"index": 0`, and `logprobs`, `usage` and a random
   `obfuscation` field in every chunk, so that no two chunks are the same text but for their
-  arguments (what `webapp.shapes` learns it from);
+  arguments (what `webapp.shapes` learns a chunk's shape from);
 - parallel:       1,000 calls opened up front, then 100 fragments each, interleaved round robin
   (100,000 fragments; the 1/10 input has 100 calls).
 
@@ -37,6 +38,7 @@ import contextlib
 import cProfile
 import gc
 import io
+import itertools
 import json
 import pstats
 import random
@@ -104,18 +106,28 @@ def one_call(fragments: int, indexed: bool) -> list[str]:
 
 
 def openai(fragments: int) -> list[str]:
-    """`one_call(fragments, indexed=True)` with the fields OpenAI adds to each chunk, among them
-    `obfuscation`: random characters of random length (a fixed seed)."""
+    """A call writing a source file, as OpenAI streams it: JSON arguments whose pieces hold
+    quotes and escapes, `"index": 0` on each, and the fields OpenAI adds to every chunk,
+    among them `obfuscation`: random characters of random length (a fixed seed)."""
+    line = 'print("hello, %s" % name)  # a \\ b\n'
+    content = line * (ARGUMENT_BYTES * fragments // FRAGMENTS // len(line))
+    text = json.dumps({"path": "src/app.py", "content": content})
+    bounds = [len(text) * piece // fragments for piece in range(fragments + 1)]
     noise = random.Random(19)
     letters = string.ascii_letters + string.digits
-    payloads = []
-    for payload in one_call(fragments, indexed=True):
+    payloads = [_header(0, "write_file")]
+    for start, end in itertools.pairwise(bounds):
+        call = {"index": 0, "function": {"arguments": text[start:end]}}
+        payloads.append(_chunk({"tool_calls": [call]}))
+    payloads.append(_chunk({}, "tool_calls"))
+    out = []
+    for payload in payloads:
         value = json.loads(payload)
         value["choices"][0]["logprobs"] = None
         value["usage"] = None
         value["obfuscation"] = "".join(noise.choices(letters, k=noise.randint(1, 16)))
-        payloads.append(json.dumps(value, separators=(",", ":")))
-    return payloads
+        out.append(json.dumps(value, separators=(",", ":")))
+    return out
 
 
 def parallel(calls: int, per_call: int | None = None) -> list[str]:

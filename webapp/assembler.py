@@ -143,8 +143,7 @@ class Assembler:
         self._orjson_values = not kinds  # from the first record on
         shapes = Shapes()
         known = shapes.known
-        tail: str | None = None  # the latest shape's, while the stream is assembled
-        middle: str | None = None
+        prefix, tail, middle, keys = "", None, None, shapes.keys  # the latest shape's
         hits = 0
         line = records.first_line  # `records.line(position)`, counted along
         payloads = records.payloads
@@ -162,25 +161,29 @@ class Assembler:
                         or not payload.startswith(middle, end)
                     ):
                         end = 0  # not this shape: no known prefix is empty
-                start = payload.rfind('"', 0, end) + 1
-                shape = known.get(payload[:start])
-                if shape is not None and shape[0] == tail and shape[1] == middle:
-                    text = payload[start:end]
-                    index, raw_id, raw_name = shape[2]
-                    if (
-                        "\\" not in text
-                        and text.isprintable()
-                        and plain_keys(len(kinds), index, raw_id, raw_name, text, text)
-                    ):
-                        kinds.append(CHUNK)  # `columns.begin`, after its one fragment's rows
-                        lines.append(line)
-                        firsts.append(len(rules) - 1)
-                        events.append(len(types) - 1)
-                        hits += 1
-                        if consume:
-                            payloads[position] = ""
-                        line += 2
-                        continue
+                text = None
+                if len(prefix) <= end and payload.startswith(prefix):  # the latest shape
+                    text, (index, raw_id, raw_name) = payload[len(prefix) : end], keys
+                else:  # another shape: its prefix ends at the string's opening quote
+                    start = payload.rfind('"', 0, end) + 1
+                    shape = known.get(payload[:start])
+                    if shape is not None and shape[0] == tail and shape[1] == middle:
+                        text, (index, raw_id, raw_name) = payload[start:end], shape[2]
+                if text is not None and ('"' in text or "\\" in text or not text.isprintable()):
+                    try:  # escapes: the body decoded alone (or not one string's body at all)
+                        text = loads(f'"{text}"')
+                    except orjson.JSONDecodeError:
+                        text = None
+                if text is not None and plain_keys(len(kinds), index, raw_id, raw_name, text, text):
+                    kinds.append(CHUNK)  # `columns.begin`, after its one fragment's rows
+                    lines.append(line)
+                    firsts.append(len(rules) - 1)
+                    events.append(len(types) - 1)
+                    hits += 1
+                    if consume:
+                        payloads[position] = ""
+                    line += 2
+                    continue
             try:
                 value = loads(payload)
             except orjson.JSONDecodeError:
@@ -194,7 +197,12 @@ class Assembler:
                     self.record(records.parsed(position, value))
                 elif kind == LEARNABLE:
                     shapes.learn(payload, value, hits)
-                    tail, middle = shapes.tail, shapes.middle
+                    prefix, tail, middle, keys = (
+                        shapes.prefix,
+                        shapes.tail,
+                        shapes.middle,
+                        shapes.keys,
+                    )
             if self._stopped_by is not None:
                 tail = None  # nothing after the stop is assembled inline
             if consume:

@@ -4,10 +4,11 @@ A long stream is mostly chunks that are byte for byte the same but for the argum
 carry: the same id, model and timestamp, one choice, one fragment with the same keys. Once a
 chunk of that kind has been parsed and resolved, its *shape* is its payload's text before the
 argument string's first character (the prefix) and from its closing quote on (the suffix).
-Any payload made of a known prefix, a string body with no quote, no backslash and no control
-character, and the same suffix parses, token for token, as the chunk it was learnt from with
-that body as its arguments: JSON strings end at their first unescaped quote, and nothing else
-in the text changed. So its fragment's keys are known without parsing it.
+Any payload made of a known prefix, a valid JSON string body, and the same suffix parses,
+token for token, as the chunk it was learnt from with that body as its arguments: JSON strings
+end at their first unescaped quote, and nothing else in the text changed. So its fragment's
+keys are known without parsing it, and its text is the body itself when that holds no quote,
+backslash or unprintable character, else the body decoded alone (a parse of a few bytes).
 
 A shape is only learnt after checking that claim on the chunk itself: its text with an odd
 string put in the place found must parse as the same chunk with that string as its arguments.
@@ -62,15 +63,20 @@ class Shapes:
     the text before that value (`middle`) and from its closing quote on (`tail`).
     """
 
-    __slots__ = ("known", "middle", "tail", "wasted")
+    __slots__ = ("keys", "known", "middle", "prefix", "tail", "wasted")
 
     def __init__(self) -> None:
         self.known: dict[str, Shape] = {}
         """Prefix -> the shape's tail, its middle (None without a hole) and fragment keys."""
+        self.prefix = ""
+        """The latest shape's prefix (most streams have one shape at a time): a payload that
+        starts with it is sliced there, whatever its argument string holds."""
         self.tail: str | None = None
-        """The latest shape's tail (most streams have one shape); None while none is known."""
+        """The latest shape's tail; None while none is known."""
         self.middle: str | None = None
         """The latest shape's middle, if it has a hole."""
+        self.keys: Keys = (None, None, None)
+        """The latest shape's fragment keys."""
         self.wasted = 0
 
     def learn(self, payload: str, chunk: Any, uses: int) -> None:
@@ -114,7 +120,7 @@ class Shapes:
                 if _one_field_differs(prefix + arguments + middle + _PROBE + tail, chunk):
                     shape = (tail, middle, keys)
         self.known[prefix] = shape
-        self.tail, self.middle = shape[0], shape[1]
+        self.prefix, (self.tail, self.middle, self.keys) = prefix, shape
         return known is None or shape[1] is not None
 
 

@@ -190,20 +190,30 @@ def test_interleaved_shapes_assemble_as_parsing_every_chunk_does(
     agree(lane.records, Options(policy))
 
 
+def _piece(n: int) -> str:
+    """Argument text as a model streams it: every other piece has quotes, some an escape."""
+    if n % 2 == 0:
+        return f"piece {n} "
+    return f'"k{n}": "a\\nb", ' if n % 3 else f'"é{n}":'
+
+
 @pytest.mark.parametrize(
     ("noise", "parses"),
     [
         pytest.param(None, 4, id="the-header-the-first-piece-and-its-probe-the-finish-chunk"),
         pytest.param(
-            [f"{n:x}" for n in range(999)], 7, id="and-the-second-piece-its-probe-and-the-holes"
+            [f"{n:x}" for n in range(999)], 8, id="and-two-pieces-more-the-probe-of-the-hole"
         ),
     ],
 )
+@pytest.mark.parametrize("ascii_only", [False, True])
 def test_a_run_of_one_shape_is_assembled_without_parsing_it(
-    noise: list[str] | None, parses: int, monkeypatch: pytest.MonkeyPatch
+    noise: list[str] | None, parses: int, ascii_only: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pieces = [chunk(frag(index=0, args=f"piece {n} ")) for n in range(200)]
-    records = read(_stream(pieces, noise=noise)).records
+    """Pieces with quotes and escapes too: the text between the shape's prefix and suffix is
+    decoded alone, the chunk is not parsed."""
+    pieces = [chunk(frag(index=0, args=_piece(n))) for n in range(200)]
+    records = read(_stream(pieces, noise=noise, ascii_only=ascii_only)).records
     assert isinstance(records, Payloads)
     parsed: list[str] = []
     loads = orjson.loads
@@ -216,5 +226,5 @@ def test_a_run_of_one_shape_is_assembled_without_parsing_it(
     trace = assemble(records, Options())
     chunks = [text for text in parsed if text.startswith('{"id"')]  # not the arguments' JSON
     assert len(chunks) == parses
-    assert trace.blocks[0].text == "".join(f"piece {n} " for n in range(200))
+    assert trace.blocks[0].text == "".join(_piece(n) for n in range(200))
     assert {trace.steps[n].fragments[0].rule for n in range(1, 201)} == {"exact-index"}
