@@ -37,11 +37,12 @@ SHAPES = 16384
 
 
 def usable(text: str) -> bool:
-    """Whether `text` is written in JSON as itself between two quotes (and so can be read back
-    from the payload by slicing): no quote, no backslash, nothing unprintable.
+    """Whether `text` is written in JSON as itself between two quotes (and so can be found in
+    the payload, and read back from it, as it is): no quote, no backslash, nothing unprintable.
 
-    Unprintable is wider than JSON's control characters (it takes in, say, U+2028 and unassigned
-    code points): those texts are just parsed as usual.
+    Shapes are learnt from chunks whose argument text is usable, and a hole's value must be.
+    Once a shape is known, other argument texts are decoded alone. Unprintable is wider than
+    JSON's control characters (it takes in, say, U+2028): those texts are decoded too.
     """
     return '"' not in text and "\\" not in text and text.isprintable()
 
