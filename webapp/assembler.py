@@ -142,7 +142,7 @@ class Assembler:
         rules, types = columns.fragment_rule, columns.event_type
         self._orjson_values = not kinds  # from the first record on
         shapes = Shapes()
-        known = shapes.known
+        known, lengths = shapes.known, shapes.lengths
         prefix, tail, middle, keys = "", None, None, shapes.keys  # the latest shape's
         hits = 0
         line = records.first_line  # `records.line(position)`, counted along
@@ -164,9 +164,13 @@ class Assembler:
                 text = None
                 if len(prefix) <= end and payload.startswith(prefix):  # the latest shape
                     text, (index, raw_id, raw_name) = payload[len(prefix) : end], keys
-                else:  # another shape: its prefix ends at the string's opening quote
-                    start = payload.rfind('"', 0, end) + 1
+                else:  # another shape: its prefix ends at the string's opening quote,
+                    start = payload.rfind('"', 0, end) + 1  # unless the string has a quote
                     shape = known.get(payload[:start])
+                    if shape is None:
+                        for start in lengths:
+                            if start <= end and (shape := known.get(payload[:start])):
+                                break
                     if shape is not None and shape[0] == tail and shape[1] == middle:
                         text, (index, raw_id, raw_name) = payload[start:end], shape[2]
                 if text is not None and ('"' in text or "\\" in text or not text.isprintable()):

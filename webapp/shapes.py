@@ -34,6 +34,8 @@ WASTE = 1024
 each use): probes that failed, shapes replaced by another one of the same prefix."""
 SHAPES = 16384
 """At most this many shapes are known at once (say, for as many parallel calls)."""
+LENGTHS = 4
+"""Prefix lengths tried for a chunk of a shape other than the latest whose text has a quote."""
 
 
 def usable(text: str) -> bool:
@@ -64,7 +66,7 @@ class Shapes:
     the text before that value (`middle`) and from its closing quote on (`tail`).
     """
 
-    __slots__ = ("keys", "known", "middle", "prefix", "tail", "wasted")
+    __slots__ = ("keys", "known", "lengths", "middle", "prefix", "tail", "wasted")
 
     def __init__(self) -> None:
         self.known: dict[str, Shape] = {}
@@ -78,6 +80,10 @@ class Shapes:
         """The latest shape's middle, if it has a hole."""
         self.keys: Keys = (None, None, None)
         """The latest shape's fragment keys."""
+        self.lengths: list[int] = []
+        """The lengths of the known prefixes, latest first, at most `LENGTHS` of them: where
+        another shape's prefix may end when the argument string holds a quote (interleaved
+        calls whose index has one, two or three digits)."""
         self.wasted = 0
 
     def learn(self, payload: str, chunk: Any, uses: int) -> None:
@@ -121,6 +127,9 @@ class Shapes:
                 if _one_field_differs(prefix + arguments + middle + _PROBE + tail, chunk):
                     shape = (tail, middle, keys)
         self.known[prefix] = shape
+        if len(prefix) not in self.lengths:
+            self.lengths.insert(0, len(prefix))
+            del self.lengths[LENGTHS:]
         self.prefix, (self.tail, self.middle, self.keys) = prefix, shape
         return known is None or shape[1] is not None
 

@@ -228,3 +228,29 @@ def test_a_run_of_one_shape_is_assembled_without_parsing_it(
     assert len(chunks) == parses
     assert trace.blocks[0].text == "".join(_piece(n) for n in range(200))
     assert {trace.steps[n].fragments[0].rule for n in range(1, 201)} == {"exact-index"}
+
+
+def test_interleaved_calls_with_quoted_pieces_are_not_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Twelve calls, round robin: the shape of each is found by the length of its prefix
+    when its piece has a quote (the index has one digit or two)."""
+    calls = range(12)
+    headers = [chunk(frag(index=n, id=f"call_{n}", name="f", args="")) for n in calls]
+    body = [chunk(frag(index=n, args=_piece(turn))) for turn in range(20) for n in calls]
+    values = [*headers, *body, chunk(finish="tool_calls")]
+    records = read("".join(f"data: {json.dumps(value)}\n\n" for value in values)).records
+    assert isinstance(records, Payloads)
+    parsed: list[str] = []
+    loads = orjson.loads
+
+    def counted(text: str) -> object:
+        parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    trace = assemble(records, Options())
+    chunks = [text for text in parsed if text.startswith('{"id"')]
+    assert len(chunks) == 12 + 2 * 12 + 1, "headers, each call's first piece and its probe, finish"
+    for n in calls:
+        assert trace.blocks[n].text == "".join(_piece(turn) for turn in range(20))
