@@ -142,43 +142,16 @@ class Assembler:
         rules, types = columns.fragment_rule, columns.event_type
         self._orjson_values = not kinds  # from the first record on
         shapes = Shapes()
-        known, lengths = shapes.known, shapes.lengths
-        prefix, tail, middle, keys = "", None, None, shapes.keys  # the latest shape's
+        read_shape = shapes.read
+        live = True  # until the stream stops: nothing after the stop is assembled inline
         hits = 0
         line = records.first_line  # `records.line(position)`, counted along
         payloads = records.payloads
         for position, payload in enumerate(payloads):
-            if tail is not None and payload.endswith(tail):
-                end = len(payload) - len(tail)  # the argument string's closing quote
-                if middle is not None:  # the hole's value, then the middle before it
-                    hole = payload.rfind('"', 0, end) + 1
-                    gap = payload[hole:end]
-                    end = hole - len(middle)
-                    if (
-                        end <= 0
-                        or "\\" in gap
-                        or not gap.isprintable()
-                        or not payload.startswith(middle, end)
-                    ):
-                        end = 0  # not this shape: no known prefix is empty
-                text = None
-                if len(prefix) <= end and payload.startswith(prefix):  # the latest shape
-                    text, (index, raw_id, raw_name) = payload[len(prefix) : end], keys
-                else:  # another shape: its prefix ends at the string's opening quote,
-                    start = payload.rfind('"', 0, end) + 1  # unless the string has a quote
-                    shape = known.get(payload[:start])
-                    if shape is None:
-                        for start in lengths:
-                            if start <= end and (shape := known.get(payload[:start])):
-                                break
-                    if shape is not None and shape[0] == tail and shape[1] == middle:
-                        text, (index, raw_id, raw_name) = payload[start:end], shape[2]
-                if text is not None and ('"' in text or "\\" in text or not text.isprintable()):
-                    try:  # escapes: the body decoded alone (or not one string's body at all)
-                        text = loads(f'"{text}"')
-                    except orjson.JSONDecodeError:
-                        text = None
-                if text is not None and plain_keys(len(kinds), index, raw_id, raw_name, text, text):
+            found = read_shape(payload) if live else None
+            if found is not None:
+                text, (index, raw_id, raw_name) = found
+                if plain_keys(len(kinds), index, raw_id, raw_name, text, text):
                     kinds.append(CHUNK)  # `columns.begin`, after its one fragment's rows
                     lines.append(line)
                     firsts.append(len(rules) - 1)
@@ -201,14 +174,7 @@ class Assembler:
                     self.record(records.parsed(position, value))
                 elif kind == LEARNABLE:
                     shapes.learn(payload, value, hits)
-                    prefix, tail, middle, keys = (
-                        shapes.prefix,
-                        shapes.tail,
-                        shapes.middle,
-                        shapes.keys,
-                    )
-            if self._stopped_by is not None:
-                tail = None  # nothing after the stop is assembled inline
+            live = self._stopped_by is None
             if consume:
                 payloads[position] = ""
             line += 2

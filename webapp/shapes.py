@@ -86,6 +86,43 @@ class Shapes:
         calls whose index has one, two or three digits)."""
         self.wasted = 0
 
+    def read(self, payload: str) -> tuple[str, Keys] | None:
+        """The argument text and fragment keys of `payload` if it is a chunk of a known shape
+        whose argument string is one valid JSON string; else None (parse it)."""
+        tail = self.tail
+        if tail is None or not payload.endswith(tail):
+            return None
+        end = len(payload) - len(tail)  # the argument string's closing quote
+        middle = self.middle
+        if middle is not None:  # the hole's value, then the middle before it
+            hole = payload.rfind('"', 0, end) + 1
+            gap = payload[hole:end]
+            end = hole - len(middle)
+            if end <= 0 or "\\" in gap or not gap.isprintable():
+                return None
+            if not payload.startswith(middle, end):
+                return None
+        prefix = self.prefix
+        if len(prefix) <= end and payload.startswith(prefix):  # the latest shape
+            text, keys = payload[len(prefix) : end], self.keys
+        else:  # another: its prefix ends at the string's opening quote, unless that holds one
+            known = self.known
+            start = payload.rfind('"', 0, end) + 1
+            shape = known.get(payload[:start])
+            if shape is None:
+                for start in self.lengths:
+                    if start <= end and (shape := known.get(payload[:start])):
+                        break
+            if shape is None or shape[0] != tail or shape[1] != middle:
+                return None
+            text, keys = payload[start:end], shape[2]
+        if '"' in text or "\\" in text or not text.isprintable():
+            try:  # escapes: the body decoded alone (or not one string's body at all)
+                text = orjson.loads(f'"{text}"')
+            except orjson.JSONDecodeError:
+                return None
+        return text, keys
+
     def learn(self, payload: str, chunk: Any, uses: int) -> None:
         """Learn the shape of `payload`, a chunk whose one fragment was resolved as an argument
         piece, unless its argument text is not `usable`, its place in the text cannot be told

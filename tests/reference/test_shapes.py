@@ -254,3 +254,29 @@ def test_interleaved_calls_with_quoted_pieces_are_not_parsed(
     assert len(chunks) == 12 + 2 * 12 + 1, "headers, each call's first piece and its probe, finish"
     for n in calls:
         assert trace.blocks[n].text == "".join(_piece(turn) for turn in range(20))
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param("plain text", "plain text", id="sliced"),
+        pytest.param('\\"k\\": \\"a\\\\nb\\"', '"k": "a\\nb"', id="escapes-decoded-alone"),
+        pytest.param("\\u00e9\\ud83d\\ude00", "é😀", id="unicode-escapes"),
+        pytest.param('a", "b": "c', None, id="a-quote-that-ends-the-string"),
+        pytest.param("tab\there", None, id="a-control-character"),
+        pytest.param("\\ud800", None, id="a-lone-surrogate-escaped"),
+        pytest.param("\\x", None, id="a-bad-escape"),
+    ],
+)
+def test_a_payload_of_a_known_shape_is_read_or_left_to_the_parser(
+    body: str, expected: str | None
+) -> None:
+    shapes = _learnt(dumps(chunk(frag(index=0, args="abc"))).decode())
+    payload = dumps(chunk(frag(index=0, args="abc"))).decode().replace('"abc"', f'"{body}"')
+    found = shapes.read(payload)
+    assert (found and found[0]) == expected
+    if found is not None:
+        assert found[1] == (0, None, None)
+        assert json.loads(payload)["choices"][0]["delta"]["tool_calls"][0]["function"] == {
+            "arguments": expected
+        }
