@@ -28,6 +28,7 @@ from webapp.readers import read
 from webapp.records import Payloads
 from webapp.rules import POLICIES
 from webapp.shapes import WASTE, Shapes, usable
+from webapp.trace import Trace
 
 HEADER = chunk(frag(index=0, id="call_1", name="write", args=""))
 
@@ -190,6 +191,23 @@ def test_interleaved_shapes_assemble_as_parsing_every_chunk_does(
     agree(lane.records, Options(policy))
 
 
+def _assemble_counting_parses(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Trace, int]:
+    """The trace of an SSE text, and how many chunks orjson parsed to make it (probes
+    included; not the arguments' own JSON, parsed to check it)."""
+    records = read(text).records
+    assert isinstance(records, Payloads)
+    parsed: list[str] = []
+    loads = orjson.loads
+
+    def counted(text: str) -> object:
+        parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    trace = assemble(records, Options())
+    return trace, sum(text.startswith('{"id"') for text in parsed)
+
+
 def _piece(n: int) -> str:
     """Argument text as a model streams it: every other piece has quotes, some an escape."""
     if n % 2 == 0:
@@ -213,19 +231,9 @@ def test_a_run_of_one_shape_is_assembled_without_parsing_it(
     """Pieces with quotes and escapes too: the text between the shape's prefix and suffix is
     decoded alone, the chunk is not parsed."""
     pieces = [chunk(frag(index=0, args=_piece(n))) for n in range(200)]
-    records = read(_stream(pieces, noise=noise, ascii_only=ascii_only)).records
-    assert isinstance(records, Payloads)
-    parsed: list[str] = []
-    loads = orjson.loads
-
-    def counted(text: str) -> object:
-        parsed.append(text)
-        return loads(text)
-
-    monkeypatch.setattr(orjson, "loads", counted)
-    trace = assemble(records, Options())
-    chunks = [text for text in parsed if text.startswith('{"id"')]  # not the arguments' JSON
-    assert len(chunks) == parses
+    text = _stream(pieces, noise=noise, ascii_only=ascii_only)
+    trace, chunks = _assemble_counting_parses(text, monkeypatch)
+    assert chunks == parses
     assert trace.blocks[0].text == "".join(_piece(n) for n in range(200))
     assert {trace.steps[n].fragments[0].rule for n in range(1, 201)} == {"exact-index"}
 
@@ -239,19 +247,9 @@ def test_interleaved_calls_with_quoted_pieces_are_not_parsed(
     headers = [chunk(frag(index=n, id=f"call_{n}", name="f", args="")) for n in calls]
     body = [chunk(frag(index=n, args=_piece(turn))) for turn in range(20) for n in calls]
     values = [*headers, *body, chunk(finish="tool_calls")]
-    records = read("".join(f"data: {json.dumps(value)}\n\n" for value in values)).records
-    assert isinstance(records, Payloads)
-    parsed: list[str] = []
-    loads = orjson.loads
-
-    def counted(text: str) -> object:
-        parsed.append(text)
-        return loads(text)
-
-    monkeypatch.setattr(orjson, "loads", counted)
-    trace = assemble(records, Options())
-    chunks = [text for text in parsed if text.startswith('{"id"')]
-    assert len(chunks) == 12 + 2 * 12 + 1, "headers, each call's first piece and its probe, finish"
+    text = "".join(f"data: {json.dumps(value)}\n\n" for value in values)
+    trace, chunks = _assemble_counting_parses(text, monkeypatch)
+    assert chunks == 12 + 2 * 12 + 1, "headers, each call's first piece and its probe, finish"
     for n in calls:
         assert trace.blocks[n].text == "".join(_piece(turn) for turn in range(20))
 
