@@ -515,13 +515,6 @@ def argument_verdict(block: Block) -> tuple[str, int | None] | None:
     return "invalid-arguments", block.piece_steps[piece]
 
 
-FINAL_CODES = frozenset(
-    ("phantom-call", "empty-arguments", "non-object-arguments", "incomplete-arguments",
-     "invalid-arguments")
-)  # fmt: skip
-"""The verdicts on final blocks: worded from the block alone, so a stored trace keeps no text."""
-
-
 def final_words(code: str, block: Block) -> str:
     """The message of a verdict on a final block (one of `FINAL_CODES`)."""
     return _WORDINGS[code](block)
@@ -577,6 +570,8 @@ _WORDINGS: dict[str, Callable[[Block], str]] = {
     "incomplete-arguments": _incomplete_words,
     "invalid-arguments": _invalid_words,
 }
+FINAL_CODES = frozenset(_WORDINGS)
+"""The verdicts on final blocks: worded from the block alone, so a stored trace keeps no text."""
 
 
 def _finished(*_: object) -> None:
