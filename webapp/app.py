@@ -7,8 +7,9 @@ uses: each worker process reads its settings from `STREAMVIZ_*` environment vari
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
@@ -16,7 +17,19 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
-from webapp.web import api, embed, errors, heap, minimise_routes, pages, teach, team_api, triage
+from webapp.web import (
+    api,
+    embed,
+    errors,
+    flow,
+    heap,
+    minimise_routes,
+    pages,
+    stories,
+    teach,
+    team_api,
+    triage,
+)
 from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.inflight import RequestScope
 from webapp.web.ingest import UploadSlots
@@ -27,6 +40,15 @@ from webapp.web.templating import STATIC, make_templates, warm
 
 SWITCH_INTERVAL = 0.002
 """Seconds; Python's default is 0.005."""
+
+TEACHING: dict[str, Callable[..., Any]] = {
+    "story_of": stories.story_of,
+    "narration": stories.narration,
+    "see_it": stories.see_it,
+    "tour_stop": stories.stop,
+    "rule_flow": flow.rule_flow,
+}
+"""The teaching layer the templates call: an example's story on its pages, the rules' diagram."""
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -68,7 +90,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.service = service
     app.state.retention = retention
     app.state.uploads = UploadSlots(settings.max_uploads)
-    app.state.templates = make_templates()
+    app.state.templates = make_templates(TEACHING)
     app.state.templates.env.globals["retention_days"] = settings.retention_days
     app.add_middleware(RequestScope, done=lambda: service.heavy_done)
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)

@@ -27,7 +27,7 @@ from webapp.web.example_source import example_id
 from webapp.web.htmx import wants_partial
 from webapp.web.query import DEFAULTS, Links
 from webapp.web.templating import render
-from webapp.web.views import stream_title
+from webapp.web.text import stream_title
 
 log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)

@@ -16,6 +16,7 @@ from webapp.web.appstate import templates_of
 from webapp.web.example_source import example_id
 from webapp.web.htmx import wants_partial
 from webapp.web.templating import render
+from webapp.web.text import stream_title
 
 router = APIRouter(include_in_schema=False)
 
@@ -26,7 +27,7 @@ def embed_view(request: Request, stream_id: str) -> Response:
     context = pages._stage(view, links, step)
     context.update(
         badges=views.badges(view.trace, view.trace.steps[step]),
-        title=views.stream_title(view.source.info),
+        title=stream_title(view.source.info),
         full_url=links.page.step(step),
     )
     templates = templates_of(request)

@@ -27,7 +27,7 @@ from webapp.web.example_source import example_of
 from webapp.web.ingest import Prepared
 from webapp.web.service import Service
 from webapp.web.team import Invalid
-from webapp.web.views import stream_title
+from webapp.web.text import stream_title
 from webapp.writer import to_sse
 
 log = logging.getLogger(__name__)

@@ -62,6 +62,7 @@ from webapp.web.query import (
 from webapp.web.service import TraceView
 from webapp.web.team import new_token, remember, token_hash
 from webapp.web.templating import render
+from webapp.web.text import stream_title
 from webapp.words import count
 
 router = APIRouter(include_in_schema=False)
@@ -380,7 +381,7 @@ def compare(request: Request, stream_id: str) -> Response:
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
-    context.update(title=views.stream_title(service.info(stream_id)), links=links)
+    context.update(title=stream_title(service.info(stream_id)), links=links)
     context["panel"] = step_panel(comparison, records, selected) if selected is not None else None
     return render(templates, request, "compare.html", context)
 

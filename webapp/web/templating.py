@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,6 @@ import webapp
 from webapp import words
 from webapp.anomalies import severity_of
 from webapp.rules import RULES
-from webapp.web import flow, stories
 from webapp.web.text import printable
 
 PACKAGE = Path(webapp.__file__).resolve().parent
@@ -68,8 +67,9 @@ def warm(templates: Jinja2Templates) -> None:
         env.get_template(name)
 
 
-def make_templates() -> Jinja2Templates:
-    """Templates from the package's own `templates/` folder, autoescaped, strict."""
+def make_templates(helpers: Mapping[str, Callable[..., Any]]) -> Jinja2Templates:
+    """Templates from the package's own `templates/` folder, autoescaped, strict; `helpers`
+    are the view models' functions the templates call (the app factory names them)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         bytecode_cache=_COMPILED,
@@ -84,12 +84,7 @@ def make_templates() -> Jinja2Templates:
     env.globals["RULES"] = RULES
     env.globals["severity_of"] = severity_of
     env.globals["HTMX"] = HTMX
-    # the teaching layer (an example's story on its pages, the rules' diagram and examples)
-    env.globals["story_of"] = stories.story_of
-    env.globals["narration"] = stories.narration
-    env.globals["see_it"] = stories.see_it
-    env.globals["tour_stop"] = stories.stop
-    env.globals["rule_flow"] = flow.rule_flow
+    env.globals.update(helpers)
     return Jinja2Templates(env=env)
 
 

@@ -8,7 +8,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from webapp.storage import StreamInfo
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def stream_title(info: StreamInfo) -> str:
+    """The stream's title, or "Untitled stream"."""
+    return info.title or "Untitled stream"
 
 
 def printable(text: str) -> str:

@@ -17,7 +17,7 @@ from webapp.trace import Step, Trace, value_as_of
 from webapp.web.query import Links
 from webapp.web.runs import Run
 from webapp.web.service import TraceView
-from webapp.web.text import clipped_head, literal, tally
+from webapp.web.text import clipped_head, literal, stream_title, tally
 
 
 def block_label(trace: Trace, number: int | None, step: int | None = None) -> str:
@@ -41,11 +41,6 @@ def is_phantom(trace: Trace, number: int | None) -> bool:
     if number is None or not 0 <= number < len(trace.blocks):
         return False
     return trace.blocks[number].is_phantom
-
-
-def stream_title(info: StreamInfo) -> str:
-    """The stream's title, or "Untitled stream"."""
-    return info.title or "Untitled stream"
 
 
 @dataclass(frozen=True, slots=True)
