@@ -7,7 +7,7 @@ Inputs (raw SSE, written to a temporary folder), each at full size and at 1/10:
 - openai:         a call writing a source file as OpenAI streams it: 1 MB of JSON arguments
   whose pieces hold quotes and escapes, `"index": 0`, and `logprobs`, `usage` and a random
   `obfuscation` field in every chunk, so that no two chunks are the same text but for their
-  arguments (what `webapp.shapes` learns a chunk's shape from);
+  arguments (what `webapp.core.shapes` learns a chunk's shape from);
 - parallel:       1,000 calls opened up front, then 100 fragments each, interleaved round robin
   (100,000 fragments; the 1/10 input has 100 calls).
 
@@ -51,11 +51,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from webapp.assembler import assemble
 from webapp.cli import main as cli_main
-from webapp.document import trace_document_parts
-from webapp.options import Options
-from webapp.readers import decode, read
+from webapp.core.assembler import assemble
+from webapp.core.document import trace_document_parts
+from webapp.core.options import Options
+from webapp.core.readers import decode, read
 
 ARGUMENT_BYTES = 1_000_000
 FRAGMENTS = 100_000
@@ -392,8 +392,8 @@ def buried_continuation(size: int) -> list[str]:
 
 def minimizer(size: int = 5_000) -> None:
     """Minimise a stream with one ambiguous continuation buried in it: time and result size."""
-    from webapp.minimize import minimize
-    from webapp.predicates import parse_until
+    from webapp.triage.minimise import minimize
+    from webapp.triage.predicates import parse_until
 
     source = read(decode(sse(buried_continuation(size))))
     until = parse_until("anomaly:ambiguous-continuation", Options())

@@ -29,13 +29,13 @@ from hypothesis import strategies as st
 
 from tests.core.test_properties import any_options, any_records, junk
 from tests.streamkit import chunk, frag, har, json_array, jsonl, pyrepr, sse
-from webapp.assembler import assemble
-from webapp.jsoncheck import dumps
-from webapp.options import Options
-from webapp.readers import FORMATS, decode, read
-from webapp.records import ReaderError, Record
-from webapp.redact import redact
-from webapp.redact.content import apply, scan, scrub
+from webapp.core.assembler import assemble
+from webapp.core.jsoncheck import dumps
+from webapp.core.options import Options
+from webapp.core.readers import FORMATS, decode, read
+from webapp.core.records import ReaderError, Record
+from webapp.core.redact import redact
+from webapp.core.redact.content import apply, scan, scrub
 
 MESSAGE_LIMIT = 2000
 """A reader's error message is a sentence or two with a snippet, never a dump of the input."""

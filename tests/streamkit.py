@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from webapp.records import Record
+from webapp.core.records import Record
 
 ABSENT: Any = object()
 """A key left out (as opposed to present with the value null): the kit's one marker for it."""

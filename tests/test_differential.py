@@ -2,7 +2,7 @@
 
 Upstream is `@earendil-works/pi-ai` 1.6.0 (openai-completions), run live under Node by
 `tests/upstream_ref.py`. Each stream is written as SSE text once; upstream reads it over
-loopback HTTP through the OpenAI SDK, we read the same text with `webapp.readers.read(text,
+loopback HTTP through the OpenAI SDK, we read the same text with `webapp.core.readers.read(text,
 "sse")`. Then:
 
 - exact-key vs upstream: the same events (type, contentIndex, the delta of `*_delta`
@@ -33,12 +33,12 @@ from hypothesis.control import currently_in_test_context
 
 from tests.streamkit import ABSENT, chunk, frag, sse
 from tests.upstream_ref import UpstreamRef, UpstreamResult, UpstreamUnavailable
-from webapp.assembler import assemble
-from webapp.options import Options
-from webapp.readers import read
-from webapp.records import Record
-from webapp.rules import Policy
-from webapp.trace import Trace
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.records import Record
+from webapp.core.rules import Policy
+from webapp.core.trace import Trace
 
 pytestmark = pytest.mark.upstream
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzkit import TARGETS, ReaderCase, Target, check_readers, check_trace
-from webapp.options import Options
-from webapp.records import Record
+from webapp.core.options import Options
+from webapp.core.records import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = {"readers": 150, "reader-bytes": 100, "redaction": 200, "assembler": 100}

@@ -13,18 +13,18 @@ from collections.abc import Callable
 import pytest
 
 from tests.timing import GROWTH, assert_linear
-from webapp.readers import http
-from webapp.redact import redact
-from webapp.redact.copies import Copies
-from webapp.redact.har import redact_har
-from webapp.redact.rules import (
+from webapp.core.readers import http
+from webapp.core.redact import redact
+from webapp.core.redact.copies import Copies
+from webapp.core.redact.har import redact_har
+from webapp.core.redact.rules import (
     redact_query,
     redact_userinfo,
     secret_header,
     secrets_in,
     variable_only,
 )
-from webapp.redact.text import redact_text
+from webapp.core.redact.text import redact_text
 
 N = 16_000
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.readers import read
-from webapp.redact import REDACTED, Redaction, redact
+from webapp.core.readers import read
+from webapp.core.redact import REDACTED, Redaction, redact
 
 BEARER = "sk-proj-0123456789abcdef"
 COOKIE = "sess-cookie-9876543210"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.readers import read
-from webapp.redact import REDACTED, redact
+from webapp.core.readers import read
+from webapp.core.redact import REDACTED, redact
 
 T = "sk-proj-SECRET0123456789"
 R = REDACTED

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from webapp.assembler import assemble
-from webapp.document import trace_document
-from webapp.options import Options
+from webapp.core.assembler import assemble
+from webapp.core.document import trace_document
+from webapp.core.options import Options
 from webapp.web.ingest import Prepared, prepare
 
 _numbers = count()

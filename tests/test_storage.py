@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.options import Options
+from webapp.core.options import Options
 from webapp.storage import UnsupportedDatabase, open_storage, parse_location
 from webapp.storage.schema import LATEST, MIGRATIONS
 

@@ -15,8 +15,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from webapp.gcpause import allow_pauses
 from webapp.settings import Settings
+from webapp.tuning import allow_pauses
 from webapp.web import (
     api,
     embed,

@@ -7,9 +7,9 @@ import re
 
 from tests.cli.clikit import CLEAN, CONTINUATION, Invoke, Write
 from tests.streamkit import chunk, frag, sse
-from webapp.compare import compare
-from webapp.options import Options
-from webapp.readers import read
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.triage.compare import compare
 
 
 def test_check_exits_0_without_anomalies(invoke: Invoke, write: Write) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.cli.clikit import Invoke
-from webapp.rules import POLICIES
+from webapp.core.rules import POLICIES
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

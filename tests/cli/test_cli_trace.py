@@ -9,11 +9,11 @@ import pytest
 
 from tests.cli.clikit import CLEAN, CONTINUATION, SERVER, Invoke, Write, two_choices
 from tests.streamkit import WRITERS, chunk, frag, har, sse
-from webapp.assembler import assemble
-from webapp.options import Options
-from webapp.palette import RULE_COLOURS
-from webapp.readers import read
-from webapp.rules import RULE_NAMES
+from webapp.cli.palette import RULE_COLOURS
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.rules import RULE_NAMES
 
 ANSI = "\x1b["
 

@@ -11,9 +11,9 @@ from tests.cli.clikit import CLEAN, CONTINUATION, Invoke, Write
 from tests.cli.test_cli_errors import assert_usage_error
 from tests.streamkit import chunk, frag, records, sse
 from tests.triage.streams import TWO_HEADERS, buried
-from webapp.assembler import assemble
-from webapp.readers import read
-from webapp.writer import to_sse
+from webapp.core.assembler import assemble
+from webapp.core.readers import read
+from webapp.core.readers.writer import to_sse
 
 KEY = "sk-proj-Ab3dEfGh1jKlMn0pQrStUvWx"
 

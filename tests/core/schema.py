@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.jsoncheck import dumps
-from webapp.rules import POLICIES, RULE_NAMES
+from webapp.core.jsoncheck import dumps
+from webapp.core.rules import POLICIES, RULE_NAMES
 
 ANOMALY_CODES = frozenset(
     {

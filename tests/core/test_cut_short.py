@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.jsoncheck import Completion, classify, cut_short
-from webapp.readers import read
+from webapp.core.jsoncheck import Completion, classify, cut_short
+from webapp.core.readers import read
 
 PROBES = [
     # (text, cut short?, what classify says)

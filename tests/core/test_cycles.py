@@ -9,10 +9,10 @@ from __future__ import annotations
 import gc
 
 from tests.core.test_golden import CORPUS
-from webapp.assembler import assemble
-from webapp.blocks import Block
-from webapp.options import Options
-from webapp.readers import read
+from webapp.core.assembler import assemble
+from webapp.core.blocks import Block
+from webapp.core.options import Options
+from webapp.core.readers import read
 
 
 def _blocks_alive() -> int:

@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.core.test_properties import any_options, any_records
 from tests.streamkit import frag, tool_stream
-from webapp.anomalies import KINDS, severity_of
-from webapp.assembler import assemble
-from webapp.delivery import deliver, repair
-from webapp.diagnosis import explain, first_break, is_prefix
-from webapp.options import Options
-from webapp.records import Record
-from webapp.trace import Trace
+from webapp.core.anomalies import KINDS, severity_of
+from webapp.core.assembler import assemble
+from webapp.core.delivery import deliver, repair
+from webapp.core.diagnosis import explain, first_break, is_prefix
+from webapp.core.options import Options
+from webapp.core.records import Record
+from webapp.core.trace import Trace
 
 MANY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

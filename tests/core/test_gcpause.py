@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import threading
 
-from webapp.gcpause import allow_pauses, paused_gc
+from webapp.tuning import allow_pauses, paused_gc
 
 
 def test_the_collector_returns_when_the_last_pause_ends_whichever_thread_ends_it() -> None:

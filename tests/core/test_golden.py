@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from tests.core.schema import check_schema
-from webapp.assembler import assemble
-from webapp.options import Options
-from webapp.readers import read
-from webapp.rules import POLICIES
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.rules import POLICIES
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 REGENERATE = os.environ.get("STREAMVIZ_REGENERATE") == "1"

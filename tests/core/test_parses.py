@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from webapp.jsoncheck import classify, loads, parses
+from webapp.core.jsoncheck import classify, loads, parses
 
 
 def _loads_takes(text: str) -> bool:

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from tests.core.schema import check_schema
 from tests.streamkit import ABSENT, chunk, frag, records
-from webapp.assembler import assemble
-from webapp.jsoncheck import Completion, dumps, loads
-from webapp.options import Options
-from webapp.records import Record
+from webapp.core.assembler import assemble
+from webapp.core.jsoncheck import Completion, dumps, loads
+from webapp.core.options import Options
+from webapp.core.records import Record
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -9,9 +9,20 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ["webapp.assembler", "webapp.trace", "webapp.rules", "webapp.compare", "webapp.minimize"]
-CORE += ["webapp.predicates", "webapp.writer", "webapp.report_md", "webapp.expect"]
-OPTIONAL = ["webapp.readers", "webapp.redact", "webapp.redact.content"]
+CORE = [
+    "webapp.core.assembler",
+    "webapp.core.trace",
+    "webapp.core.rules",
+    "webapp.triage.compare",
+    "webapp.triage.minimise",
+]
+CORE += [
+    "webapp.triage.predicates",
+    "webapp.core.readers.writer",
+    "webapp.triage.report",
+    "webapp.triage.expect",
+]
+OPTIONAL = ["webapp.core.readers", "webapp.core.redact", "webapp.core.redact.content"]
 WEB = ["fastapi", "starlette", "jinja2"]
 
 PROGRAM = """
@@ -28,7 +39,7 @@ def _present(name: str) -> bool:
 
 def test_the_core_imports_no_web_code() -> None:
     modules = CORE + [name for name in OPTIONAL if _present(name)]
-    assert "webapp.readers" in modules, "the readers are part of the core"
+    assert "webapp.core.readers" in modules, "the readers are part of the core"
     for web in WEB:
         assert _present(web), f"{web} is installed, so importing it by accident would show"
     result = subprocess.run(

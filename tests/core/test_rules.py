@@ -15,9 +15,9 @@ import pytest
 
 from tests.core.schema import ANOMALY_CODES, check_schema
 from tests.streamkit import frag, tool_stream
-from webapp.assembler import assemble
-from webapp.options import Options
-from webapp.trace import Trace
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.trace import Trace
 
 END: Any = "end"
 """In an expected fold or anomaly step: the end step."""

@@ -8,12 +8,12 @@ import pytest
 
 from tests.core.schema import ANOMALY_CODES, check_schema
 from tests.streamkit import chunk, frag, records, tool_stream
-from webapp.assembler import Assembler, Options, assemble
-from webapp.compare import compare
-from webapp.jsoncheck import Completion, classify
-from webapp.jsvalue import js_string
-from webapp.records import Record
-from webapp.trace import Fold, Trace
+from webapp.core.assembler import Assembler, Options, assemble
+from webapp.core.jsoncheck import Completion, classify
+from webapp.core.jsvalue import js_string
+from webapp.core.records import Record
+from webapp.core.trace import Fold, Trace
+from webapp.triage.compare import compare
 
 
 def events(trace: Trace, step: int) -> list[tuple[Any, ...]]:

@@ -6,10 +6,10 @@ import json
 import sys
 
 from tests.lenses.streams import STREAMS, golden_path, normal, pinned_versions
+from webapp.core.readers import read
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import POLICY_COLUMNS
 from webapp.lenses.runner import default_lenses, run_lens
-from webapp.readers import read
 
 
 def main() -> int:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.lenses.streams import STREAMS, load_golden, normal, pinned_versions
+from webapp.core.readers import read
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import COMPANIONS, PINS, POLICY_COLUMNS
 from webapp.lenses.runner import NODE_DIR, installed_version, lens_for, run_lens
-from webapp.readers import read
 
 ROOT = Path(__file__).parent.parent.parent
 NAMES = list(STREAMS)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from tests.streamkit import chunk, frag, jsonl, sse
+from webapp.core.readers import read
 from webapp.lenses.feed import sse_text
 from webapp.lenses.matrix import build, same_arguments
 from webapp.lenses.results import Call, LensResult
-from webapp.readers import read
 
 WEATHER = Call("call_1", "get_weather", '{"city":"Paris"}')
 TIME = Call("call_2", "get_time", '{"tz":"CET"}')

@@ -7,13 +7,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.test_differential import streams
+from webapp.core.readers import read
 from webapp.lenses.feed import sse_text
 from webapp.lenses.matrix import same_arguments
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import BY_CLIENT
 from webapp.lenses.results import LensResult
 from webapp.lenses.runner import lens_for, run_lens
-from webapp.readers import read
 
 BATCH = 30
 """Streams per pi-ai process (starting Node costs more than assembling a stream)."""

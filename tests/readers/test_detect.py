@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from webapp.readers import FORMATS, decode, read
-from webapp.records import ReaderError
+from webapp.core.readers import FORMATS, decode, read
+from webapp.core.records import ReaderError
 
 CHUNK = {"choices": [{"index": 0, "delta": {"content": "hi"}}]}
 SSE = f"data: {json.dumps(CHUNK)}\n\ndata: [DONE]\n\n"
@@ -123,7 +123,7 @@ def test_gc_is_enabled_again_after_reading() -> None:
 
 def test_readers_and_redaction_import_no_web_code() -> None:
     code = (
-        "import sys, webapp.readers, webapp.redact\n"
+        "import sys, webapp.core.readers, webapp.core.redact\n"
         "bad = {'fastapi', 'starlette', 'jinja2'} & set(sys.modules)\n"
         "assert not bad, bad\n"
     )

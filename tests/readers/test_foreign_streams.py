@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from webapp.readers import read
-from webapp.records import ReaderError
+from webapp.core.readers import read
+from webapp.core.records import ReaderError
 
 ANTHROPIC = """\
 event: message_start

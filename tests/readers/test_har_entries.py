@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from webapp.readers import read
-from webapp.records import ReaderError
+from webapp.core.readers import read
+from webapp.core.records import ReaderError
 
 ONE = 'data: {"choices":[{"index":0,"delta":{"content":"one"}}]}\n\ndata: [DONE]\n\n'
 TWO = 'data: {"choices":[{"index":0,"delta":{"content":"two"}}]}\n\ndata: [DONE]\n\n'

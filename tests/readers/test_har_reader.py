@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from webapp.readers import read
-from webapp.records import ReaderError
+from webapp.core.readers import read
+from webapp.core.records import ReaderError
 
 CHUNK = {"choices": [{"index": 0, "delta": {"content": "hi"}}]}
 BODY = f": hello\n\ndata: {json.dumps(CHUNK)}\n\ndata: [DONE]\n\n"

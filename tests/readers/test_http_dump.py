@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.readers import read
-from webapp.records import ReaderError
+from webapp.core.readers import read
+from webapp.core.records import ReaderError
 
 CHUNK = '{"choices":[{"index":0,"delta":{"content":"hi"}}]}'
 

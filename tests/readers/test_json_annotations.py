@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webapp.readers import read
+from webapp.core.readers import read
 
 A = '{"choices": [{"index": 0, "delta": {"content": "a"}}]}'
 B = '{"choices": [{"index": 0, "delta": {"content": "b // not a comment /* nor this */"}}]}'

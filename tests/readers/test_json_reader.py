@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from webapp.readers import read
-from webapp.records import ReaderError
+from webapp.core.readers import read
+from webapp.core.records import ReaderError
 
 CHUNK_A = {
     "object": "chat.completion.chunk",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webapp.readers import read
+from webapp.core.readers import read
 
 GOOD = '{"choices": [{"index": 0, "delta": {"content": "a"}}]}'
 BROKEN = '{"choices": [{"index": 0, "delta": {"content": tru}}]}'

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pytest
 
 from tests.timing import GROWTH, assert_linear
-from webapp.readers import read
-from webapp.records import ReaderError
+from webapp.core.readers import read
+from webapp.core.records import ReaderError
 
 GOOD = '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}'
 BROKEN = '{"choices":[{"index":0,"delta":{"content":tru}}]}'

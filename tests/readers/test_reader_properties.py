@@ -21,8 +21,8 @@ from tests.readers.stream_writers import (
     pyrepr,
     sse,
 )
-from webapp.readers import FORMATS, decode, read
-from webapp.records import ReaderError, ReadResult
+from webapp.core.readers import FORMATS, decode, read
+from webapp.core.records import ReaderError, ReadResult
 
 KEYS = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True).filter(
     lambda k: not keyword.iskeyword(k) and k != "log"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.readers import read
-from webapp.readers.pyrepr import read_repr
-from webapp.records import ReaderError
+from webapp.core.readers import read
+from webapp.core.readers.pyrepr import read_repr
+from webapp.core.records import ReaderError
 
 LINE = (
     "ChatCompletionChunk(id='chatcmpl-1', choices=[Choice(delta=ChoiceDelta(content=None, "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.readers import read
+from webapp.core.readers import read
 
 A = '{"choices":[{"index":0,"delta":{"content":"a"}}]}'
 B = '{"choices":[{"index":0,"delta":{"content":"b"}}]}'

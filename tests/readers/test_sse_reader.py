@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.readers import read
-from webapp.readers.sse import read_sse
-from webapp.records import Record
+from webapp.core.readers import read
+from webapp.core.readers.sse import read_sse
+from webapp.core.records import Record
 
 CHUNK = '{"choices":[{"index":0,"delta":{"content":"hi"}}]}'
 VALUE = {"choices": [{"index": 0, "delta": {"content": "hi"}}]}
@@ -173,7 +173,7 @@ def test_first_line_offsets_every_line() -> None:
 
 
 def test_sse_explicitly_chosen_without_data_lines_is_an_error() -> None:
-    from webapp.records import ReaderError
+    from webapp.core.records import ReaderError
 
     with pytest.raises(ReaderError, match='no line starts with "data:"'):
         read('{"a": 1}\n', "sse")

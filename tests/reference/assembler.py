@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A stream is a sequence of records read by `webapp.readers`: chunks, the `[DONE]` sentinel,
+A stream is a sequence of records read by `webapp.core.readers`: chunks, the `[DONE]` sentinel,
 and text that did not parse. Each record is one step. From a chunk we follow the choice whose
 `index` is the selected one and read its delta in upstream's order: reasoning, then content,
 then `tool_calls`, each entry of which is a *fragment*.
@@ -10,14 +10,14 @@ then `tool_calls`, each entry of which is a *fragment*.
 State kept while feeding:
 - here, `content`: the content array (text, thinking and tool-call blocks) in creation
   order; an event's `contentIndex` is a block's position in it; and how the stream stopped.
-- in `webapp.toolcalls.ToolCalls`: `blocks`, the tool-call blocks (client path) or
+- in `webapp.core.toolcalls.ToolCalls`: `blocks`, the tool-call blocks (client path) or
   candidates (server-tools path) in opening order; the registry, `by_index` and `by_id`,
   where each index and id points (the latest registration wins, as in upstream pi-ai); and
   `open`, the blocks in opening order that still take fragments, for continuations.
-- `webapp.chunks` reads a chunk (the choice followed, reasoning, text, stop reasons)
+- `webapp.core.chunks` reads a chunk (the choice followed, reasoning, text, stop reasons)
   without keeping anything.
 
-Each fragment goes through the rules table (`webapp.rules.RULES`) in order: exact-index,
+Each fragment goes through the rules table (`webapp.core.rules.RULES`) in order: exact-index,
 exact-id, continuation, drop, new; policy `exact-key` has no continuation and no drop. On the
 server-tools path a folded candidate takes no fragments, and a candidate folds as soon as it
 has a name and its arguments parse as one complete JSON value.
@@ -33,7 +33,7 @@ from typing import Any
 
 from tests.reference.toolcalls import ToolCalls
 from tests.reference.trace import Anomaly, Block, BlockKind, Event, Fragment, Step, Trace
-from webapp.chunks import (
+from webapp.core.chunks import (
     content_text,
     opens_thinking,
     provider_error,
@@ -42,10 +42,10 @@ from webapp.chunks import (
     stop,
     type_name,
 )
-from webapp.gcpause import paused_gc
-from webapp.jsvalue import js_string, map_key, truthy
-from webapp.options import Options
-from webapp.records import Record
+from webapp.core.jsvalue import js_string, map_key, truthy
+from webapp.core.options import Options
+from webapp.core.records import Record
+from webapp.tuning import paused_gc
 
 __all__ = ["Assembler", "assemble"]
 

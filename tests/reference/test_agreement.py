@@ -18,13 +18,13 @@ from tests.core.test_properties import any_options, any_records, bare_split, two
 from tests.reference.assembler import assemble as reference_assemble
 from tests.streamkit import chunk, frag
 from tests.streamkit import records as chunk_records
-from webapp.assembler import assemble
-from webapp.document import input_json, trace_document_parts
-from webapp.jsoncheck import dumps
-from webapp.options import Options
-from webapp.readers import read
-from webapp.records import ReadResult, Record
-from webapp.rules import POLICIES, RULE_NAMES
+from webapp.core.assembler import assemble
+from webapp.core.document import input_json, trace_document_parts
+from webapp.core.jsoncheck import dumps
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.records import ReadResult, Record
+from webapp.core.rules import POLICIES, RULE_NAMES
 
 LOTS = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SOME = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,5 +1,6 @@
-"""The rules table compiled for the loop (`ToolCalls._decide`, `webapp.rules.reason`) agrees with
-the table's own handlers (`webapp.rules.resolve`) on every row: same rule, block and reason.
+"""The rules table compiled for the loop (`ToolCalls._decide`, `webapp.core.rules.reason`)
+agrees with the table's own handlers (`webapp.core.rules.resolve`) on every row: same rule, block
+and reason.
 
 A registry is built by assembling a generated stream; then each generated fragment is judged
 both ways against it. The continuation's note about other waiting blocks is the loop's own
@@ -15,11 +16,11 @@ from hypothesis import strategies as st
 
 from tests.core.test_properties import any_options, any_records, fragments
 from tests.streamkit import frag, tool_stream
-from webapp.assembler import Assembler
-from webapp.jsvalue import read_keys
-from webapp.options import Options
-from webapp.records import Record
-from webapp.rules import RULE_NAMES, RULES, reason, resolve, rules_for
+from webapp.core.assembler import Assembler
+from webapp.core.jsvalue import read_keys
+from webapp.core.options import Options
+from webapp.core.records import Record
+from webapp.core.rules import RULE_NAMES, RULES, reason, resolve, rules_for
 
 
 def judge(stream: list[Record], options: Options, raw: Any) -> str:

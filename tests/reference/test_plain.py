@@ -20,15 +20,15 @@ from tests.core.test_golden import CORPUS, STREAMS
 from tests.core.test_properties import any_options, any_records
 from tests.reference.test_agreement import LOTS, agree
 from tests.streamkit import ABSENT, chunk, frag
-from webapp.assembler import Assembler, assemble
-from webapp.document import trace_document_parts, trace_document_stream
-from webapp.jsoncheck import dumps
-from webapp.options import Options
-from webapp.readers import read
-from webapp.readers import sse as sse_reader
-from webapp.records import Payloads, ReadResult, Record
-from webapp.rules import POLICIES
-from webapp.writer import to_sse
+from webapp.core.assembler import Assembler, assemble
+from webapp.core.document import trace_document_parts, trace_document_stream
+from webapp.core.jsoncheck import dumps
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.readers import sse as sse_reader
+from webapp.core.readers.writer import to_sse
+from webapp.core.records import Payloads, ReadResult, Record
+from webapp.core.rules import POLICIES
 
 
 def line_by_line(text: str, monkeypatch: pytest.MonkeyPatch) -> ReadResult:

@@ -1,4 +1,4 @@
-"""Chunk shapes (`webapp.shapes`): a chunk of a known shape is assembled without being parsed,
+"""Chunk shapes (`webapp.core.shapes`): a chunk of a known shape is assembled without being parsed,
 and the trace is the one parsing every chunk gives.
 
 The plain-lane tests (`test_plain`) already run every stream both ways; these aim at the
@@ -20,15 +20,15 @@ from hypothesis import strategies as st
 from tests.reference.test_agreement import SOME, agree
 from tests.reference.test_plain import same_both_ways
 from tests.streamkit import chunk, frag
-from webapp import shapes as shapes_module
-from webapp.assembler import assemble
-from webapp.jsoncheck import dumps
-from webapp.options import Options
-from webapp.readers import read
-from webapp.records import Payloads
-from webapp.rules import POLICIES
-from webapp.shapes import WASTE, Shapes, usable
-from webapp.trace import Trace
+from webapp.core import shapes as shapes_module
+from webapp.core.assembler import assemble
+from webapp.core.jsoncheck import dumps
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.records import Payloads
+from webapp.core.rules import POLICIES
+from webapp.core.shapes import WASTE, Shapes, usable
+from webapp.core.trace import Trace
 
 HEADER = chunk(frag(index=0, id="call_1", name="write", args=""))
 

@@ -1,4 +1,5 @@
-"""The binary form of a trace (`webapp.tracefile`): what is loaded is the trace that was dumped."""
+"""The binary form of a trace (`webapp.storage.tracefile`): what is loaded is the trace that was
+dumped."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from tests.core.test_golden import CORPUS, STREAMS
 from tests.core.test_properties import any_options, any_records
 from tests.streamkit import chunk, frag, records
-from webapp.assembler import assemble
-from webapp.document import trace_document_parts
-from webapp.options import Options
-from webapp.readers import read
-from webapp.records import ReadResult, Record
-from webapp.trace import Trace
-from webapp.tracefile import MAGIC, TraceFileError, dump, load
+from webapp.core.assembler import assemble
+from webapp.core.document import trace_document_parts
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.records import ReadResult, Record
+from webapp.core.trace import Trace
+from webapp.storage.tracefile import MAGIC, TraceFileError, dump, load
 
 SOME = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

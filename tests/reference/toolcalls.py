@@ -15,14 +15,14 @@ from itertools import islice
 from typing import Any
 
 from tests.reference.trace import Block, Event, Fold, Fragment
-from webapp.chunks import type_name
-from webapp.delivery import Delivery
-from webapp.diagnosis import explain, first_break
-from webapp.jsoncheck import Completion, classify, dumps
-from webapp.jsvalue import Keys, js_string, json_piece, map_key, read_keys, truthy
-from webapp.options import Options
-from webapp.rules import Candidate, Match, resolve, rules_for
-from webapp.words import count, excerpt, number
+from webapp.core.chunks import type_name
+from webapp.core.delivery import Delivery
+from webapp.core.diagnosis import explain, first_break
+from webapp.core.jsoncheck import Completion, classify, dumps
+from webapp.core.jsvalue import Keys, js_string, json_piece, map_key, read_keys, truthy
+from webapp.core.options import Options
+from webapp.core.rules import Candidate, Match, resolve, rules_for
+from webapp.core.words import count, excerpt, number
 
 Report = Callable[[str, int, "int | None", str], None]
 """Report an anomaly: code, step, block, message."""
@@ -54,7 +54,7 @@ class ToolCalls:
         self._freeform: dict[Block, bool] = {}
         """Blocks taking `custom.input` (freeform tools): whether their JSON text has opened."""
 
-    # The registry, as the rules see it (webapp.rules.Lookup).
+    # The registry, as the rules see it (webapp.core.rules.Lookup).
 
     def holder_of_index(self, index: Any) -> Candidate | None:
         """The block registered under this index, folded or not."""
@@ -103,7 +103,7 @@ class ToolCalls:
         """Resolve one fragment: the heart of the tool.
 
         Its keys are read with JavaScript truthiness; the first rule of the table that applies
-        names its block (`webapp.rules.resolve`); `new` opens one, the other rules register the
+        names its block (`webapp.core.rules.resolve`); `new` opens one, the other rules register the
         fragment's keys on the block they found; then its text lands there. Anything odd on the
         way (keys of the wrong type, a dropped fragment with text, a late fragment on the
         server-tools path) is reported as an anomaly at this step.

@@ -13,11 +13,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from webapp.anomalies import Severity, severity_of
-from webapp.delivery import Delivery, deliver
-from webapp.gcpause import paused_gc
-from webapp.jsvalue import truthy
-from webapp.rules import Policy, RuleName
+from webapp.core.anomalies import Severity, severity_of
+from webapp.core.delivery import Delivery, deliver
+from webapp.core.jsvalue import truthy
+from webapp.core.rules import Policy, RuleName
+from webapp.tuning import paused_gc
 
 StepKind = Literal["chunk", "done", "invalid", "end"]
 AssemblyPath = Literal["client", "server-tools"]
@@ -70,7 +70,7 @@ class Fragment:
     arguments: Any
     """`function.arguments` (or `custom.input`) as read; absent or null lands as ""."""
     rule: RuleName
-    """The rule that resolved it (`webapp.rules.RULES`)."""
+    """The rule that resolved it (`webapp.core.rules.RULES`)."""
     block: int | None
     """The block (or candidate) it landed on, by opening order; None when dropped."""
     reason: str
@@ -148,7 +148,7 @@ class Anomaly:
 
     @property
     def severity(self) -> Severity:
-        """`error` or `warning`, from the table in `webapp.anomalies`."""
+        """`error` or `warning`, from the table in `webapp.core.anomalies`."""
         return severity_of(self.code)
 
     def to_json(self) -> dict[str, Any]:

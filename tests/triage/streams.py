@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.streamkit import chunk, frag, records
-from webapp.records import Record
+from webapp.core.records import Record
 
 TWO_HEADERS = [
     chunk(frag(0, "call_w", "get_weather", "")),

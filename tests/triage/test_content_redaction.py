@@ -11,12 +11,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.streamkit import ABSENT, WRITERS, chunk, frag, har, sse
-from webapp.assembler import assemble
-from webapp.options import Options
-from webapp.readers import read
-from webapp.redact import content, redact
-from webapp.redact.content import Finding, apply, redact_content, scan
-from webapp.trace import Trace
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.redact import content, redact
+from webapp.core.redact.content import Finding, apply, redact_content, scan
+from webapp.core.trace import Trace
 
 KEY = b"test-key"
 

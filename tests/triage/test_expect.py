@@ -6,8 +6,8 @@ import copy
 
 from tests.streamkit import records
 from tests.triage.streams import TWO_HEADERS
-from webapp.assembler import assemble
-from webapp.expect import first_difference, not_a_trace
+from webapp.core.assembler import assemble
+from webapp.triage.expect import first_difference, not_a_trace
 
 
 def _document() -> dict:

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from tests.streamkit import ABSENT, chunk, frag, records
 from tests.triage.streams import TWO_HEADERS, buried
-from webapp.assembler import assemble
-from webapp.minimize import Progress, PropertyDoesNotHold, ddmin, minimize
-from webapp.options import Options
-from webapp.predicates import parse_until
-from webapp.readers import read
-from webapp.records import Record
-from webapp.writer import to_sse
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.readers.writer import to_sse
+from webapp.core.records import Record
+from webapp.triage.minimise import Progress, PropertyDoesNotHold, ddmin, minimize
+from webapp.triage.predicates import parse_until
 
 
 def _holds(until: str, found: Sequence[Record], policy: str = "adr-0019") -> bool:

@@ -6,13 +6,13 @@ import re
 
 from tests.streamkit import chunk, frag, records
 from tests.triage.streams import TWO_HEADERS
-from webapp.assembler import assemble
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.readers.writer import to_sse
 from webapp.lenses.matrix import build
 from webapp.lenses.results import Call, LensResult
-from webapp.options import Options
-from webapp.readers import read
-from webapp.report_md import Links, Note, cell, fence, render, verdict
-from webapp.writer import to_sse
+from webapp.triage.report import Links, Note, cell, fence, render, verdict
 
 
 def _report(values: list[dict], **extra: object) -> str:

@@ -14,10 +14,10 @@ from fastapi.testclient import TestClient
 
 from tests.streamkit import chunk, sse
 from tests.web.webkit import CONTINUATION, Store
-from webapp.assembler import assemble
 from webapp.cli import main
-from webapp.options import Options
-from webapp.readers import decode, read
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import decode, read
 from webapp.storage import StreamInfo
 
 

@@ -16,7 +16,7 @@ import webapp.web.heap
 import webapp.web.pages
 import webapp.web.service
 from tests.web.webkit import CONTINUATION, FILE_PART, MULTIPART, Store, post_chunked
-from webapp.options import Options
+from webapp.core.options import Options
 from webapp.web.cache import Memo
 from webapp.web.inflight import Busy, InFlight
 from webapp.web.ingest import clean_title

@@ -17,9 +17,9 @@ from tests.streamkit import chunk, frag, sse
 from tests.web.test_web_scale import long_stream
 from tests.web.webkit import HX, Store
 from webapp.app import create_app
-from webapp.assembler import assemble
-from webapp.options import Options
-from webapp.readers import read
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import read
 from webapp.settings import Settings
 from webapp.web.anomaly_list import PAGE, PREVIEW
 from webapp.web.overview import buckets

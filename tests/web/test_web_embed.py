@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.app import create_app
 from webapp.cli.serve import serve
-from webapp.options import Options
+from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.web.query import Links
 from webapp.web.security import embed_csp

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.streamkit import frag, tool_stream
-from webapp.assembler import assemble
-from webapp.jsoncheck import classify
-from webapp.options import Options
+from webapp.core.assembler import assemble
+from webapp.core.jsoncheck import classify
+from webapp.core.options import Options
 from webapp.web import panels
 from webapp.web.arguments import LONG, LongText
 from webapp.web.service import Source, TraceView

@@ -13,9 +13,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.web.webkit import HX
+from webapp.core.options import Options
+from webapp.core.readers import read
 from webapp.examples import EXAMPLES
-from webapp.options import Options
-from webapp.readers import read
 from webapp.storage.jobs import Jobs
 from webapp.web import minimise_routes
 from webapp.web import service as service_module

@@ -15,9 +15,9 @@ import webapp.web.views
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.app import create_app
-from webapp.assembler import assemble
-from webapp.options import Options
-from webapp.readers import read
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.readers import read
 from webapp.settings import Settings
 from webapp.web.runs import find_runs
 

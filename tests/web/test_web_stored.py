@@ -14,10 +14,10 @@ from fastapi.testclient import TestClient
 import webapp.web.service
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import HX
-from webapp import tracefile
 from webapp.app import create_app
-from webapp.options import Options
+from webapp.core.options import Options
 from webapp.settings import Settings
+from webapp.storage import tracefile
 from webapp.web import stored
 from webapp.web.service import Service
 

@@ -12,10 +12,10 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 
 from tests.web.webkit import CONTINUATION, HX, Store
-from webapp.assembler import assemble
+from webapp.core.assembler import assemble
+from webapp.core.readers import decode, read
+from webapp.core.rules import RULES
 from webapp.examples import EXAMPLES, TOUR, record
-from webapp.readers import decode, read
-from webapp.rules import RULES
 from webapp.web.playground import MAX_CHUNKS
 from webapp.web.record import TERMS
 from webapp.web.stories import SEE_IT

@@ -10,9 +10,9 @@ import threading
 import pytest
 from starlette.datastructures import QueryParams
 
-from webapp.options import Options
-from webapp.palette import RULE_COLOURS
-from webapp.rules import RULE_NAMES
+from webapp.cli.palette import RULE_COLOURS
+from webapp.core.options import Options
+from webapp.core.rules import RULE_NAMES
 from webapp.web.cache import Memo
 from webapp.web.query import BadQuery, Links, parse_options
 from webapp.web.templating import STATIC, TEMPLATES

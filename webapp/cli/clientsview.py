@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from webapp.cli.render import Painter, escape, input_lines, shorten
+from webapp.core.records import ReadResult
 from webapp.lenses.matrix import Cell, Matrix
 from webapp.lenses.pins import BY_CLIENT
 from webapp.lenses.results import LensResult
-from webapp.records import ReadResult
 
 _STATUS_STYLE = {"ok": "green", "error": "red", "unavailable": "yellow"}
 ARGUMENTS_SHOWN = 60

@@ -16,10 +16,10 @@ from webapp.cli.render import (
     legend_line,
     summary_line,
 )
-from webapp.compare import AlignedStep, Comparison
-from webapp.records import ReadResult
-from webapp.trace import Step
-from webapp.words import quote
+from webapp.core.records import ReadResult
+from webapp.core.trace import Step
+from webapp.core.words import quote
+from webapp.triage.compare import AlignedStep, Comparison
 
 _CELL_WIDTH = 20
 END_CLIP = 40

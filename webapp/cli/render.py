@@ -14,13 +14,13 @@ from typing import Any
 from rich.console import COLOR_SYSTEMS, Console
 from rich.style import Style
 
-from webapp.jsoncheck import dumps
-from webapp.jsvalue import js_string, truthy
-from webapp.palette import rule_style
-from webapp.records import ReadResult
-from webapp.rules import RULE_NAMES
-from webapp.trace import Anomaly, Event, Fragment, Step, Trace
-from webapp.words import count, quote
+from webapp.cli.palette import rule_style
+from webapp.core.jsoncheck import dumps
+from webapp.core.jsvalue import js_string, truthy
+from webapp.core.records import ReadResult
+from webapp.core.rules import RULE_NAMES
+from webapp.core.trace import Anomaly, Event, Fragment, Step, Trace
+from webapp.core.words import count, quote
 
 DELTA_CLIP = 16
 ARGUMENTS_CLIP = 60

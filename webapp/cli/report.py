@@ -1,6 +1,6 @@
 """The JSON documents the CLI prints: the schema-1 trace plus what was read, checks, comparisons.
 
-They are written with `webapp.jsoncheck.dumps` (orjson, with a fallback for the lone
+They are written with `webapp.core.jsoncheck.dumps` (orjson, with a fallback for the lone
 surrogates and integers beyond 64 bits that a JavaScript parser accepts).
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.compare import Comparison, Outcome
-from webapp.document import input_json, trace_document
-from webapp.jsoncheck import dumps
-from webapp.records import ReadResult
-from webapp.trace import SCHEMA, Step, Trace
+from webapp.core.document import input_json, trace_document
+from webapp.core.jsoncheck import dumps
+from webapp.core.records import ReadResult
+from webapp.core.trace import SCHEMA, Step, Trace
+from webapp.triage.compare import Comparison, Outcome
 
 __all__ = ["check_document", "compare_document", "dumps", "input_json", "trace_document"]
 

@@ -17,20 +17,20 @@ from urllib.parse import urlsplit
 
 import click
 
-from webapp.assembler import assemble
 from webapp.cli import Input, InputError, _emit, main, options
-from webapp.expect import first_difference, not_a_trace
-from webapp.jsoncheck import dumps
-from webapp.minimize import Minimized, Progress, PropertyDoesNotHold, minimize
-from webapp.options import Options
-from webapp.predicates import Until, parse_until
-from webapp.readers import FORMATS, read
-from webapp.records import ReadResult, Record
-from webapp.redact.content import scrub
-from webapp.report_md import Links, render
-from webapp.rules import POLICIES
-from webapp.words import count
-from webapp.writer import to_sse
+from webapp.core.assembler import assemble
+from webapp.core.jsoncheck import dumps
+from webapp.core.options import Options
+from webapp.core.readers import FORMATS, read
+from webapp.core.readers.writer import to_sse
+from webapp.core.records import ReadResult, Record
+from webapp.core.redact.content import scrub
+from webapp.core.rules import POLICIES
+from webapp.core.words import count
+from webapp.triage.expect import first_difference, not_a_trace
+from webapp.triage.minimise import Minimized, Progress, PropertyDoesNotHold, minimize
+from webapp.triage.predicates import Until, parse_until
+from webapp.triage.report import Links, render
 
 if TYPE_CHECKING:
     from webapp.lenses.matrix import Matrix

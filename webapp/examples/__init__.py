@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from webapp.options import Options
+from webapp.core.options import Options
 
 _FOLDER = Path(__file__).parent
 Opens = Literal["timeline", "compare"]

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from webapp.core.records import Record
 from webapp.lenses.feed import sse_text
 from webapp.lenses.matrix import Matrix, build
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import POLICY_COLUMNS
 from webapp.lenses.results import LensResult
 from webapp.lenses.runner import TIMEOUT, Lens, default_lenses, run_lens
-from webapp.records import Record
 
 WORKERS = 3
 """Lenses run at once (each is a process; the machine may have two cores)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from webapp.records import Record
+from webapp.core.records import Record
 
 
 def sse_text(records: Iterable[Record]) -> str:

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from webapp.core.words import count
 from webapp.lenses.pins import CLIENTS
 from webapp.lenses.results import Call, LensResult
-from webapp.words import count
 
 REFERENCE = "adr-0019"
 

@@ -6,11 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from webapp.assembler import assemble
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.records import Record
+from webapp.core.rules import Policy
 from webapp.lenses.results import Call, LensResult
-from webapp.options import Options
-from webapp.records import Record
-from webapp.rules import Policy
 
 VERSION = "this build"
 

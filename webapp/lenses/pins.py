@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from webapp.rules import Policy
+from webapp.core.rules import Policy
 
 Runtime = Literal["python", "node"]
 

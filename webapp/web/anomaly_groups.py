@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webapp.anomalies import KINDS, Severity
-from webapp.trace import Anomaly, Trace
+from webapp.core.anomalies import KINDS, Severity
+from webapp.core.trace import Anomaly, Trace
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webapp.anomalies import Severity
-from webapp.trace import Anomaly, Trace
+from webapp.core.anomalies import Severity
+from webapp.core.trace import Anomaly, Trace
+from webapp.core.words import count, number
 from webapp.web.anomaly_groups import Group
 from webapp.web.query import Links
 from webapp.web.text import clipped_head
 from webapp.web.views import block_label
-from webapp.words import count, number
 
 PREVIEW = 5
 """Instances shown under each code in the unfiltered list."""

@@ -9,10 +9,10 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field, create_model
 from starlette.concurrency import run_in_threadpool
 
-from webapp.document import trace_document_parts
-from webapp.jsoncheck import dumps
-from webapp.options import Options
-from webapp.records import ReaderError
+from webapp.core.document import trace_document_parts
+from webapp.core.jsoncheck import dumps
+from webapp.core.options import Options
+from webapp.core.records import ReaderError
 from webapp.storage import StreamInfo
 from webapp.web import clients
 from webapp.web.appstate import service_of, settings_of
@@ -162,7 +162,7 @@ class CliJSONResponse(JSONResponse):
     """JSON as the CLI writes it: compact UTF-8, lone surrogates escaped."""
 
     def render(self, content: Any) -> bytes:
-        """The content as `webapp.jsoncheck.dumps` writes it."""
+        """The content as `webapp.core.jsoncheck.dumps` writes it."""
         return dumps(content)
 
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 
 import jiter
 
-from webapp.jsoncheck import ParseState, classify, cut_short, loads, parses
+from webapp.core.jsoncheck import ParseState, classify, cut_short, loads, parses
 
 T = TypeVar("T")
 _WHITESPACE = " \t\n\r"

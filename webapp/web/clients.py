@@ -18,10 +18,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from webapp.core.records import Record
 from webapp.lenses import Lens, Matrix, clients_view
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
 from webapp.lenses.runner import TIMEOUT
-from webapp.records import Record
 from webapp.web.appstate import service_of, templates_of
 from webapp.web.example_source import example_id
 from webapp.web.htmx import wants_partial

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.chunks import select_choice
-from webapp.compare import Comparison
-from webapp.records import Record
-from webapp.rules import Policy
-from webapp.trace import Trace
+from webapp.core.chunks import select_choice
+from webapp.core.records import Record
+from webapp.core.rules import Policy
+from webapp.core.trace import Trace
+from webapp.triage.compare import Comparison
 from webapp.web.text import Clipped, Excerpt, clipped, excerpt, literal
 from webapp.web.views import Badge, badges, block_label
 

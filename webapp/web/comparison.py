@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from webapp.compare import AlignedStep, Comparison
-from webapp.records import Record
-from webapp.rules import Policy
-from webapp.trace import Step, Trace
+from webapp.core.records import Record
+from webapp.core.rules import Policy
+from webapp.core.trace import Step, Trace
+from webapp.triage.compare import AlignedStep, Comparison
 from webapp.web.compare_step import InputFragment, fragment_inputs
 from webapp.web.query import PATHS, Links
 from webapp.web.text import Clipped, clipped, tally

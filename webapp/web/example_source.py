@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from webapp.core.readers import decode, read
 from webapp.examples import EXAMPLES, Example
-from webapp.readers import decode, read
 from webapp.storage import StreamInfo
 
 PREFIX = "example:"

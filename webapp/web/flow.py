@@ -11,7 +11,7 @@ from functools import cache
 
 from markupsafe import Markup, escape
 
-from webapp.rules import POLICIES, RULES
+from webapp.core.rules import POLICIES, RULES
 
 BOX_X, BOX_W, BOX_H, GAP = 20, 380, 78, 40
 OUT_X, OUT_W = 470, 190

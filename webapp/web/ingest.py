@@ -6,7 +6,7 @@ limit), and the form parser reads from that counting stream. A JSON body goes in
 buffer, emptied once parsed; a file is spooled by the form parser and read once. Each worker
 reads and checks at most `Settings.max_uploads` uploads at once (`UploadSlots`); the parsing,
 redaction and reading run in a worker thread, never on the event loop. What is stored is the
-submitted bytes exactly, unless `webapp.redact` removed secrets, in which case it is the
+submitted bytes exactly, unless `webapp.core.redact` removed secrets, in which case it is the
 redacted text in UTF-8.
 """
 
@@ -24,10 +24,10 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
 from starlette.requests import Request
 
-from webapp import words
-from webapp.readers import FORMATS, decode, read
-from webapp.records import ReadResult
-from webapp.redact import redact
+from webapp.core import words
+from webapp.core.readers import FORMATS, decode, read
+from webapp.core.records import ReadResult
+from webapp.core.redact import redact
 from webapp.web.masking import Masks, parse_redact
 from webapp.web.text import printable
 

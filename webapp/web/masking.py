@@ -1,4 +1,4 @@
-"""Which secrets found in pasted content to mask before storing (`webapp.redact.content`).
+"""Which secrets found in pasted content to mask before storing (`webapp.core.redact.content`).
 
 The home page shows what `scan` found, grouped by mask (every copy of one secret together, so
 that ids which carried it still match), and posts back the masks the user kept with the scan's
@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.redact.content import Finding, apply, scan
+from webapp.core.redact.content import Finding, apply, scan
 
 REDACT_CHOICES = ("auto", "none")
 

@@ -1,6 +1,6 @@
 """Minimise a stored stream from the page or the API: a bounded background job, kept in the store.
 
-The search (`webapp.minimize`) runs in a thread of the worker that was asked, at most
+The search (`webapp.triage.minimise`) runs in a thread of the worker that was asked, at most
 `Settings.minimise_jobs` at once per worker and for at most `Settings.minimise_seconds`; its
 progress, a cancel request and the result live in the store (`webapp.storage.jobs`), so any
 worker answers a poll. The result is stored as a new stream whose `parent` is the original.
@@ -16,19 +16,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from webapp.minimize import Progress, PropertyDoesNotHold, minimize
-from webapp.options import Options
-from webapp.predicates import Until, final_calls, parse_until
-from webapp.readers import read
-from webapp.records import Record
-from webapp.rules import POLICIES
+from webapp.core.options import Options
+from webapp.core.readers import read
+from webapp.core.readers.writer import to_sse
+from webapp.core.records import Record
+from webapp.core.rules import POLICIES
 from webapp.storage.jobs import Job, Jobs
+from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimize
+from webapp.triage.predicates import Until, final_calls, parse_until
 from webapp.web.example_source import example_of
 from webapp.web.ingest import Prepared
 from webapp.web.service import Service
 from webapp.web.team import Invalid
 from webapp.web.text import stream_title
-from webapp.writer import to_sse
 
 log = logging.getLogger(__name__)
 WRITE_EVERY = 0.5

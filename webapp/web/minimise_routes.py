@@ -13,8 +13,9 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 
-from webapp.options import Options
-from webapp.rules import POLICIES
+from webapp.core.options import Options
+from webapp.core.rules import POLICIES
+from webapp.core.words import count
 from webapp.storage.jobs import Job
 from webapp.web.api import Problem, json_response
 from webapp.web.appstate import service_of, settings_of, templates_of
@@ -40,7 +41,6 @@ from webapp.web.team import Invalid, hand_over, new_token, owned, remember, toke
 from webapp.web.team_api import _body, _problem
 from webapp.web.templating import render
 from webapp.web.triage import _form
-from webapp.words import count
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", tags=["minimise"])

@@ -12,10 +12,10 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from webapp.rules import RULE_NAMES
-from webapp.trace import Anomaly, Trace
+from webapp.core.rules import RULE_NAMES
+from webapp.core.trace import Anomaly, Trace
+from webapp.core.words import count, number
 from webapp.web.query import Links
-from webapp.words import count, number
 
 MAX_COLUMNS = 300
 """The most columns the strip draws; a longer stream's steps are bucketed."""

@@ -15,12 +15,13 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, QueryParams
 
-from webapp.compare import Comparison
+from webapp.core.options import Options
+from webapp.core.readers import decode
+from webapp.core.records import ReaderError
+from webapp.core.rules import POLICIES
+from webapp.core.words import count
 from webapp.examples import EXAMPLES
-from webapp.options import Options
-from webapp.readers import decode
-from webapp.records import ReaderError
-from webapp.rules import POLICIES
+from webapp.triage.compare import Comparison
 from webapp.web import clients, masking, minimise_routes, triage, views
 from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.appstate import service_of, settings_of, templates_of
@@ -63,7 +64,6 @@ from webapp.web.service import TraceView
 from webapp.web.team import new_token, remember, token_hash
 from webapp.web.templating import render
 from webapp.web.text import stream_title
-from webapp.words import count
 
 router = APIRouter(include_in_schema=False)
 REDISPLAY_LIMIT = 2_000_000

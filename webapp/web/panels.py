@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from webapp.chunks import select_choice
-from webapp.jsoncheck import classify
-from webapp.jsvalue import is_number, truthy
-from webapp.rules import RULES
-from webapp.trace import Anomaly, Block, BlockState, Event, Fragment
+from webapp.core.chunks import select_choice
+from webapp.core.jsoncheck import classify
+from webapp.core.jsvalue import is_number, truthy
+from webapp.core.rules import RULES
+from webapp.core.trace import Anomaly, Block, BlockState, Event, Fragment
 from webapp.web.arguments import LONG, LongText, partial_head
 from webapp.web.service import TraceView
 from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from webapp.records import Record
+from webapp.core.records import Record
 
 KEYS = ("index", "id", "name", "arguments")
 MAX_CHUNKS = 300

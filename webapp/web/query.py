@@ -13,10 +13,10 @@ from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
 
-from webapp.anomalies import KINDS
-from webapp.options import Options
-from webapp.rules import POLICIES, Policy
-from webapp.trace import AssemblyPath
+from webapp.core.anomalies import KINDS
+from webapp.core.options import Options
+from webapp.core.rules import POLICIES, Policy
+from webapp.core.trace import AssemblyPath
 from webapp.web.example_source import example_id, example_of
 
 PATHS: tuple[AssemblyPath, ...] = get_args(AssemblyPath)

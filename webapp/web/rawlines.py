@@ -1,7 +1,7 @@
 """A stored stream's bytes and where each line starts, so that one record's lines are sliced
 out and decoded without decoding (or parsing) the rest.
 
-Lines break as the readers break them (`webapp.readers.parse.split_lines`): CRLF, lone CR or
+Lines break as the readers break them (`webapp.core.readers.parse.split_lines`): CRLF, lone CR or
 LF. Without a CR, a line's start is found from a sparse index (how many breaks precede each
 8 KB block, counted once in C), then by a scan of at most one block; with CRs, every line's
 start is found once, on first use, in an `array('q')`. UTF-8 bytes are kept as
@@ -16,7 +16,7 @@ import threading
 from array import array
 from bisect import bisect_right
 
-from webapp.readers import decode
+from webapp.core.readers import decode
 
 _BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 _BREAK_TEXT = re.compile(r"\r\n|\r|\n")

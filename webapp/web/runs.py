@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from webapp.columns import CHUNK, EVENT_CODES, NONE
-from webapp.rules import RULE_NAMES
-from webapp.trace import Block, Trace
+from webapp.core.columns import CHUNK, EVENT_CODES, NONE
+from webapp.core.rules import RULE_NAMES
+from webapp.core.trace import Block, Trace
 
 MIN_RUN = 6
 """The fewest steps that collapse into one row (shorter runs read fine row by row)."""

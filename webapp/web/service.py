@@ -42,17 +42,17 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TypeVar
 
-from webapp.assembler import assemble
-from webapp.columns import NONE, STEP_KINDS
-from webapp.compare import Comparison, compare
-from webapp.options import Options
-from webapp.readers import decode, read
-from webapp.readers.sse import read_sse
-from webapp.records import Payloads, ReaderError, ReadResult, Record
-from webapp.rules import RULE_NAMES, Policy
+from webapp.core.assembler import assemble
+from webapp.core.columns import NONE, STEP_KINDS
+from webapp.core.options import Options
+from webapp.core.readers import decode, read
+from webapp.core.readers.sse import read_sse
+from webapp.core.records import Payloads, ReaderError, ReadResult, Record
+from webapp.core.rules import RULE_NAMES, Policy
+from webapp.core.trace import Anomaly, Block, Trace
 from webapp.settings import Settings
 from webapp.storage import Storage, StreamInfo, open_storage
-from webapp.trace import Anomaly, Block, Trace
+from webapp.triage.compare import Comparison, compare
 from webapp.web import stored
 from webapp.web.anomaly_groups import Group, groups
 from webapp.web.arguments import LongText

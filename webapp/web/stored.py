@@ -5,7 +5,7 @@ Layout, integers little-endian:
 
     b"SVZVIEW\\0"  u32 FORMAT  u32 head length  head (JSON, UTF-8)
     per rule of `RULE_NAMES`: u64 length, the steps it fired at (`array('q')` bytes)
-    the trace (`webapp.tracefile.dump`)
+    the trace (`webapp.storage.tracefile.dump`)
 
 The head holds what the reader found but the records (format, notes, model, tools, entries,
 meta), how many records there were, and the view's indexes that cost a pass over the steps
@@ -23,10 +23,10 @@ from array import array
 from dataclasses import dataclass
 from typing import Any
 
-from webapp import tracefile
-from webapp.records import Entry, ReadResult
-from webapp.rules import RULE_NAMES
-from webapp.trace import Trace
+from webapp.core.records import Entry, ReadResult
+from webapp.core.rules import RULE_NAMES
+from webapp.core.trace import Trace
+from webapp.storage import tracefile
 from webapp.web.overview import Bucket
 from webapp.web.runs import Run, Runs
 

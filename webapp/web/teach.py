@@ -16,11 +16,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from webapp.compare import compare
+from webapp.core.options import Options
+from webapp.core.readers import read
 from webapp.examples import EXAMPLES, Example
-from webapp.options import Options
-from webapp.readers import read
 from webapp.settings import Settings
+from webapp.triage.compare import compare
 from webapp.web import pages
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.comparison import compare_page

@@ -24,9 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webapp.anomalies import severity_of
-from webapp.jsvalue import truthy
-from webapp.options import Options
+from webapp.core.anomalies import severity_of
+from webapp.core.jsvalue import truthy
+from webapp.core.options import Options
 from webapp.storage.team import Library, Notes, StoredNote
 from webapp.web.ingest import MAX_TITLE
 from webapp.web.service import NotFound, Service, Unreadable

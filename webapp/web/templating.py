@@ -12,9 +12,9 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 import webapp
-from webapp import words
-from webapp.anomalies import severity_of
-from webapp.rules import RULES
+from webapp.core import words
+from webapp.core.anomalies import severity_of
+from webapp.core.rules import RULES
 from webapp.web.text import printable
 
 PACKAGE = Path(webapp.__file__).resolve().parent

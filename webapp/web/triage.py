@@ -18,15 +18,16 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 
-from webapp.assembler import assemble
-from webapp.jsoncheck import dumps
-from webapp.readers import read
-from webapp.records import ReaderError, Record
-from webapp.redact.content import scrub
-from webapp.report_md import Links as ReportLinks
-from webapp.report_md import Note, render, verdict
-from webapp.rules import POLICIES, Policy
+from webapp.core.assembler import assemble
+from webapp.core.jsoncheck import dumps
+from webapp.core.readers import read
+from webapp.core.readers.writer import to_sse
+from webapp.core.records import ReaderError, Record
+from webapp.core.redact.content import scrub
+from webapp.core.rules import POLICIES, Policy
 from webapp.storage.team import Notes, StoredNote
+from webapp.triage.report import Links as ReportLinks
+from webapp.triage.report import Note, render, verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.clients import jobs
 from webapp.web.htmx import wants_partial
@@ -49,7 +50,6 @@ from webapp.web.team import (
     token_matches,
 )
 from webapp.web.templating import render as render_page
-from webapp.writer import to_sse
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
@@ -289,7 +289,7 @@ def _views(request: Request, stream_id: str) -> tuple[TraceView, TraceView]:
 
 @router.get("/s/{stream_id}/report.md")
 def report(request: Request, stream_id: str) -> Response:
-    """The Markdown report (`webapp.report_md`), with the notes; links absolute with
+    """The Markdown report (`webapp.triage.report`), with the notes; links absolute with
     `--public-url`."""
     view, other = _views(request, stream_id)
     notes = [Note(n.step, n.author, n.text) for n in notes_of(service_of(request), stream_id)]

@@ -9,11 +9,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from webapp import words
-from webapp.jsvalue import truthy
-from webapp.rules import RULES
+from webapp.core import words
+from webapp.core.jsvalue import truthy
+from webapp.core.rules import RULES
+from webapp.core.trace import Step, Trace, value_as_of
 from webapp.storage import StreamInfo
-from webapp.trace import Step, Trace, value_as_of
 from webapp.web.query import Links
 from webapp.web.runs import Run
 from webapp.web.service import TraceView

@@ -1,0 +1,334 @@
+"""The trace as columns: one row per step, per fragment and per event, in flat arrays.
+
+The assembler appends rows while it runs; nothing per step is an object. A step's fragments
+and events are the rows from its first one to the next step's first one. A fragment keeps the
+raw index, id, name and arguments it was read with (references to the parsed chunk's values),
+its rule as a small integer, its block, which of the block's pieces it appended, and what its
+index and id missed; its reason is put into words on demand (`webapp.core.rules.reason`). An event
+keeps its type as a small integer, its `contentIndex` and its delta; the `*_end` content is the
+block's final text, read from the block when asked. Rare things (notes, errors, oddities, late
+fragments, ambiguous continuations) live in dicts keyed by row.
+
+`Step`, `Fragment` and `Event` values are built from these rows when a view asks for them.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from webapp.core.blocks import Block
+from webapp.core.jsvalue import is_number, truthy
+from webapp.core.rules import RULE_NAMES, reason
+from webapp.core.steps import Event, Fragment, Step, StepKind
+
+STEP_KINDS: tuple[StepKind, ...] = ("chunk", "done", "invalid", "end")
+CHUNK, DONE, INVALID, END = range(4)
+EVENT_TYPES = (
+    "start",
+    "text_start",
+    "text_delta",
+    "text_end",
+    "thinking_start",
+    "thinking_delta",
+    "thinking_end",
+    "toolcall_start",
+    "toolcall_delta",
+    "toolcall_end",
+    "done",
+    "error",
+)
+EVENT_CODES = {name: code for code, name in enumerate(EVENT_TYPES)}
+START = EVENT_CODES["start"]
+TOOLCALL_START = EVENT_CODES["toolcall_start"]
+TOOLCALL_DELTA = EVENT_CODES["toolcall_delta"]
+END_EVENTS = frozenset(code for code, name in enumerate(EVENT_TYPES) if name.endswith("_end"))
+STOP_EVENTS = frozenset((EVENT_CODES["done"], EVENT_CODES["error"]))
+NOT_WAITING = "no other block was waiting for arguments"
+"""What a continuation's reason ends with when no other block could have taken it."""
+NONE = -1
+"""In an integer column: no value (no line, no block, no piece, no contentIndex)."""
+
+
+class Columns:
+    """Every step, fragment and event of one assembly, as rows (see the module docstring)."""
+
+    __slots__ = (
+        "errors",
+        "event_delta",
+        "event_index",
+        "event_stop",
+        "event_type",
+        "finish_reasons",
+        "fragment_arguments",
+        "fragment_block",
+        "fragment_id",
+        "fragment_id_miss",
+        "fragment_index",
+        "fragment_index_miss",
+        "fragment_name",
+        "fragment_piece",
+        "fragment_rule",
+        "late",
+        "lines",
+        "notes",
+        "oddities",
+        "server_path",
+        "step_event",
+        "step_fragment",
+        "step_kind",
+        "step_line",
+        "unassembled",
+        "weighed",
+    )
+
+    def __init__(self, server_path: bool) -> None:
+        self.server_path = server_path
+        self.step_kind = array("b")
+        self.step_line = array("q")
+        """The record's line; -1 for none (odd values are in `lines`)."""
+        self.step_fragment = array("q")
+        """The step's first fragment row."""
+        self.step_event = array("q")
+        """The step's first event row."""
+        self.lines: dict[int, Any] = {}
+        self.notes: dict[int, str] = {}
+        self.errors: dict[int, str] = {}
+        self.finish_reasons: dict[int, str] = {}
+        self.unassembled: set[int] = set()
+        self.fragment_index: list[Any] = []
+        self.fragment_id: list[Any] = []
+        self.fragment_name: list[Any] = []
+        self.fragment_arguments: list[Any] = []
+        self.fragment_rule = array("b")
+        """The rule's position in `webapp.core.rules.RULE_NAMES`."""
+        self.fragment_block = array("q")
+        """The block it landed on; -1 when dropped."""
+        self.fragment_piece = array("q")
+        """Which of its block's pieces it appended; -1 when it appended nothing."""
+        self.fragment_index_miss = array("q")
+        self.fragment_id_miss = array("q")
+        """What the index and id missed (`webapp.core.rules.NO_KEY`, `NO_HOLDER` or a block)."""
+        self.late: set[int] = set()
+        self.oddities: dict[int, tuple[str, ...]] = {}
+        self.weighed: dict[int, str] = {}
+        """Ambiguous continuations: the blocks that were also waiting, in words."""
+        self.event_type = array("b")
+        self.event_index = array("q")
+        """The event's `contentIndex`; -1 for none."""
+        self.event_delta: list[str | None] = []
+        self.event_stop: dict[int, tuple[str, str | None]] = {}
+        """`done` and `error` events: their reason and message."""
+
+    # Recording.
+
+    def begin(self, kind: int, line: Any) -> int:
+        """Open a step's row; returns the step's number."""
+        step = len(self.step_kind)
+        self.step_kind.append(kind)
+        if type(line) is int and 0 <= line < 1 << 62:
+            self.step_line.append(line)
+        else:
+            self.step_line.append(NONE)
+            if line is not None:
+                self.lines[step] = line
+        self.step_fragment.append(len(self.fragment_rule))
+        self.step_event.append(len(self.event_type))
+        return step
+
+    def event(self, code: int, content_index: int | None, delta: str | None = None) -> None:
+        """Append an event row."""
+        self.event_type.append(code)
+        self.event_index.append(NONE if content_index is None else content_index)
+        self.event_delta.append(delta)
+
+    def stop_event(self, code: int, stop_reason: str, message: str | None) -> None:
+        """Append a `done` or `error` event."""
+        self.event_stop[len(self.event_type)] = (stop_reason, message)
+        self.event(code, None)
+
+    # Reading.
+
+    def __len__(self) -> int:
+        return len(self.step_kind)
+
+    def line(self, step: int) -> Any:
+        """The input line of a step (None for the end step)."""
+        line = self.step_line[step]
+        return self.lines.get(step) if line == NONE else line
+
+    def steps_by_rule(self) -> dict[str, list[int]]:
+        """For each rule, the steps with a fragment it resolved, in order."""
+        found: dict[str, list[int]] = {name: [] for name in RULE_NAMES}
+        rules = self.fragment_rule
+        for step in range(len(self.step_kind)):
+            rows = self.fragment_rows(step)
+            for code in set(rules[rows.start : rows.stop]):
+                found[RULE_NAMES[code]].append(step)
+        return found
+
+    def fragment_rows(self, step: int) -> range:
+        """The rows of a step's fragments."""
+        last = len(self.fragment_rule) if step + 1 >= len(self.step_kind) else None
+        end = self.step_fragment[step + 1] if last is None else last
+        return range(self.step_fragment[step], end)
+
+    def event_rows(self, step: int) -> range:
+        """The rows of a step's events."""
+        last = len(self.event_type) if step + 1 >= len(self.step_kind) else None
+        end = self.step_event[step + 1] if last is None else last
+        return range(self.step_event[step], end)
+
+    def step(
+        self,
+        number: int,
+        blocks: Sequence[Block],
+        content: Sequence[Block],
+        reasons: dict[tuple[Any, ...], str] | None = None,
+    ) -> Step:
+        """The step `number`, built from its rows (`reasons`: see `reason`)."""
+        rows = self.fragment_rows(number)
+        first = rows.start
+        line = self.step_line[number]
+        return Step(
+            number,
+            self.lines.get(number) if line == NONE else line,
+            STEP_KINDS[self.step_kind[number]],
+            tuple(self.fragment(row, row - first, blocks, reasons) for row in rows),
+            tuple(self.event_at(row, content) for row in self.event_rows(number)),
+            self.errors.get(number),
+            self.notes.get(number),
+            number not in self.unassembled,
+            self.finish_reasons.get(number),
+        )
+
+    def fragment(
+        self,
+        row: int,
+        position: int,
+        blocks: Sequence[Block],
+        reasons: dict[tuple[Any, ...], str] | None = None,
+    ) -> Fragment:
+        """The fragment in `row`, at `position` in its step's `delta.tool_calls`."""
+        number: int | None = self.fragment_block[row]
+        piece = self.fragment_piece[row]
+        appended = "" if piece < 0 else blocks[self.fragment_block[row]].pieces[piece]
+        if number == NONE:
+            number = None
+        return Fragment(
+            position,
+            self.fragment_index[row],
+            self.fragment_id[row],
+            self.fragment_name[row],
+            self.fragment_arguments[row],
+            RULE_NAMES[self.fragment_rule[row]],
+            number,
+            self.reason(row, reasons),
+            appended,
+            row in self.late,
+            self.oddities.get(row, ()),
+        )
+
+    def reason(self, row: int, cache: dict[tuple[Any, ...], str] | None = None) -> str:
+        """Why the fragment in `row` went where it did, in the rules table's words.
+
+        `cache` keeps the words of verdicts that repeat (the same rule, keys, block and
+        misses), for writing a whole trace.
+        """
+        code = self.fragment_rule[row]
+        index = self.fragment_index[row]
+        call_id = self.fragment_id[row]
+        name = self.fragment_name[row]
+        number: int | None = self.fragment_block[row]
+        misses = (self.fragment_index_miss[row], self.fragment_id_miss[row])
+        weighed = self.weighed.get(row)
+        key: tuple[Any, ...] | None = None
+        if (
+            cache is not None
+            and weighed is None
+            and (index is None or type(index) is int)
+            and (call_id is None or type(call_id) is str)
+            and (name is None or type(name) is str)
+        ):
+            key = (code, index, call_id, name, number, *misses)
+            found = cache.get(key)
+            if found is not None:
+                return found
+        if number == NONE:
+            number = None
+        keys = (
+            index if is_number(index) else None,
+            call_id if truthy(call_id) else None,
+            name if truthy(name) else None,
+        )
+        rule = RULE_NAMES[code]
+        why = reason(rule, keys, number, misses, self.server_path)
+        if rule == "continuation":
+            why = f"{why}; {NOT_WAITING if weighed is None else weighed}"
+        if key is not None:
+            assert cache is not None
+            cache[key] = why
+        return why
+
+    def event_at(self, row: int, content: Sequence[Block]) -> Event:
+        """The event in `row`."""
+        code = self.event_type[row]
+        index: int | None = self.event_index[row]
+        if index == NONE:
+            index = None
+        if code in STOP_EVENTS:
+            stop_reason, message = self.event_stop[row]
+            return Event(EVENT_TYPES[code], index, reason=stop_reason, message=message)
+        if code in END_EVENTS:
+            assert index is not None
+            return Event(EVENT_TYPES[code], index, content=content[index].text)
+        return Event(EVENT_TYPES[code], index, self.event_delta[row])
+
+
+class Steps(Sequence[Step]):
+    """A trace's steps as a read-only sequence: each `Step` is built when it is asked for."""
+
+    __slots__ = ("_blocks", "_columns", "_content")
+
+    def __init__(self, columns: Columns, blocks: Sequence[Block], content: Sequence[Block]) -> None:
+        self._columns = columns
+        self._blocks = blocks
+        self._content = content
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    @overload
+    def __getitem__(self, key: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> tuple[Step, ...]: ...
+
+    def __getitem__(self, key: int | slice) -> Step | tuple[Step, ...]:
+        if isinstance(key, slice):
+            return tuple(self._build(n) for n in range(*key.indices(len(self))))
+        length = len(self)
+        number = key + length if key < 0 else key
+        if not 0 <= number < length:
+            raise IndexError("step out of range")
+        return self._build(number)
+
+    def __iter__(self) -> Iterator[Step]:
+        reasons: dict[tuple[Any, ...], str] = {}  # verdicts repeat along a stream
+        step, blocks, content = self._columns.step, self._blocks, self._content
+        for number in range(len(self)):
+            yield step(number, blocks, content, reasons)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} steps>"
+
+    def _build(self, number: int) -> Step:
+        return self._columns.step(number, self._blocks, self._content)

@@ -1,0 +1,194 @@
+"""Anthropic Messages and OpenAI Responses events mapped to chat-completions chunks.
+
+Each event becomes the chunk (or chunks) a chat-completions bridge would send in its place,
+on the event's own line; events with no counterpart map to nothing and are counted. Anthropic:
+`content_block_start` with a `tool_use` block opens a fragment at the block's index with its
+id and name, `input_json_delta.partial_json` appends arguments at that index, `text_delta` is
+`delta.content`, `message_delta.stop_reason` is the finish reason, `message_stop` is `[DONE]`.
+Responses: `response.output_item.added` with a `function_call` item opens a fragment at its
+`output_index` with its `call_id` and name, `response.function_call_arguments.delta` appends
+at that index, `response.output_text.delta` is content, `response.completed` is the finish
+reason and `[DONE]`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from webapp.core.records import Record
+
+_STOP_REASONS = {
+    "tool_use": "tool_calls",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+    "pause_turn": "stop",
+}
+
+
+@dataclass(slots=True)
+class Mapped:
+    """The records a mapping produced, and the event types it skipped (with counts)."""
+
+    records: list[Record] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {"object": "chat.completion.chunk", **extra, "choices": [choice]}
+
+
+def _fragment(index: Any, arguments: str, **head: Any) -> dict[str, Any]:
+    fragment: dict[str, Any] = {"index": index}
+    if "id" in head:
+        fragment["id"] = head["id"]
+        fragment["type"] = "function"
+    function = {"name": head["name"]} if "name" in head else {}
+    fragment["function"] = {**function, "arguments": arguments}
+    return _chunk({"tool_calls": [fragment]})
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _input_text(value: Any) -> str:
+    """A tool_use block's `input` as arguments text: "" for the usual empty `{}`."""
+    if value is None or value == {}:
+        return ""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _head(value: dict[str, Any]) -> dict[str, Any]:
+    """The id and model a chunk carries, from a `message_start` or `response.created`."""
+    inner = value.get("message") or value.get("response")
+    if not isinstance(inner, dict):
+        return {}
+    return {key: inner[key] for key in ("id", "model") if isinstance(inner.get(key), str)}
+
+
+def anthropic_event(value: dict[str, Any], state: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The chunks for one Anthropic Messages event; None stands for `[DONE]`."""
+    kind = value.get("type")
+    if kind == "message_start":
+        return [_chunk({"role": "assistant"}, **_head(value))]
+    if kind == "content_block_start":
+        block = value.get("content_block")
+        if not isinstance(block, dict):
+            return []
+        if block.get("type") == "tool_use":
+            return [
+                _fragment(
+                    value.get("index"),
+                    _input_text(block.get("input")),
+                    id=block.get("id"),
+                    name=block.get("name"),
+                )
+            ]
+        if block.get("type") == "text" and _text(block.get("text")):
+            return [_chunk({"content": block["text"]})]
+        return []
+    if kind == "content_block_delta":
+        delta = value.get("delta")
+        if not isinstance(delta, dict):
+            return []
+        if delta.get("type") == "input_json_delta":
+            return [_fragment(value.get("index"), _text(delta.get("partial_json")))]
+        if delta.get("type") == "text_delta":
+            return [_chunk({"content": _text(delta.get("text"))})]
+        if delta.get("type") == "thinking_delta":
+            return [_chunk({"reasoning_content": _text(delta.get("thinking"))})]
+        return []
+    if kind == "message_delta":
+        reason = _nested(value, "delta", "stop_reason")
+        if isinstance(reason, str):
+            return [_chunk({}, _STOP_REASONS.get(reason, "stop"))]
+        return []
+    if kind == "message_stop":
+        return [None]
+    if kind == "error":
+        return [{"error": value.get("error", value)}]
+    return []
+
+
+def responses_event(value: dict[str, Any], state: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The chunks for one OpenAI Responses event; None stands for `[DONE]`."""
+    kind = value.get("type")
+    if kind == "response.created":
+        return [_chunk({"role": "assistant"}, **_head(value))]
+    if kind == "response.output_item.added":
+        item = value.get("item")
+        if not isinstance(item, dict) or item.get("type") != "function_call":
+            return []
+        state["calls"] = True
+        return [
+            _fragment(
+                value.get("output_index"),
+                _text(item.get("arguments")),
+                id=item.get("call_id"),
+                name=item.get("name"),
+            )
+        ]
+    if kind == "response.function_call_arguments.delta":
+        return [_fragment(value.get("output_index"), _text(value.get("delta")))]
+    if kind == "response.output_text.delta":
+        return [_chunk({"content": _text(value.get("delta"))})]
+    if kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
+        return [_chunk({"reasoning_content": _text(value.get("delta"))})]
+    if kind == "response.completed":
+        return [_chunk({}, "tool_calls" if state.get("calls") else "stop"), None]
+    if kind == "response.incomplete":
+        details = _nested(value, "response", "incomplete_details", "reason")
+        finish = "content_filter" if details == "content_filter" else "length"
+        return [_chunk({}, finish), None]
+    if kind == "response.failed":
+        error = _nested(value, "response", "error")
+        return [{"error": error if error is not None else "the response failed"}]
+    if kind == "error":
+        return [{"error": {k: v for k, v in value.items() if k != "type"}}]
+    return []
+
+
+def _nested(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+Mapper = Callable[[dict[str, Any], dict[str, Any]], list[dict[str, Any] | None]]
+
+
+def remap(records: Sequence[Record], mapper: Mapper) -> Mapped:
+    """Map every event record with `mapper`; other records (invalid, done) pass as they are."""
+    mapped = Mapped()
+    state: dict[str, Any] = {}
+    for record in records:
+        value = record.value
+        if record.kind != "chunk" or not isinstance(value, dict):
+            mapped.records.append(record)
+            continue
+        chunks = mapper(value, state)
+        if not chunks:
+            name = str(value.get("type") or record.event or "?")
+            mapped.skipped[name] = mapped.skipped.get(name, 0) + 1
+        for chunk in chunks:
+            if chunk is None:
+                mapped.records.append(
+                    Record(kind="done", line=record.line, text=record.text, event=record.event)
+                )
+            else:
+                mapped.records.append(
+                    Record(
+                        kind="chunk",
+                        line=record.line,
+                        value=chunk,
+                        text=record.text,
+                        event=record.event,
+                    )
+                )
+    return mapped

@@ -1,0 +1,123 @@
+"""Streams from other APIs, named: Anthropic Messages and OpenAI Responses are mapped to
+chat-completions chunks (`bridge`), Gemini's native stream and LangChain's reprs are refused
+with a message saying what they are and what to paste instead.
+
+Decision 0019 is about how a chat-completions stream's `delta.tool_calls` fragments are joined;
+another API's events are not those fragments, so reading them as chunks would show blank rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from webapp.core.readers.bridge import Mapper, anthropic_event, remap, responses_event
+from webapp.core.readers.shape import ANTHROPIC_EVENTS
+from webapp.core.records import ReaderError, ReadResult, Record
+
+_LOOK_AT = 20
+"""How many event records decide what a stream is."""
+
+PASTE_INSTEAD = (
+    "paste the raw chat-completions stream instead: the SSE of /v1/chat/completions with "
+    '"stream": true, e.g. `curl -N https://…/v1/chat/completions -H "Content-Type: '
+    'application/json" -d \'{"model": …, "stream": true, "messages": …, "tools": …}\'`'
+)
+_WHY = (
+    "decision 0019 is about how a chat-completions stream's delta.tool_calls fragments are "
+    "joined into calls"
+)
+_LANGCHAIN_MARKS = ("AIMessageChunk(", "tool_call_chunks=[", "'type': 'tool_call_chunk'")
+
+
+def kind_of(records: Sequence[Record]) -> str | None:
+    """ "anthropic", "responses" or "gemini" when the first events say so; None otherwise."""
+    seen = 0
+    for record in records:
+        value = record.value
+        if record.kind != "chunk" or not isinstance(value, dict):
+            continue
+        if "choices" in value or value.get("object") == "chat.completion.chunk":
+            return None
+        kind = value.get("type")
+        if kind in ANTHROPIC_EVENTS or record.event in ANTHROPIC_EVENTS:
+            return "anthropic"
+        if isinstance(kind, str) and kind.startswith("response."):
+            return "responses"
+        if isinstance(value.get("candidates"), list):
+            return "gemini"
+        seen += 1
+        if seen >= _LOOK_AT:
+            return None
+    return None
+
+
+_MAPPERS: dict[str, tuple[str, str, Mapper]] = {
+    "anthropic": (
+        "an Anthropic Messages stream",
+        "content_block_start (tool_use) -> a tool_calls fragment with index = the content "
+        "block's index, its id and name; input_json_delta.partial_json -> an arguments "
+        "fragment at that index; text_delta -> delta.content; thinking_delta -> "
+        "delta.reasoning_content; message_delta.stop_reason -> finish_reason (tool_use -> "
+        "tool_calls, end_turn -> stop, max_tokens -> length); message_stop -> [DONE]",
+        anthropic_event,
+    ),
+    "responses": (
+        "an OpenAI Responses stream",
+        "response.output_item.added (function_call) -> a tool_calls fragment with index = "
+        "output_index, id = call_id and its name; response.function_call_arguments.delta -> "
+        "an arguments fragment at that index; response.output_text.delta -> delta.content; "
+        "response.completed -> finish_reason (tool_calls if a function call was opened, "
+        "else stop) and [DONE]",
+        responses_event,
+    ),
+}
+
+
+def adapt(result: ReadResult) -> ReadResult:
+    """The result as chat-completions chunks when it holds another API's events."""
+    kind = kind_of(result.records)
+    if kind is None:
+        return result
+    if kind == "gemini":
+        raise ReaderError(gemini_message())
+    what, how, mapper = _MAPPERS[kind]
+    mapped = remap(result.records, mapper)
+    skipped = ", ".join(f"{name} ({count})" for name, count in mapped.skipped.items())
+    note = (
+        f"this is {what}, not chat-completions: {_WHY}, so streamviz mapped each event to the "
+        f"chunk a chat-completions bridge would send on the event's own line: {how}"
+        + (f"; events with no counterpart skipped: {skipped}" if skipped else "")
+        + ". Every mapped fragment carries an index, so the continuation rule never fires "
+        f"here; to see what a provider really sends, {PASTE_INSTEAD}"
+    )
+    meta: dict[str, Any] = {**result.meta, "mapped_from": kind}
+    return replace(result, records=tuple(mapped.records), notes=(note, *result.notes), meta=meta)
+
+
+def gemini_message() -> str:
+    """What to say about Gemini's native `streamGenerateContent` output."""
+    return (
+        "this is Gemini's native streamGenerateContent output "
+        '({"candidates": [{"content": {"parts": [{"functionCall": …}]}}]}), not a '
+        f"chat-completions stream: {_WHY}, and Gemini sends each functionCall whole, so there "
+        f"are no fragments to assemble. To see the fragments, {PASTE_INSTEAD} (Gemini's "
+        "OpenAI-compatible endpoint is …/v1beta/openai/chat/completions)"
+    )
+
+
+def is_langchain(text: str) -> bool:
+    """Whether the text holds LangChain's `AIMessageChunk(...)` reprs or tool_call_chunks."""
+    return any(mark in text for mark in _LANGCHAIN_MARKS)
+
+
+def langchain_message() -> str:
+    """What to say about LangChain's `AIMessageChunk(...)` reprs."""
+    return (
+        "this is LangChain's AIMessageChunk repr (tool_call_chunks=[...]), not a "
+        f"chat-completions stream: {_WHY}, and LangChain has already read the provider's "
+        "stream and re-keyed its fragments (name, args, id, index), so what the wire carried "
+        f"is no longer visible. {PASTE_INSTEAD[0].upper()}{PASTE_INSTEAD[1:]} "
+        "(or openai-python's printed ChatCompletionChunk objects)"
+    )

@@ -1,0 +1,194 @@
+"""HAR 1.2 from browser devtools: an event-stream response, read as server-sent events.
+
+An entry is a stream when its response's mimeType is `text/event-stream` or its body's first
+non-blank line starts with `data:`. Without a chosen entry, entries whose URL has
+`chat/completions` come first and the first with a body is read; the others are listed, not
+read. A chosen entry (its 1-based place in `log.entries`) is read, or refused with the list.
+Only the request's model and tools, the method, the URL without its query and the status are
+kept: no header, cookie or query string reaches the result.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from webapp.core.readers.parse import decode_bytes, parse_json
+from webapp.core.readers.sse import read_sse
+from webapp.core.records import Entry, ReaderError, ReadResult
+
+_HAR_START = re.compile(r'\s*\{\s*"log"\s*:')
+_FIRST_DATA = re.compile(r"\s*data:")
+
+
+def looks_like_har(text: str) -> bool:
+    """Whether the text opens the way a HAR file does (a JSON object with `log` first)."""
+    return _HAR_START.match(text) is not None
+
+
+def might_be_har(text: str) -> bool:
+    """Whether the text could be a HAR with `log` not first: worth a full parse."""
+    return text.lstrip().startswith("{") and '"log"' in text and '"entries"' in text
+
+
+@dataclass(frozen=True, slots=True)
+class _Stream:
+    number: int
+    label: str
+    body: str
+    base64: bool
+    chat: bool
+    entry: dict[str, Any]
+
+
+def _get(value: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def public_url(url: str) -> str:
+    """The URL without user info, query or fragment (where secrets travel)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("?", 1)[0].split("#", 1)[0]
+    netloc = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=netloc, query="", fragment="").geturl()
+
+
+def entries_of(value: Any) -> list[Any] | None:
+    """The `log.entries` list of a parsed HAR, or None if it is not a HAR."""
+    entries = _get(value, "log", "entries")
+    return entries if isinstance(entries, list) else None
+
+
+def _body(content: Any) -> tuple[str, bool]:
+    text = _text(_get(content, "text"))
+    if _get(content, "encoding") != "base64":
+        return text, False
+    try:
+        return decode_bytes(base64.b64decode(text)), True
+    except (binascii.Error, ValueError):
+        return "", True
+
+
+def _stream(number: int, entry: Any) -> _Stream | None:
+    content = _get(entry, "response", "content")
+    body, encoded = _body(content)
+    mime = _text(_get(content, "mimeType")).lower()
+    if not (mime.startswith("text/event-stream") or _FIRST_DATA.match(body)):
+        return None
+    url = public_url(_text(_get(entry, "request", "url")))
+    method = _text(_get(entry, "request", "method")) or "?"
+    status = _get(entry, "response", "status")
+    label = f"entry {number}: {method} {url} ({status})"
+    chat = "chat/completions" in url
+    return _Stream(number, label, body, encoded, chat, entry)
+
+
+def _request(entry: dict[str, Any]) -> tuple[str | None, tuple[dict[str, Any], ...]]:
+    value, error = parse_json(_text(_get(entry, "request", "postData", "text")) or "null")
+    if error is not None or not isinstance(value, dict):
+        return None, ()
+    model = value.get("model")
+    tools = value.get("tools")
+    kept = tuple(t for t in tools if isinstance(t, dict)) if isinstance(tools, list) else ()
+    return (model if isinstance(model, str) else None), kept
+
+
+def read_har(text: str, entry: int | None = None) -> ReadResult:
+    """Read a HAR file's chosen event-stream entry, or its first one."""
+    value, error = parse_json(text)
+    if error is not None:
+        raise ReaderError(f"not a HAR file: the JSON does not parse ({error})")
+    return read_har_value(value, entry)
+
+
+def read_har_value(value: Any, entry: int | None = None) -> ReadResult:
+    """Read an already parsed HAR's chosen event-stream entry, or its first one."""
+    entries = entries_of(value)
+    if entries is None:
+        raise ReaderError("not a HAR file: no log.entries list")
+    streams = [s for n, e in enumerate(entries, 1) if (s := _stream(n, e)) is not None]
+    if not streams:
+        raise ReaderError(
+            f"the HAR has {len(entries)} entries but none is an event stream "
+            "(mimeType text/event-stream or a body starting with data:)"
+        )
+    if entry is not None:
+        return _result(_chosen(entry, streams, entries), streams, len(entries))
+    usable = sorted((s for s in streams if s.body.strip()), key=lambda s: not s.chat)
+    if not usable:
+        labels = "; ".join(s.label for s in streams)
+        raise ReaderError(
+            f"the HAR's event-stream entries hold no response body ({labels}); "
+            "browsers do not always save streamed bodies"
+        )
+    return _result(usable[0], streams, len(entries))
+
+
+def _listing(streams: list[_Stream]) -> str:
+    return "; ".join(
+        s.label + ("" if s.body.strip() else " (no response body saved)") for s in streams
+    )
+
+
+def _chosen(number: int, streams: list[_Stream], entries: list[Any]) -> _Stream:
+    """The stream at entry `number`, or ReaderError listing the entries there are."""
+    for stream in streams:
+        if stream.number == number:
+            if not stream.body.strip():
+                raise ReaderError(
+                    f"HAR {stream.label} holds no response body (browsers do not always save "
+                    f"streamed bodies); its event-stream entries: {_listing(streams)}"
+                )
+            return stream
+    if 1 <= number <= len(entries):
+        why = f"entry {number} is not an event stream"
+    else:
+        why = f"there is no entry {number} (the HAR has entries 1-{len(entries)})"
+    raise ReaderError(f"{why}; the HAR's event-stream entries: {_listing(streams)}")
+
+
+def _result(chosen: _Stream, streams: list[_Stream], total: int) -> ReadResult:
+    body = read_sse(chosen.body)
+    model, tools = _request(chosen.entry)
+    listed = tuple(
+        Entry(s.label, "" if s.body.strip() else "no response body saved", s.number)
+        for s in streams
+    )
+    others = tuple(e for s, e in zip(streams, listed, strict=True) if s is not chosen)
+    notes = [
+        f"read {chosen.label} (of {total} entries); "
+        "line numbers count lines within its response body",
+        *(["its response body was base64-encoded"] if chosen.base64 else []),
+        *([f"{len(others)} other event-stream entries not read"] if others else []),
+        *body.notes,
+    ]
+    meta = {
+        "entry": chosen.number,
+        "method": _text(_get(chosen.entry, "request", "method")),
+        "url": public_url(_text(_get(chosen.entry, "request", "url"))),
+        "status": _get(chosen.entry, "response", "status"),
+    }
+    return ReadResult(
+        format="har",
+        records=body.records,
+        notes=tuple(notes),
+        model=model,
+        tools=tools,
+        others=others,
+        entries=listed,
+        meta=meta,
+    )

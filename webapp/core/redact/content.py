@@ -1,0 +1,248 @@
+"""Secrets in pasted stream content and arguments: found, shown masked, masked on request.
+
+This pass runs over any text (SSE, JSON, JSON Lines, openai-python reprs, HAR) after the
+header and command pass of `webapp.core.redact`. It looks for API keys (`sk-...`, `sk-ant-...`,
+`sk-proj-...`, `AIza...`, `ghp_...`, `xoxb-...`, AWS `AKIA...`), bearer tokens, JWTs, long hex
+and base64 secrets, and e-mail addresses. A secret starts where a word starts (not after a
+letter, a digit, `_`, `-` or a backslash), so ids such as `chatcmpl-...` and `call_...`, and
+JSON escapes such as `\\u00e9`, are never taken for one.
+
+Masking keeps the stream's structure and its story:
+- each masked character keeps its class: a lower-case letter stays lower-case, an upper-case
+  one upper-case, a digit a digit; every other character (`-`, `_`, `.`, `@`, `+`, `/`, `=`)
+  stays as it is; so the JSON, its types and every string's length are unchanged;
+- a recognisable prefix stays (`sk-proj-`, `AIza`, `ghp_`, `Bearer `, `AKIA`), the rest reads
+  `x`/`X`/`0` except its last six letters or digits, which come from a keyed hash of the
+  secret: the same secret always gets the same mask and two secrets get two masks, so ids that
+  carried one still match exactly where they matched before, and nowhere else;
+- the key is random per scan unless given, so a mask says nothing about the secret.
+A page shows `scan`'s findings and passes the ones the user kept to `apply`; findings with the
+same `mask` are one secret, and should be kept or dropped together (an id used twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import re
+import secrets
+import string
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from webapp.core.redact import redact
+from webapp.core.redact.copies import splice
+
+_START = r"(?:(?<![A-Za-z0-9_\\-])|(?<=\\[nrtbf]))"
+"""A word start: not after a letter, digit, `_`, `-` or a backslash (but after `\\n` etc.)."""
+_END = r"(?![A-Za-z0-9_-])"
+
+_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("jwt", r"(?P<jwt>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
+    ("api-key", r"(?P<openai>sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?)"
+                r"[A-Za-z0-9_-]{16,}"),
+    ("api-key", r"(?P<google>AIza)[0-9A-Za-z_-]{30,}"),
+    ("api-key", r"(?P<github>gh[pousr]_|github_pat_)[A-Za-z0-9_]{30,}"),
+    ("api-key", r"(?P<slack>xox[abprs]-)[A-Za-z0-9-]{10,}"),
+    ("api-key", r"(?P<aws>AKIA|ASIA)[0-9A-Z]{16}"),
+    ("bearer", r"(?P<bearer>Bearer[ \t]+)[A-Za-z0-9._~+/=-]{16,}"),
+    ("email", r"(?P<email>[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+              r"\.[A-Za-z]{2,})"),
+    ("hex", r"(?P<hex>[0-9a-fA-F]{32,})"),
+    ("base64", r"(?P<base64>[A-Za-z0-9+/]{40,}={0,2})"),
+)  # fmt: skip
+_PATTERN = re.compile(_START + "(?:" + "|".join(p for _, p in _PATTERNS) + ")" + _END)
+_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+/=@~-]{15,}+")
+_LOCAL = string.ascii_letters + string.digits + "._%+-"
+_DOMAIN = re.compile(r"[A-Za-z0-9.-]{1,16}")
+_BEARER_BEFORE = re.compile(r"Bearer[ \t]+\Z")
+"""Where a secret can be: a run of 16 or more characters that a secret is made of. Only these
+runs are read with the patterns above, which would be slow to try at every position."""
+_KINDS = {
+    "jwt": "JWT",
+    "openai": "API key",
+    "google": "API key",
+    "github": "API key",
+    "slack": "API key",
+    "aws": "API key",
+    "bearer": "bearer token",
+    "email": "e-mail address",
+    "hex": "hex secret",
+    "base64": "base64 secret",
+}
+_KEEP = frozenset({"openai", "google", "github", "slack", "aws", "bearer"})
+"""The groups that are a prefix to keep; the others are the whole secret."""
+_HASHED = 6
+_FILL = {"lower": "x", "upper": "X", "digit": "0"}
+_DIGITS = "0123456789"
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret found: its kind, its line, its span in the text, and what replaces it."""
+
+    kind: str
+    line: int
+    start: int
+    end: int
+    mask: str
+
+    @property
+    def preview(self) -> str:
+        """The mask, clipped in the middle to 40 characters: what the page shows."""
+        if len(self.mask) <= 40:
+            return self.mask
+        return self.mask[:24] + "…" + self.mask[-15:]
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as JSON for a page, without the secret."""
+        return {
+            "kind": self.kind,
+            "line": self.line,
+            "start": self.start,
+            "end": self.end,
+            "preview": self.preview,
+            "mask": self.mask,
+        }
+
+
+def scan(text: str, key: bytes | None = None) -> list[Finding]:
+    """Every secret in the text, in order, with its mask (`key`: the masks' hash key)."""
+    key = secrets.token_bytes(16) if key is None else key
+    masks: dict[str, str] = {}
+    findings: list[Finding] = []
+    line, counted = 1, 0
+    for match in _matches(text):
+        group = match.lastgroup
+        assert group is not None
+        value = match.group(0)
+        if not _plausible(group, value):
+            continue
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        keep = len(match.group(group)) if group in _KEEP else 0
+        mask = masks.get(value)
+        if mask is None:
+            mask = masks[value] = _mask(value, keep, key, set(masks.values()))
+        findings.append(Finding(_KINDS[group], line, match.start(), match.end(), mask))
+    return findings
+
+
+def apply(text: str, findings: Iterable[Finding]) -> str:
+    """The text with each finding's span replaced by its mask (the same length)."""
+    chosen = sorted(findings, key=lambda finding: finding.start)
+    return splice(text, [(f.start, f.end, f.mask) for f in chosen])
+
+
+def redact_content(text: str, key: bytes | None = None) -> tuple[str, list[Finding]]:
+    """Mask every secret found; return the text and the findings."""
+    findings = scan(text, key)
+    return (apply(text, findings) if findings else text), findings
+
+
+def _matches(text: str) -> Iterator[re.Match[str]]:
+    """The patterns' matches, read only in runs that can hold a secret, in order."""
+    end = 0
+    for match in heapq.merge(_in_runs(text), _emails(text), key=lambda match: match.start()):
+        if match.start() >= end:
+            end = match.end()
+            yield match
+
+
+def _in_runs(text: str) -> Iterator[re.Match[str]]:
+    # A stream repeats its runs (`chat.completion.chunk` once per chunk: a million times in
+    # a 210 MB upload): a run found clean is not read again. What the patterns find in a run
+    # depends only on its text and the two characters before it (`_START` looks back that
+    # far; the run's end is the search's end), unless `Bearer ` precedes it.
+    clean: set[tuple[str, str]] = set()
+    for run in _RUN.finditer(text):
+        start = run.start()
+        before = _BEARER_BEFORE.search(text, max(0, start - 24), start)
+        if before is not None:
+            yield from _PATTERN.finditer(text, before.start(), run.end())
+            continue
+        key = (text[max(0, start - 2) : start], run.group())
+        if key in clean:
+            continue
+        found = False
+        for match in _PATTERN.finditer(text, start, run.end()):
+            found = True
+            yield match
+        if not found and len(clean) < _CLEAN_RUNS:
+            clean.add(key)
+
+
+_CLEAN_RUNS = 4096
+"""Distinct clean runs remembered per scan (a stream's framing has a handful)."""
+
+
+def _emails(text: str) -> Iterator[re.Match[str]]:
+    """Addresses too short for a run, read around each `@`."""
+    at = text.find("@")
+    while at >= 0:
+        before = text[max(0, at - 16) : at]
+        start = at - (len(before) - len(before.rstrip(_LOCAL)))
+        domain = _DOMAIN.match(text, at + 1)
+        if start < at and domain is not None and domain.end() - start < 16:
+            yield from _PATTERN.finditer(text, start, domain.end())
+        at = text.find("@", at + 1)
+
+
+def _plausible(group: str, value: str) -> bool:
+    """Long hex and base64 runs count only when they mix what a random secret mixes."""
+    if group == "hex":
+        letters = sum(char.isalpha() for char in value)
+        return letters >= 2 and len(value) - letters >= 2
+    if group == "base64":
+        return (
+            any(c.isdigit() for c in value)
+            and any(c.islower() for c in value)
+            and any(c.isupper() for c in value)
+        )
+    return True
+
+
+def _class(char: str) -> str | None:
+    if "a" <= char <= "z":
+        return "lower"
+    if "A" <= char <= "Z":
+        return "upper"
+    if "0" <= char <= "9":
+        return "digit"
+    return None
+
+
+def _mask(value: str, keep: int, key: bytes, taken: set[str]) -> str:
+    """Fill after the kept prefix, the last letters or digits from a keyed hash of the value."""
+    for attempt in range(100):
+        digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), key=key,
+                                 salt=attempt.to_bytes(16, "big")).digest()  # fmt: skip
+        positions = [i for i in range(keep, len(value)) if _class(value[i])]
+        hashed = set(positions[-_HASHED:])
+        out = list(value)
+        for turn, i in enumerate(positions):
+            kind = _class(value[i])
+            assert kind is not None
+            if i not in hashed:
+                out[i] = _FILL[kind]
+                continue
+            byte = digest[turn % len(digest)]
+            letter = _LOWER[byte % 26]
+            out[i] = _DIGITS[byte % 10] if kind == "digit" else (
+                letter.upper() if kind == "upper" else letter)  # fmt: skip
+        mask = "".join(out)
+        if mask not in taken and mask != value:
+            return mask
+    raise AssertionError("no free mask after 100 keyed hashes")
+
+
+def scrub(text: str) -> tuple[str, list[str]]:
+    """Both passes: headers, curl commands and HAR members (`webapp.core.redact`), then content.
+
+    Returns the text and what was removed, in words (`"API key (line 3)"` for content).
+    """
+    first = redact(text)
+    masked, findings = redact_content(first.text)
+    return masked, [*first.removed, *(f"{f.kind} (line {f.line})" for f in findings)]

@@ -1,0 +1,307 @@
+"""Redaction of text: HTTP dumps and curl commands, header and command lines only.
+
+Blocks open at a status or request line (the header lines after it follow, folded ones too),
+at a curl -v line (`> `, `< `, `* `), at a `curl` command after a shell prompt or not (its
+continuation lines follow), and, in the head of the input (before its first `data:` or JSON
+line), at a header line pasted without a status line. Nothing else is touched, so a body never
+is. Each pattern is matched once per line and cannot backtrack across it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from webapp.core.readers.http import PROMPT, quote_after
+from webapp.core.redact.copies import splice
+from webapp.core.redact.rules import (
+    REDACTED,
+    redact_query,
+    redact_userinfo,
+    secret_header,
+    variable_only,
+)
+
+_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_HEADER_NAME = re.compile(rf"(?P<name>{_NAME}):[ \t]*")
+_STATUS_OR_REQUEST = re.compile(r"(?:HTTP/\d(?:\.\d)? \d{3}\b|[A-Z]+ \S+ HTTP/\d(?:\.\d)?[ \t]*$)")
+_COMMAND_AT = PROMPT + r"curl(?:\.exe)?(?:[ \t]|$)"
+_COMMAND = re.compile(_COMMAND_AT)
+_OPENERS = rf"[<>*](?: |$)|HTTP/\d|[A-Z]+ \S+ HTTP/\d|{_COMMAND_AT}"
+_OPENER = re.compile(rf"(?m)^(?:{_OPENERS})")
+_HEAD_OPENER = re.compile(rf"(?m)^(?:{_OPENERS}|{_NAME}:)")
+"""In the head, a header line also opens a block (headers pasted without a status line)."""
+_BODY_START = re.compile(r"(?m)^(?:data:|[ \t]*[{\[]|ChatCompletionChunk\()")
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_BRACKETED = re.compile(rf"\[(?P<name>{_NAME}): (?P<value>[^\]\r\n]*)\]")
+
+
+class _Edits:
+    """Replacements in the text, by line, with what each removed."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans: list[tuple[int, int, str]] = []
+        self.removed: list[str] = []
+
+    def line(self, start: int, end: int, new: str, said: list[str]) -> None:
+        if said:
+            self.spans.append((start, end, new))
+            self.removed.extend(said)
+
+    def result(self) -> str:
+        return splice(self.text, self.spans)
+
+
+def _header(line: str) -> tuple[str, str, int, int] | None:
+    """A `name: value` line's name, value and the value's span (without trailing blanks)."""
+    match = _HEADER_NAME.match(line)
+    if match is None:
+        return None
+    start = match.end()
+    end = max(start, len(line.rstrip(" \t")))
+    return match.group("name"), line[start:end], start, end
+
+
+def _line_end(text: str, pos: int) -> tuple[int, int]:
+    match = _LINE_END.search(text, pos)
+    return (match.start(), match.end()) if match else (len(text), len(text))
+
+
+def redact_text(text: str) -> tuple[str, list[str]]:
+    """Redact the header and command lines of a text; return it and what was removed."""
+    edits = _Edits(text)
+    body = _BODY_START.search(text)
+    head_end = body.start() if body else len(text)
+    pos, number, counted = 0, 1, 0
+    while True:
+        in_head = pos < head_end
+        opener, end = (_HEAD_OPENER, head_end) if in_head else (_OPENER, len(text))
+        match = opener.search(text, pos, end)
+        if match is None:
+            if in_head:
+                pos = head_end
+                continue
+            break
+        start = match.start()
+        number += text.count("\n", counted, start)
+        counted = start
+        pos, body_follows = _block(text, start, number, edits, head_end if in_head else 0)
+        if body_follows:
+            head_end = min(head_end, pos)
+        number += text.count("\n", start, pos)
+        counted = pos
+    return edits.result(), edits.removed
+
+
+def _block(text: str, start: int, number: int, edits: _Edits, head_end: int) -> tuple[int, bool]:
+    """Redact the block of lines opening at `start`; return where the block ends, and whether
+    a body follows it (after a status or request line's headers, or curl -v's `<` line)."""
+    end, after = _line_end(text, start)
+    line = text[start:end]
+    if _COMMAND.match(line):
+        return _command_block(text, start, number, edits), False
+    if line[:1] in "<>*" and line[1:2] in (" ", ""):
+        new, said = _verbose_line(line, number)
+        edits.line(start, end, new, said)
+        return after, line.rstrip() == "<"
+    if _STATUS_OR_REQUEST.match(line):
+        new, said = _url_line(line, number)
+        edits.line(start, end, new, said)
+        return _headers(text, after, number + 1, edits, len(text)), True
+    if start < head_end and _HEADER_NAME.match(line):
+        return _headers(text, start, number, edits, head_end), False
+    return after, False
+
+
+def _headers(text: str, start: int, number: int, edits: _Edits, limit: int) -> int:
+    """Redact header lines from `start` (and the lines folded into them) until a blank line."""
+    secret: str | None = None  # the name of the secret header the next folded line continues
+    while start < limit:
+        end, after = _line_end(text, start)
+        line = text[start:end]
+        if not line.strip():
+            return start
+        if _COMMAND.match(line):
+            return start  # a command pasted right after the headers
+        if line[0] in " \t":
+            new, said = _folded(line, number, secret) if secret else _url_line(line, number)
+        elif (header := _header(line)) is not None:
+            secret = header[0] if secret_header(header[0]) else None
+            new, said = _header_line(line, number, "")
+        else:
+            return start
+        edits.line(start, end, new, said)
+        start, number = after, number + 1
+    return start
+
+
+def _folded(line: str, number: int, name: str) -> tuple[str, list[str]]:
+    """A line folded into a secret header's value (RFC 7230's obsolete line folding)."""
+    value = line.strip(" \t")
+    if not value or value == REDACTED or variable_only(value):
+        return line, []
+    start = len(line) - len(line.lstrip(" \t"))
+    new = line[:start] + REDACTED + line[start + len(value) :]
+    return new, [f"{name} header, folded line (line {number})"]
+
+
+def _verbose_line(line: str, number: int) -> tuple[str, list[str]]:
+    """A curl -v line: `> `/`< ` headers and request lines, `* [HTTP/2] [1] [name: value]`."""
+    prefix, rest = line[:2], line[2:]
+    if line.startswith("*"):
+        said: list[str] = []
+
+        def bracketed(match: re.Match[str]) -> str:
+            name, value = match.group("name"), match.group("value")
+            if not secret_header(name) or not value or value == REDACTED:
+                return match.group(0)
+            said.append(f"{name} header (line {number})")
+            return f"[{name}: {REDACTED}]"
+
+        last = rest.rfind("]") + 1  # no match can end past it: no scan runs on to the end
+        new = _BRACKETED.sub(bracketed, rest[:last]) + rest[last:]
+        new, more = _url_line(new, number)
+        return prefix + new, said + more
+    if _HEADER_NAME.match(rest):
+        new, said = _header_line(rest, number, "")
+        return prefix + new, said
+    new, said = _url_line(rest, number)
+    return prefix + new, said
+
+
+def _header_line(line: str, number: int, where: str) -> tuple[str, list[str]]:
+    header = _header(line)
+    if header is None:
+        return line, []
+    name, value, start, end = header
+    if secret_header(name) and value and value != REDACTED and not variable_only(value):
+        return line[:start] + REDACTED + line[end:], [f"{name} header{where} (line {number})"]
+    return _url_line(line, number)
+
+
+def _url_line(line: str, number: int) -> tuple[str, list[str]]:
+    """Credential query parameters and URL passwords in a line."""
+    new, names, _ = redact_query(line)
+    new, passwords = redact_userinfo(new)
+    said = [f"query parameter {name!r} (line {number})" for name in names]
+    return new, said + [f"password in a URL (line {number})" for _ in passwords]
+
+
+_FLAG = re.compile(
+    r"(?<!\S)(?P<flag>-[sSvkLNiIfq]*[HbuU]|--header|--cookie|--user|--oauth2-bearer"
+    r"|--proxy-user)(?:=|[ \t]+)?(?=\S)"
+)
+_FLAG_NAMES = {
+    "H": "--header",
+    "b": "--cookie",
+    "u": "--user",
+    "U": "--proxy-user",
+}
+
+
+def _command_block(text: str, start: int, number: int, edits: _Edits) -> int:
+    """Redact a curl command and its continuation lines; return where it ends."""
+    continues, quote, carry = True, "", ""
+    after = start
+    while continues and start < len(text):
+        end, after = _line_end(text, start)
+        line = text[start:end]
+        new, said, carry = _command_line(line, number, carry)
+        edits.line(start, end, new, said)
+        quote = quote_after(line, quote)
+        continues = bool(quote) or line.rstrip().endswith(("\\", "^", "`"))
+        start, number = after, number + 1
+    return after
+
+
+def _argument(line: str, pos: int) -> tuple[int, int, str]:
+    """A shell argument's content starting at `pos` (inside its quotes, if any): its span, and
+    its quote when that is still open at the end of the line."""
+    quote = line[pos]
+    if quote in "'\"":
+        close = pos + 1
+        while close < len(line) and line[close] != quote:
+            close += 2 if quote == '"' and line[close] == "\\" else 1
+        return pos + 1, min(close, len(line)), quote if close >= len(line) else ""
+    end = pos
+    while end < len(line) and not line[end].isspace():
+        end += 1
+    return pos, end, ""
+
+
+def _carried(line: str, quote: str) -> tuple[int, int, bool]:
+    """The part of a line that continues a quoted secret from the line before: its span
+    (blanks around it left out), and whether the quote is still open after the line."""
+    end = 0
+    while end < len(line) and line[end] != quote:
+        end += 2 if quote == '"' and line[end] == "\\" else 1
+    still_open, end = end >= len(line), min(end, len(line))
+    start = len(line[:end]) - len(line[:end].lstrip(" \t"))
+    return start, max(start, len(line[:end].rstrip(" \t"))), still_open
+
+
+def _command_line(line: str, number: int, carry: str) -> tuple[str, list[str], str]:
+    """One line of a curl command; `carry` is the quote of a secret argument left open."""
+    spans: list[tuple[int, int]] = []
+    said: list[str] = []
+    skip = 0
+    if carry:
+        start, end, still_open = _carried(line, carry)
+        if start < end and line[start:end] != REDACTED:
+            spans.append((start, end))
+            said.append(f"the rest of a secret in the curl command (line {number})")
+        skip = len(line) if still_open else end + 1
+        carry = carry if still_open else ""
+    for match in _FLAG.finditer(line, skip):
+        if spans and match.start() < spans[-1][1]:
+            continue  # inside an argument already redacted
+        flag = _FLAG_NAMES.get(match.group("flag")[-1], match.group("flag"))
+        start, end, open_quote = _argument(line, match.end())
+        if open_quote and line.endswith("\\", start, end):  # the line's continuation stays
+            end = start + len(line[start : end - 1].rstrip(" \t"))
+        content = line[start:end]
+        span = _secret_in_argument(flag, content)
+        if span is not None:
+            spans.append((start + span[0], start + span[1]))
+            said.append(f"{_what(flag, content)} in the curl command (line {number})")
+            carry = open_quote
+    if spans:
+        line = splice(line, [(start, end, REDACTED) for start, end in spans])
+    new, more = _url_line(line, number)
+    return new, said + more, carry
+
+
+def _secret_in_argument(flag: str, content: str) -> tuple[int, int] | None:
+    """The part of a curl argument that is secret, as a span within it."""
+    if flag == "--header":
+        header = _header(content)
+        if header is None:
+            return None
+        name, value, start, end = header
+        if not (secret_header(name) and value) or value == REDACTED:
+            return None
+        return None if variable_only(value) else (start, end)
+    if flag in ("--user", "--proxy-user"):
+        colon = content.find(":")
+        if (
+            colon < 0
+            or content[colon + 1 :] in ("", REDACTED)
+            or variable_only(content[colon + 1 :])
+        ):
+            return None
+        return colon + 1, len(content)
+    if flag == "--cookie" and "=" not in content:
+        return None  # a cookie file's name, not cookies
+    if content in ("", REDACTED) or variable_only(content):
+        return None
+    return 0, len(content)
+
+
+def _what(flag: str, content: str) -> str:
+    if flag == "--header":
+        return f"{content.split(':', 1)[0]} header"
+    return {
+        "--cookie": "cookie",
+        "--user": "password",
+        "--proxy-user": "proxy password",
+    }.get(flag, "bearer token")

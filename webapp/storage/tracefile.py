@@ -1,0 +1,321 @@
+"""A finished trace as compact bytes, and back: to keep beside a stored stream, not reassemble it.
+
+Layout (version 2), all integers little-endian:
+
+    b"SVZTRACE"  u32 version  u32 sections
+    per section: u8 name length, name (ASCII), u8 type, u64 payload length, payload
+
+A section's type is an `array` typecode (`b`, `h`, `i`, `q`: the column's integers in the
+smallest type that holds them) or `j` (JSON text in UTF-8, lone surrogates kept). Every text
+value of the trace (a fragment's arguments, an event's delta, a block's piece) is stored once
+in the `strings` section, and the columns that held it hold its number instead; other values
+(an index, an id of an unexpected type) go to `values`. A reference is -1 for None, k >= 0
+for `strings[k]`, and -2 - k for `values[k]`. An anomaly judged on a final block (a phantom
+call, arguments that are not a JSON object) keeps no message: it is worded again from the
+loaded block when read (version 1 kept every message).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+from array import array
+from collections import Counter
+from typing import Any, cast
+
+from webapp.core.blocks import Block, Fold
+from webapp.core.columns import Columns
+from webapp.core.steps import Anomaly
+from webapp.core.toolcalls import FINAL_CODES, final_words
+from webapp.core.trace import Trace
+
+MAGIC = b"SVZTRACE"
+VERSION = 2
+_HEAD = struct.Struct("<8sII")
+_SECTION = struct.Struct("<BQ")
+_INT_TYPES = ("b", "h", "i", "q")
+_ARRAYS = (
+    "step_kind",
+    "step_line",
+    "step_fragment",
+    "step_event",
+    "fragment_rule",
+    "fragment_block",
+    "fragment_piece",
+    "fragment_index_miss",
+    "fragment_id_miss",
+    "event_type",
+    "event_index",
+)
+_REFERENCES = (
+    "fragment_index",
+    "fragment_id",
+    "fragment_name",
+    "fragment_arguments",
+    "event_delta",
+)
+
+
+class TraceFileError(ValueError):
+    """The bytes are not a trace this version can read."""
+
+
+class _Interner:
+    """Numbers every text once, and every other value in order."""
+
+    def __init__(self) -> None:
+        self.strings: dict[str, int] = {}
+        self.values: list[Any] = []
+
+    def reference(self, value: Any) -> int:
+        if value is None:
+            return -1
+        if type(value) is str:
+            found = self.strings.get(value)
+            if found is None:
+                found = self.strings[value] = len(self.strings)
+            return found
+        self.values.append(value)
+        return -1 - len(self.values)
+
+    def references(self, values: list[Any]) -> array[int]:
+        reference = self.reference
+        return array("q", [reference(value) for value in values])
+
+
+def dump(trace: Trace) -> bytes:
+    """The trace as bytes (see the module docstring)."""
+    columns = trace.columns
+    interner = _Interner()
+    sections: list[tuple[str, bytes | array[int] | Any]] = []
+    sections.extend((name, getattr(columns, name)) for name in _ARRAYS)
+    sections.extend((name, interner.references(getattr(columns, name))) for name in _REFERENCES)
+    every = _every_block(trace)
+    sections.append(("block_pieces", array("q", [len(block.pieces) for block in every])))
+    pieces = [piece for block in every for piece in block.pieces]
+    sections.append(("piece_text", interner.references(pieces)))
+    sections.append(("piece_steps", array("q", [s for b in every for s in b.piece_steps])))
+    position = {id(block): number for number, block in enumerate(every)}
+    sections.append(("meta", _meta(trace, every, position)))
+    sections.append(("strings", list(interner.strings)))
+    sections.append(("values", interner.values))
+    out = [_HEAD.pack(MAGIC, VERSION, len(sections))]
+    for name, payload in sections:
+        out.append(_section(name, payload))
+    return b"".join(out)
+
+
+def _every_block(trace: Trace) -> list[Block]:
+    """Tool-call blocks in opening order, then the content blocks that are not among them."""
+    seen = {id(block) for block in trace.blocks}
+    return [*trace.blocks, *(block for block in trace.content if id(block) not in seen)]
+
+
+def _meta(trace: Trace, every: list[Block], position: dict[int, int]) -> dict[str, Any]:
+    columns = trace.columns
+    return {
+        "policy": trace.policy,
+        "path": trace.path,
+        "server_tools": list(trace.server_tools),
+        "choice": trace.choice,
+        "stop_reason": trace.stop_reason,
+        "rule_counts": list(trace.rule_counts.items()),
+        "tool_blocks": len(trace.blocks),
+        "content": [position[id(block)] for block in trace.content],
+        "blocks": [_block_meta(block) for block in every],
+        # A verdict on a final block is worded again from the loaded block: no text kept.
+        "anomalies": [
+            [a.code, a.step, a.block, None if a.worded else a.message] for a in trace.anomalies
+        ],
+        "server_path": columns.server_path,
+        "lines": list(columns.lines.items()),
+        "notes": list(columns.notes.items()),
+        "errors": list(columns.errors.items()),
+        "finish_reasons": list(columns.finish_reasons.items()),
+        "unassembled": sorted(columns.unassembled),
+        "late": sorted(columns.late),
+        "oddities": [[row, list(found)] for row, found in columns.oddities.items()],
+        "weighed": list(columns.weighed.items()),
+        "event_stop": [[row, *stop] for row, stop in columns.event_stop.items()],
+    }
+
+
+def _block_meta(block: Block) -> dict[str, Any]:
+    return {
+        "kind": block.kind,
+        "number": block.number,
+        "opened_step": block.opened_step,
+        "content_index": block.content_index,
+        "content_step": block.content_step,
+        "ids": block.ids,
+        "names": block.names,
+        "aliases": block.aliases,
+        "indexes": block.indexes,
+        "start_steps": block.start_steps,
+        "fold": None if block.fold is None else [block.fold.step, block.fold.as_],
+        "custom_input": block.custom_input,
+    }
+
+
+def _section(name: str, payload: Any) -> bytes:
+    if isinstance(payload, array):
+        kind, data = _packed(payload)
+    else:
+        kind = "j"
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        data = text.encode("utf-8", "surrogatepass")
+    label = name.encode("ascii")
+    return bytes([len(label)]) + label + _SECTION.pack(ord(kind), len(data)) + data
+
+
+def _packed(column: array[int]) -> tuple[str, bytes]:
+    """The column in the smallest integer type that holds it, little-endian."""
+    low, high = (min(column), max(column)) if len(column) else (0, 0)
+    for kind in _INT_TYPES:
+        bits = array(kind).itemsize * 8 - 1
+        if -(1 << bits) <= low and high < 1 << bits:
+            break
+    packed = column if column.typecode == kind else array(kind, column)
+    if sys.byteorder == "big":
+        packed = array(kind, packed)
+        packed.byteswap()
+    return kind, packed.tobytes()
+
+
+def load(data: bytes) -> Trace:
+    """The trace `dump` wrote; raises `TraceFileError` on anything else."""
+    sections = _sections(data)
+    try:
+        return _trace(sections)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise TraceFileError(f"not a version-{VERSION} trace: {error!r}") from None
+
+
+def _sections(data: bytes) -> dict[str, Any]:
+    view = memoryview(data)
+    if len(view) < _HEAD.size:
+        raise TraceFileError("too short to be a trace")
+    magic, version, count = _HEAD.unpack_from(view)
+    if magic != MAGIC:
+        raise TraceFileError("not a streamviz trace")
+    if version != VERSION:
+        raise TraceFileError(f"trace format version {version}; this streamviz reads {VERSION}")
+    offset = _HEAD.size
+    sections: dict[str, Any] = {}
+    try:
+        for _ in range(count):
+            size = view[offset]
+            name = bytes(view[offset + 1 : offset + 1 + size]).decode("ascii")
+            offset += 1 + size
+            kind, length = _SECTION.unpack_from(view, offset)
+            offset += _SECTION.size
+            payload = view[offset : offset + length]
+            if len(payload) != length:
+                raise TraceFileError(f"section {name!r} is cut short")
+            offset += length
+            sections[name] = _payload(chr(kind), payload)
+    except (IndexError, struct.error, UnicodeDecodeError) as error:
+        raise TraceFileError(f"a section is damaged: {error}") from None
+    if offset != len(view):
+        raise TraceFileError("bytes after the last section")
+    return sections
+
+
+def _payload(kind: str, payload: memoryview) -> Any:
+    if kind == "j":
+        return json.loads(bytes(payload).decode("utf-8", "surrogatepass"))
+    if kind not in _INT_TYPES:
+        raise TraceFileError(f"unknown section type {kind!r}")
+    column = array(kind)
+    column.frombytes(payload)
+    if sys.byteorder == "big":
+        column.byteswap()
+    return column
+
+
+def _trace(sections: dict[str, Any]) -> Trace:
+    meta = sections["meta"]
+    strings: list[str] = sections["strings"]
+    values: list[Any] = sections["values"]
+
+    # A reference indexes this table as it is: k >= 0 a string, -1 None, -2 - k values[k].
+    table = [*strings, *reversed(values), None]
+
+    def resolve(column: array[int]) -> list[Any]:
+        if len(column) and not (-len(values) - 1 <= min(column) and max(column) < len(strings)):
+            raise ValueError("a reference past the strings or values")
+        return list(map(table.__getitem__, column))
+
+    columns = Columns(bool(meta["server_path"]))
+    for name in _ARRAYS:
+        column = sections[name]
+        if not isinstance(column, array):
+            raise TypeError(f"section {name!r} is not integers")
+        setattr(columns, name, column)  # in the type it was stored in: a loaded trace is final
+    for name in _REFERENCES:
+        getattr(columns, name).extend(resolve(sections[name]))
+    columns.lines.update((int(step), line) for step, line in meta["lines"])
+    columns.notes.update((int(step), note) for step, note in meta["notes"])
+    columns.errors.update((int(step), error) for step, error in meta["errors"])
+    columns.finish_reasons.update((int(step), why) for step, why in meta["finish_reasons"])
+    columns.unassembled.update(meta["unassembled"])
+    columns.late.update(meta["late"])
+    columns.oddities.update((int(row), tuple(found)) for row, found in meta["oddities"])
+    columns.weighed.update((int(row), text) for row, text in meta["weighed"])
+    columns.event_stop.update((int(row), (why, text)) for row, why, text in meta["event_stop"])
+    pieces = resolve(sections["piece_text"])
+    piece_steps: array[int] = sections["piece_steps"]
+    every: list[Block] = []
+    start = 0
+    for block_meta, count in zip(meta["blocks"], sections["block_pieces"], strict=True):
+        block = _block(block_meta)
+        block.pieces = pieces[start : start + count]
+        block.piece_steps = piece_steps[start : start + count].tolist()
+        start += count
+        every.append(block)
+    tool_blocks = int(meta["tool_blocks"])
+    numbered = {block.number: block for block in every[:tool_blocks]}
+    return Trace(
+        policy=meta["policy"],
+        path=meta["path"],
+        server_tools=tuple(meta["server_tools"]),
+        choice=int(meta["choice"]),
+        columns=columns,
+        blocks=tuple(every[:tool_blocks]),
+        content=tuple(every[number] for number in meta["content"]),
+        anomalies=tuple(
+            _anomaly(code, step, block, message, numbered)
+            for code, step, block, message in meta["anomalies"]
+        ),
+        rule_counts=Counter(dict(meta["rule_counts"])),
+        stop_reason=meta["stop_reason"],
+    )
+
+
+def _anomaly(
+    code: str, step: int, block: int | None, message: str | None, numbered: dict[int | None, Block]
+) -> Anomaly:
+    if message is not None:
+        return Anomaly(code, step, block, message)
+    if code not in FINAL_CODES or block not in numbered:
+        raise ValueError(f"anomaly {code} at step {step} has no message and no block to word it")
+    return Anomaly(code, step, block, final_words, numbered[block])
+
+
+def _block(meta: dict[str, Any]) -> Block:
+    fold = meta["fold"]
+    return Block(
+        kind=meta["kind"],
+        number=meta["number"],
+        opened_step=meta["opened_step"],
+        content_index=meta["content_index"],
+        content_step=meta["content_step"],
+        ids=tuple((step, value) for step, value in meta["ids"]),
+        names=tuple((step, value) for step, value in meta["names"]),
+        aliases=tuple((step, value) for step, value in meta["aliases"]),
+        indexes=tuple((step, value) for step, value in meta["indexes"]),
+        start_steps=tuple(meta["start_steps"]),
+        fold=None if fold is None else Fold(fold[0], cast(Any, fold[1])),
+        custom_input=meta["custom_input"],
+    )

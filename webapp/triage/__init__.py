@@ -1,0 +1,1 @@
+"""Triage: the minimiser, predicates, expectations, the Markdown report and trace comparison."""

@@ -1,0 +1,222 @@
+"""A Markdown report of one stream, to paste into a bug tracker (`streamviz report`, report.md).
+
+Plain data in, a string out: what was read, the traces under the chosen policy and the other
+one, the notes left on steps, and, when the stream has a public page, its base URL and id for
+step links. Everything taken from the stream is made inert: table cells have Markdown's
+punctuation (`|` included) backslash-escaped and line breaks folded, and raw text goes in code
+fences longer than any run of backticks inside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import quote as url_quote
+
+from webapp.core.jsoncheck import dumps
+from webapp.core.readers.writer import record_text
+from webapp.core.records import ReadResult
+from webapp.core.trace import Anomaly, Block, Trace
+from webapp.core.words import count, number
+from webapp.triage.compare import outcome
+
+if TYPE_CHECKING:  # the lenses are only described here, never run
+    from webapp.lenses.matrix import Cell, Matrix
+
+CHUNKS_SHOWN = 8
+"""At most this many offending chunks are shown, each clipped to `CHUNK_CLIP` characters."""
+CHUNK_CLIP = 2_000
+_PUNCTUATION = re.compile(r"([\\`*_\[\]<>#|~&])")
+_BREAKS = re.compile(r"[\r\n\u2028\u2029]+")
+_TICKS = re.compile(r"`+")
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A note left on a step: the step, who wrote it (may be empty), and its text."""
+
+    step: int
+    author: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Where the stream's page is: `{base}/s/{id}?step=N` links to a step."""
+
+    base: str
+    stream_id: str
+
+    def step(self, step: int) -> str:
+        """The URL of a step of the stream's page."""
+        return f"{self.base.rstrip('/')}/s/{url_quote(self.stream_id, safe='')}?step={step}"
+
+
+def cell(text: str) -> str:
+    """Text that stays inert in a Markdown table cell or a line of prose."""
+    return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", text))
+
+
+def fence(text: str, info: str = "") -> str:
+    """A fenced code block whose fence is longer than any run of backticks in the text."""
+    longest = max((len(run) for run in _TICKS.findall(text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{info}\n{text}\n{ticks}"
+
+
+def render(
+    source: ReadResult,
+    trace: Trace,
+    other: Trace,
+    *,
+    title: str,
+    notes: Sequence[Note] = (),
+    links: Links | None = None,
+    clients: Matrix | None = None,
+) -> str:
+    """The whole report (see the module docstring); `trace` is the chosen policy's.
+
+    `clients`, when the client libraries were run on the stream, adds their matrix.
+    """
+    parts = [
+        f"# {cell(title)}",
+        _input(source, trace),
+        f"**Verdict:** {cell(verdict(trace))}",
+        "## Anomalies",
+        _anomalies(trace, links),
+        "## Offending chunks",
+        _chunks(source, trace, links),
+        "## Final calls",
+        *(_calls(side) for side in (trace, other)),
+        *(("## Every client's view", _clients(clients)) if clients is not None else ()),
+        "## Notes",
+        _notes(notes, links),
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def verdict(trace: Trace) -> str:
+    """One line: the counts, then what the first error (or warning) says, with its step."""
+    if not trace.anomalies:
+        calls = outcome(trace).calls
+        return f"no anomalies under {trace.policy}: {count(calls, 'call')} assembled cleanly"
+    errors = sum(1 for anomaly in trace.anomalies if anomaly.severity == "error")
+    warnings = len(trace.anomalies) - errors
+    counts = ", ".join(
+        count(n, word) for n, word in ((errors, "error"), (warnings, "warning")) if n
+    )
+    first = next((a for a in trace.anomalies if a.severity == "error"), trace.anomalies[0])
+    return f"{counts}: {_gist(first)} (step {first.step})"
+
+
+def _gist(anomaly: Anomaly) -> str:
+    """The message up to its first explanation (the part after ": "), clipped."""
+    gist = anomaly.message.split(": ", 1)[0] if ": " in anomaly.message[20:] else anomaly.message
+    return gist if len(gist) <= 200 else gist[:197] + "..."
+
+
+def _input(source: ReadResult, trace: Trace) -> str:
+    lines = [
+        f"- **Input:** {cell(source.format)}, {count(len(source.records), 'record')}"
+        + (f", model {cell(source.model)}" if source.model else ""),
+        f"- **Assembly:** policy {trace.policy}, path {trace.path}, choice {trace.choice}"
+        + (f", server tools {cell(', '.join(trace.server_tools))}" if trace.server_tools else ""),
+        f"- **Steps:** {number(len(trace.steps))}, {count(trace.fragment_count, 'fragment')}, "
+        f"{count(len(trace.blocks), 'block')}, stop {cell(str(trace.stop_reason))}",
+    ]
+    lines += [f"- **Reader note:** {cell(note)}" for note in source.notes[:5]]
+    return "\n".join(lines)
+
+
+def _step(step: int, links: Links | None) -> str:
+    return f"[{step}]({links.step(step)})" if links else str(step)
+
+
+def _anomalies(trace: Trace, links: Links | None) -> str:
+    if not trace.anomalies:
+        return "None."
+    rows = ["| severity | code | step | line | block | message |", "|---|---|---|---|---|---|"]
+    for anomaly in trace.anomalies:
+        line = trace.line_of(anomaly.step)
+        block = "" if anomaly.block is None else f"b{anomaly.block}"
+        rows.append(
+            f"| {anomaly.severity} | {cell(anomaly.code)} | {_step(anomaly.step, links)} | "
+            f"{'' if line is None else line} | {block} | {cell(anomaly.message)} |"
+        )
+    return "\n".join(rows)
+
+
+def _chunks(source: ReadResult, trace: Trace, links: Links | None) -> str:
+    steps = [step for step in trace.anomalies_by_step() if step < len(source.records)]
+    if not steps:
+        return "None: the anomalies are about the stream as a whole (its end)."
+    shown: list[str] = []
+    for step in steps[:CHUNKS_SHOWN]:
+        record = source.records[step]
+        text = record.text or record_text(record)
+        if len(text) > CHUNK_CLIP:
+            text = text[:CHUNK_CLIP] + f"... ({number(len(text) - CHUNK_CLIP)} more characters)"
+        where = f"line {record.line}" if record.line is not None else "no line"
+        info = "json" if record.kind == "chunk" else ""
+        shown.append(f"Step {_step(step, links)} ({where}):\n\n{fence(text, info)}")
+    if len(steps) > CHUNKS_SHOWN:
+        shown.append(f"... and {count(len(steps) - CHUNKS_SHOWN, 'more step')} with anomalies.")
+    return "\n\n".join(shown)
+
+
+def _calls(trace: Trace) -> str:
+    lines = list(_call_lines(trace.blocks))
+    body = fence("\n".join(lines)) if lines else "No tool calls."
+    return f"### {trace.policy}\n\n{cell(outcome(trace).describe())}\n\n{body}"
+
+
+def _call_lines(blocks: Sequence[Block]) -> Iterator[str]:
+    for block in blocks:
+        name = block.name or "(no name)"
+        yield f"b{block.number} {name} id={dumps(block.id).decode()}"
+        yield f"  arguments: {dumps(block.text).decode()}"
+        delivered = block.delivered
+        complaint = f"  ({delivered.error})" if delivered.error else ""
+        yield f"  upstream's client delivers: {dumps(delivered.arguments).decode()}{complaint}"
+
+
+def _notes(notes: Sequence[Note], links: Links | None) -> str:
+    if not notes:
+        return "No notes."
+    return "\n".join(
+        f"- Step {_step(note.step, links)}"
+        + (f", {cell(note.author)}" if note.author else "")
+        + f": {cell(note.text)}"
+        for note in sorted(notes, key=lambda note: note.step)
+    )
+
+
+def _clients(matrix: Matrix) -> str:
+    """One row per call, one column per client and policy; `≠` marks a cell unlike adr-0019's."""
+    heads = [f"{column.client} {column.version}".strip() for column in matrix.columns]
+    lines = [
+        f"**{cell(matrix.verdict)}**",
+        "",
+        "| call | " + " | ".join(cell(head) for head in heads) + " |",
+        "|---" * (len(heads) + 1) + "|",
+    ]
+    for row in matrix.rows:
+        cells = [_client_cell(column.status, column.error, found) for column, found in
+                 zip(matrix.columns, row.cells, strict=True)]  # fmt: skip
+        lines.append(f"| {cell(row.label)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _client_cell(status: str, error: str | None, found: Cell | None) -> str:
+    if status == "unavailable" or found is None:
+        return "unavailable"
+    if "error" in found.differs:
+        return cell(f"raised: {(error or '')[:80]}")
+    if found.call is None:
+        return "≠ no call" if found.differs else "-"
+    text = found.call.arguments if found.call.arguments is not None else ""
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    mark = "≠ " if found.differs else ""
+    return cell(f"{mark}{shown}")
