@@ -20,8 +20,8 @@ from playwright.sync_api import Page, expect, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from webapp.app import create_app  # noqa: E402
 from webapp.settings import Settings  # noqa: E402
+from webapp.web.app import create_app  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 CHROMIUM_ARGS = [

@@ -1,6 +1,6 @@
 """Every credential shape, planted in every input format that carries headers or commands.
 
-Each input goes through `webapp.web.ingest.prepare`, what the web app calls before storing;
+Each input goes through `webapp.web.backend.ingest.prepare`, what the web app calls before storing;
 no secret may be left in the stored bytes, in the reader's notes or in the trace JSON.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from webapp.core.assembler import assemble
 from webapp.core.document import trace_document
 from webapp.core.options import Options
-from webapp.web.ingest import Prepared, prepare
+from webapp.web.backend.ingest import Prepared, prepare
 
 _numbers = count()
 

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Dialog, sync_playwright
 
 from tests.web.webkit import Store, Watched
-from webapp.app import create_app
 from webapp.settings import Settings
+from webapp.web.app import create_app
 
 
 @pytest.fixture

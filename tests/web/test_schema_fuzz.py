@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, settings
 from schemathesis.python import asgi
 
 from tests.streamkit import chunk, frag, sse
-from webapp.app import create_app
 from webapp.settings import Settings
+from webapp.web.app import create_app
 
 EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "40"))
 RANDOM = os.environ.get("SCHEMA_FUZZ_SEED", "") == "random"

@@ -11,16 +11,16 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-import webapp.web.api
-import webapp.web.heap
-import webapp.web.pages
-import webapp.web.service
+import webapp.web.backend.heap
+import webapp.web.backend.service
+import webapp.web.routes.api
+import webapp.web.routes.pages
 from tests.web.webkit import CONTINUATION, FILE_PART, MULTIPART, Store, post_chunked
 from webapp.core.options import Options
-from webapp.web.cache import Memo
-from webapp.web.inflight import Busy, InFlight
-from webapp.web.ingest import clean_title
-from webapp.web.service import Service
+from webapp.web.backend.cache import Memo
+from webapp.web.backend.inflight import Busy, InFlight
+from webapp.web.backend.ingest import clean_title
+from webapp.web.backend.service import Service
 
 WAIT = 30.0
 """How long a test waits for an event that should come at once, before it fails."""
@@ -90,13 +90,13 @@ def test_traces_are_cached_by_canonical_options(
     app: FastAPI, client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[Options] = []
-    real = webapp.web.service.assemble
+    real = webapp.web.backend.service.assemble
 
     def counted(records: Any, options: Options) -> Any:
         calls.append(options)
         return real(records, options)
 
-    monkeypatch.setattr(webapp.web.service, "assemble", counted)
+    monkeypatch.setattr(webapp.web.backend.service, "assemble", counted)
     stream_id = store(CONTINUATION)
     service: Service = app.state.service
     for tools in (("b", "a"), ("a", " b", "a"), ("a", "b")):
@@ -186,7 +186,7 @@ def test_a_slow_assembly_does_not_stall_other_requests(
     client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stream_id = store(CONTINUATION)
-    entered, release, waited = _blocked(monkeypatch, webapp.web.service, "assemble")
+    entered, release, waited = _blocked(monkeypatch, webapp.web.backend.service, "assemble")
     thread, slow = _get_in_thread(client, f"/api/streams/{stream_id}/trace")
     try:
         assert entered.wait(WAIT)
@@ -206,7 +206,7 @@ def test_a_slow_upload_does_not_stall_other_requests(
     client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stream_id = store(CONTINUATION)
-    entered, release, waited = _blocked(monkeypatch, webapp.web.api, "prepare_json")
+    entered, release, waited = _blocked(monkeypatch, webapp.web.routes.api, "prepare_json")
     posted: list[int] = []
     thread = threading.Thread(
         target=lambda: posted.append(
@@ -246,7 +246,8 @@ def test_a_small_stream_does_not_queue_behind_large_ones(app: FastAPI, store: St
     service: Service = app.state.service
     stream_id = store(CONTINUATION)
     taken = [
-        service._heavy.acquire(blocking=False) for _ in range(webapp.web.service.HEAVY_AT_ONCE)
+        service._heavy.acquire(blocking=False)
+        for _ in range(webapp.web.backend.service.HEAVY_AT_ONCE)
     ]
     assert all(taken)
     made: list[int] = []
@@ -268,10 +269,11 @@ def test_the_heap_is_trimmed_after_a_request_that_did_heavy_work(
     client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A large trace's freed memory goes back to the system once its request is answered
-    (`webapp.web.heap`); a request with no heavy work does not pay for a trim."""
+    (`webapp.web.backend.heap`); a request with no heavy work does not pay for a trim."""
     trims: list[int] = []
-    monkeypatch.setattr(webapp.web.heap, "trim", lambda: trims.append(1) or True)
-    monkeypatch.setattr(webapp.web.service, "LIGHT_BELOW", 0)  # every stream counts as large
+    monkeypatch.setattr(webapp.web.backend.heap, "trim", lambda: trims.append(1) or True)
+    # every stream counts as large
+    monkeypatch.setattr(webapp.web.backend.service, "LIGHT_BELOW", 0)
     stream_id = store(CONTINUATION)
     trims.clear()  # storing it read it: heavy work too
     assert client.get(f"/s/{stream_id}?policy=exact-key").status_code == 200
@@ -283,8 +285,8 @@ def test_the_heap_is_trimmed_after_a_request_that_did_heavy_work(
 
 def test_heap_calls_answer_on_this_machine() -> None:
     # The CI machine runs glibc: both calls must reach it (False elsewhere, never raising).
-    assert webapp.web.heap.few_arenas() is True
-    assert webapp.web.heap.trim() in (True, False)
+    assert webapp.web.backend.heap.few_arenas() is True
+    assert webapp.web.backend.heap.trim() in (True, False)
 
 
 def test_views_in_flight_share_one_byte_budget() -> None:
@@ -323,11 +325,12 @@ def test_a_request_holds_its_view_until_answered_and_a_second_view_is_free(
     """While one request makes a large view and renders it, another large view waits for the
     room; a page that needs two views (the report) takes one ticket."""
     service: Service = app.state.service
-    monkeypatch.setattr(webapp.web.service, "LIGHT_BELOW", 0)  # every stream counts as large
+    # every stream counts as large
+    monkeypatch.setattr(webapp.web.backend.service, "LIGHT_BELOW", 0)
     service._inflight = InFlight(1, wait=0.0)  # room for one view at a time, no waiting
     stream_id = store(CONTINUATION)
-    real = webapp.web.pages.views.summary
-    rendering, release, _ = _blocked(monkeypatch, webapp.web.pages.views, "summary")
+    real = webapp.web.routes.pages.views.summary
+    rendering, release, _ = _blocked(monkeypatch, webapp.web.routes.pages.views, "summary")
     first, answers = _get_in_thread(client, f"/s/{stream_id}?policy=exact-key")
     try:
         assert rendering.wait(WAIT)
@@ -341,7 +344,7 @@ def test_a_request_holds_its_view_until_answered_and_a_second_view_is_free(
         release.set()
         first.join(WAIT)
     assert answers == [200] and service._inflight.used == 0
-    monkeypatch.setattr(webapp.web.pages.views, "summary", real)
+    monkeypatch.setattr(webapp.web.routes.pages.views, "summary", real)
     report = client.get(f"/s/{stream_id}/report.md?policy=adr-0019")  # two views, one ticket
     assert report.status_code == 200
     assert service._inflight.used == 0

@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from tests.lenses.fakes import CALL, CRASHES, HANGS, answering, missing, program
 from tests.web.webkit import Store
-from webapp.web.clients import ClientJobs
+from webapp.web.routes.clients import ClientJobs
 
 STREAM = (
     'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1",'

@@ -16,15 +16,15 @@ from fastapi.testclient import TestClient
 from tests.streamkit import chunk, frag, sse
 from tests.web.test_web_scale import long_stream
 from tests.web.webkit import HX, Store
-from webapp.app import create_app
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.settings import Settings
-from webapp.web.anomaly_list import PAGE, PREVIEW
-from webapp.web.overview import buckets
-from webapp.web.panels import DETAIL_ANOMALIES
+from webapp.web.app import create_app
+from webapp.web.backend.overview import buckets
 from webapp.web.query import Links
+from webapp.web.views.anomaly_list import PAGE, PREVIEW
+from webapp.web.views.panels import DETAIL_ANOMALIES
 
 TWO_HEADERS = sse(
     chunk(frag(0, "call_1", "get_weather", ""), frag(1, "call_2", "book_flight", "")),

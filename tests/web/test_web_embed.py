@@ -10,12 +10,12 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from tests.web.webkit import CONTINUATION, HX, Store
-from webapp.app import create_app
 from webapp.cli.serve import serve
 from webapp.core.options import Options
 from webapp.settings import Settings
+from webapp.web.app import create_app
+from webapp.web.backend.security import embed_csp
 from webapp.web.query import Links
-from webapp.web.security import embed_csp
 
 ORIGINS = ("https://wiki.example.com", "https://slides.example.com")
 

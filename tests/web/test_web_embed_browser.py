@@ -23,8 +23,8 @@ import pytest
 import uvicorn
 from playwright.sync_api import Browser, Frame, Page, expect
 
-from webapp.app import create_app
 from webapp.settings import Settings
+from webapp.web.app import create_app
 
 pytestmark = pytest.mark.browser
 

@@ -72,7 +72,7 @@ def test_a_pasted_form_without_files_is_held_to_the_configured_limit(client: Tes
 def test_a_urlencoded_paste_over_a_megabyte_is_accepted_under_a_larger_limit(
     db_url: str,
 ) -> None:
-    from webapp.app import create_app
+    from webapp.web.app import create_app
 
     text = sse(*(chunk(content="y" * 1000) for _ in range(1200)))
     assert len(text) > 1024 * 1024

@@ -17,10 +17,10 @@ from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.examples import EXAMPLES
 from webapp.storage.jobs import Jobs
-from webapp.web import minimise_routes
-from webapp.web import service as service_module
-from webapp.web.minimise import Minimiser
-from webapp.web.service import Service
+from webapp.web.backend import service as service_module
+from webapp.web.backend.minimise import Minimiser
+from webapp.web.backend.service import Service
+from webapp.web.routes import minimise as minimise_routes
 
 CONTINUATION = EXAMPLES["continuation"].data().decode()
 """Seven records; exact-key makes phantom calls of its bare continuations, adr-0019 does not."""

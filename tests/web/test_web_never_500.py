@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.streamkit import sse
-from webapp.app import create_app
 from webapp.settings import Settings
+from webapp.web.app import create_app
 
 SCALARS = st.one_of(
     st.none(),

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from webapp.app import create_app
 from webapp.cli import main
 from webapp.settings import Settings
+from webapp.web.app import create_app
 
 SSE = (
     'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1",'

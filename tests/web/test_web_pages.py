@@ -13,10 +13,10 @@ from markupsafe import escape
 
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import CONTINUATION, HX, Store
-from webapp.app import create_app
 from webapp.core.rules import RULES
 from webapp.examples import EXAMPLES
 from webapp.settings import Settings
+from webapp.web.app import create_app
 
 
 def template(response: object) -> str:

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-import webapp.web.views
+import webapp.web.views.timeline
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import CONTINUATION, HX, Store
-from webapp.app import create_app
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.settings import Settings
-from webapp.web.runs import find_runs
+from webapp.web.app import create_app
+from webapp.web.backend.runs import find_runs
 
 DASH = "\u2013"
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -145,13 +145,13 @@ def test_collapsed_runs_keep_a_100k_step_stream_to_one_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[int] = []
-    real = webapp.web.views._timeline_row
+    real = webapp.web.views.timeline._timeline_row
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         made.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(webapp.web.views, "_timeline_row", counted)
+    monkeypatch.setattr(webapp.web.views.timeline, "_timeline_row", counted)
     settings = Settings(db=str(tmp_path / "long.sqlite3"), max_bytes=50_000_000)
     header = (
         'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1",'

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-import webapp.web.service
+import webapp.web.backend.service
 from tests.web.webkit import HX
-from webapp.app import create_app
 from webapp.settings import Settings
-from webapp.web.overview import MAX_COLUMNS
+from webapp.web.app import create_app
+from webapp.web.backend.overview import MAX_COLUMNS
 
 CHUNKS = 100_000
 HEADER = (
@@ -33,13 +33,13 @@ def test_a_long_stream_is_assembled_once_and_steps_cheaply(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
-    real = webapp.web.service.assemble
+    real = webapp.web.backend.service.assemble
 
     def counted(*args: object, **kwargs: object) -> object:
         calls.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(webapp.web.service, "assemble", counted)
+    monkeypatch.setattr(webapp.web.backend.service, "assemble", counted)
     settings = Settings(db=str(tmp_path / "long.sqlite3"), max_bytes=50_000_000)
     with TestClient(create_app(settings)) as client:
         small_id = client.post("/api/streams", json={"text": long_stream(8)}).json()["id"]

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-import webapp.web.service
+import webapp.web.backend.service
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import HX
-from webapp.app import create_app
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage import tracefile
-from webapp.web import stored
-from webapp.web.service import Service
+from webapp.web.app import create_app
+from webapp.web.backend import stored
+from webapp.web.backend.service import Service
 
 STREAM = sse(
     chunk(role="assistant", content="Let me look."),
@@ -38,7 +38,7 @@ QUERIES = ("", "&policy=exact-key", "&path=server-tools&server_tools=get_time")
 @pytest.fixture(autouse=True)
 def store_every_trace(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep every stream's trace, however small (the app keeps only large ones)."""
-    monkeypatch.setattr(webapp.web.service, "STORE_FROM", 0)
+    monkeypatch.setattr(webapp.web.backend.service, "STORE_FROM", 0)
 
 
 @pytest.fixture
@@ -78,8 +78,8 @@ def _refuse(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> Any:
         raise AssertionError("read or assembled although the trace was stored")
 
-    monkeypatch.setattr(webapp.web.service, "assemble", refuse)
-    monkeypatch.setattr(webapp.web.service, "read", refuse)
+    monkeypatch.setattr(webapp.web.backend.service, "assemble", refuse)
+    monkeypatch.setattr(webapp.web.backend.service, "read", refuse)
 
 
 def test_a_second_worker_serves_steps_from_the_stored_trace(
@@ -135,7 +135,7 @@ def test_after_a_restart_the_first_steps_fetch_only_the_streams_start(
     fetches the whole stream once, and every step's record is still the reader's."""
     stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
     first = _pages(client, stream_id)
-    monkeypatch.setattr(webapp.web.service, "PREFIX_BYTES", STREAM.index("get_time"))
+    monkeypatch.setattr(webapp.web.backend.service, "PREFIX_BYTES", STREAM.index("get_time"))
     second = worker()
     fetched = _count_fetches(second.app.state.service.storage, monkeypatch)  # type: ignore[attr-defined]
     for step in range(3):
@@ -161,7 +161,7 @@ def test_a_utf16_streams_start_is_never_read_alone(
     first = [client.get(f"/s/{stream_id}?step={step}", headers=HX).text for step in range(12)]
     client.app.state.service.settle()  # type: ignore[attr-defined]
     cut = data.index("in its middle".encode("utf-16-le"))  # inside the broken record's line
-    monkeypatch.setattr(webapp.web.service, "PREFIX_BYTES", cut)
+    monkeypatch.setattr(webapp.web.backend.service, "PREFIX_BYTES", cut)
     second = worker()
     fetched = _count_fetches(second.app.state.service.storage, monkeypatch)  # type: ignore[attr-defined]
     assert second.get(f"/s/{stream_id}?step=0", headers=HX).text == first[0]
@@ -200,13 +200,13 @@ def test_a_damaged_or_old_stored_trace_is_assembled_again(
     good = storage.artefact(*key)
     storage.put_artefact(*key, _damaged(good)[damage])
     calls: list[Options] = []
-    real = webapp.web.service.assemble
+    real = webapp.web.backend.service.assemble
 
     def counted(records: Any, options: Options) -> Any:
         calls.append(options)
         return real(records, options)
 
-    monkeypatch.setattr(webapp.web.service, "assemble", counted)
+    monkeypatch.setattr(webapp.web.backend.service, "assemble", counted)
     second = worker()
     assert _pages(second, stream_id) == first  # never a 500: the same pages
     assert Options() in calls

@@ -16,9 +16,9 @@ from webapp.core.assembler import assemble
 from webapp.core.readers import decode, read
 from webapp.core.rules import RULES
 from webapp.examples import EXAMPLES, TOUR, record
-from webapp.web.playground import MAX_CHUNKS
-from webapp.web.record import TERMS
-from webapp.web.stories import SEE_IT
+from webapp.web.views.playground import MAX_CHUNKS
+from webapp.web.views.record import TERMS
+from webapp.web.views.stories import SEE_IT
 
 
 def stored(app: FastAPI) -> int:

@@ -14,14 +14,14 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.web.webkit import CONTINUATION, HX
-from webapp.app import create_app
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.settings import Settings
 from webapp.storage import open_storage
 from webapp.triage.expect import first_difference
-from webapp.web.team import OWNED_AT_MOST, OWNER_COOKIE, Retention
+from webapp.web.app import create_app
+from webapp.web.backend.team import OWNED_AT_MOST, OWNER_COOKIE, Retention
 
 LAST = 5
 """CONTINUATION's last step (its `end` step)."""

@@ -1,7 +1,7 @@
 """`streamviz serve`: the web app under uvicorn, in one process or in several workers.
 
 One worker gets the app object. Several workers are started by uvicorn from an import string
-(`webapp.app:create_app_from_env`), so the settings travel as `STREAMVIZ_*` environment
+(`webapp.web.app:create_app_from_env`), so the settings travel as `STREAMVIZ_*` environment
 variables; the workers share only the store. The store is opened (and migrated) once here
 first, so that a wrong `--db` is an error message, not N crashing workers.
 """
@@ -20,7 +20,7 @@ from webapp.cli import InputError
 from webapp.settings import DEFAULT_MAX_BYTES
 from webapp.storage import UnsupportedDatabase, open_storage, parse_location
 
-FACTORY = "webapp.app:create_app_from_env"
+FACTORY = "webapp.web.app:create_app_from_env"
 
 
 @click.command(short_help="Run the web app.")
@@ -137,9 +137,9 @@ def serve(
     """Run the web app with uvicorn."""
     import uvicorn  # imported here so that trace, check and compare never load the web stack
 
-    from webapp.app import create_app
     from webapp.settings import MB, Settings
-    from webapp.web.security import embed_csp
+    from webapp.web.app import create_app
+    from webapp.web.backend.security import embed_csp
 
     framers = tuple(origin.rstrip("/") for origin in embed_origins.replace(",", " ").split())
     try:

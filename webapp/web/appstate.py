@@ -6,7 +6,7 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
 from webapp.settings import Settings
-from webapp.web.service import Service
+from webapp.web.backend.service import Service
 
 
 def service_of(request: Request) -> Service:

@@ -17,7 +17,7 @@ from webapp.core.anomalies import KINDS
 from webapp.core.options import Options
 from webapp.core.rules import POLICIES, Policy
 from webapp.core.trace import AssemblyPath
-from webapp.web.example_source import example_id, example_of
+from webapp.web.backend.example_source import example_id, example_of
 
 PATHS: tuple[AssemblyPath, ...] = get_args(AssemblyPath)
 DEFAULTS = Options()
@@ -328,5 +328,5 @@ class Links:
 
 
 def play_url(token: str) -> str:
-    """The playground holding the state `token` (see `webapp.web.playground.encode`)."""
+    """The playground holding the state `token` (see `webapp.web.views.playground.encode`)."""
     return f"/play?{urlencode({'s': token})}"

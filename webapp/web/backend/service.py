@@ -9,10 +9,10 @@ lines of the raw bytes (SSE); other formats, and pages that need every record (t
 views, the playground's copy, the fixture), read them on demand (`reading`, kept under the
 budget with its honest weight). Concurrent misses for one key compute once, and at most
 `HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, and the views being made
-(or rendered, outside the cache) share a byte budget of their own (`webapp.web.inflight`), so
-that what is being computed stays bounded too.
+(or rendered, outside the cache) share a byte budget of their own
+(`webapp.web.backend.inflight`), so that what is being computed stays bounded too.
 
-A trace view is kept in the store too, beside its stream (`webapp.web.stored`, an artefact
+A trace view is kept in the store too, beside its stream (`webapp.web.backend.stored`, an artefact
 per stream, canonical options and HAR entry): on a miss a worker loads it instead of reading
 and assembling, and a stream of `STORE_FROM` bytes or more gets one after its first assembly.
 An artefact that does not load (damaged, or of another format) is assembled again and
@@ -53,16 +53,16 @@ from webapp.core.trace import Anomaly, Block, Trace
 from webapp.settings import Settings
 from webapp.storage import Storage, StreamInfo, open_storage
 from webapp.triage.compare import Comparison, compare
-from webapp.web import stored
-from webapp.web.anomaly_groups import Group, groups
-from webapp.web.arguments import LongText
-from webapp.web.cache import Memo
-from webapp.web.example_source import example_info, example_of
-from webapp.web.inflight import InFlight, Ticket, holding
-from webapp.web.ingest import Prepared
-from webapp.web.overview import Bucket, buckets
-from webapp.web.rawlines import RawLines
-from webapp.web.runs import Runs, find_runs
+from webapp.web.backend import stored
+from webapp.web.backend.anomaly_groups import Group, groups
+from webapp.web.backend.arguments import LongText
+from webapp.web.backend.cache import Memo
+from webapp.web.backend.example_source import example_info, example_of
+from webapp.web.backend.inflight import InFlight, Ticket, holding
+from webapp.web.backend.ingest import Prepared
+from webapp.web.backend.overview import Bucket, buckets
+from webapp.web.backend.rawlines import RawLines
+from webapp.web.backend.runs import Runs, find_runs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -325,7 +325,7 @@ class Service:
         self._keeping_lock = threading.Lock()
         self.heavy_done = 0
         """How many pieces of heavy work have ended (the app trims the heap after a request
-        during which one did: `webapp.web.heap`)."""
+        during which one did: `webapp.web.backend.heap`)."""
 
     def _cached(self, key: Hashable, kind: type[T], make: Callable[[], T]) -> T:
         value = self.cache.get(key, make)
@@ -385,8 +385,8 @@ class Service:
         return reading if reading.info == info else Reading(info, reading.result)
 
     def _making(self, info: StreamInfo, per_byte: int) -> AbstractContextManager[Ticket | None]:
-        """A ticket from the budget for views being made (`webapp.web.inflight`), for a large
-        stream: an estimate of `per_byte` heap bytes per stored byte, settled once made."""
+        """A ticket from the budget for views being made (`webapp.web.backend.inflight`), for a
+        large stream: an estimate of `per_byte` heap bytes per stored byte, settled once made."""
         if info.size < LIGHT_BELOW or example_of(info.id) is not None:
             return nullcontext()
         return holding(self._inflight, per_byte * info.size)

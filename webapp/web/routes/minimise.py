@@ -17,12 +17,9 @@ from webapp.core.options import Options
 from webapp.core.rules import POLICIES
 from webapp.core.words import count
 from webapp.storage.jobs import Job
-from webapp.web.api import Problem, json_response
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.errors import error_response
-from webapp.web.htmx import wants_partial
-from webapp.web.ingest import BadInput
-from webapp.web.minimise import (
+from webapp.web.backend.ingest import BadInput
+from webapp.web.backend.minimise import (
     DIFFERS,
     Busy,
     Choice,
@@ -35,12 +32,15 @@ from webapp.web.minimise import (
     minimiser,
     policies_differ,
 )
+from webapp.web.backend.service import TraceView
+from webapp.web.backend.team import Invalid, hand_over, new_token, owned, remember, token_hash
+from webapp.web.htmx import wants_partial
 from webapp.web.query import Links
-from webapp.web.service import TraceView
-from webapp.web.team import Invalid, hand_over, new_token, owned, remember, token_hash
-from webapp.web.team_api import _body, _problem
+from webapp.web.routes.api import Problem, json_response
+from webapp.web.routes.errors import error_response
+from webapp.web.routes.team_api import _body, _problem
+from webapp.web.routes.triage import _form
 from webapp.web.templating import render
-from webapp.web.triage import _form
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", tags=["minimise"])

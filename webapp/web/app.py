@@ -17,26 +17,17 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.settings import Settings
 from webapp.tuning import allow_pauses
-from webapp.web import (
-    api,
-    embed,
-    errors,
-    flow,
-    heap,
-    minimise_routes,
-    pages,
-    stories,
-    teach,
-    team_api,
-    triage,
-)
-from webapp.web.docs import DOCS_PATH, docs_csp, docs_page
-from webapp.web.inflight import RequestScope
-from webapp.web.ingest import UploadSlots
-from webapp.web.security import CSP, RefuseCrossSite, SecurityHeaders
-from webapp.web.service import Service
-from webapp.web.team import Retention
+from webapp.web.backend import heap
+from webapp.web.backend.inflight import RequestScope
+from webapp.web.backend.ingest import UploadSlots
+from webapp.web.backend.security import CSP, RefuseCrossSite, SecurityHeaders
+from webapp.web.backend.service import Service
+from webapp.web.backend.team import Retention
+from webapp.web.routes import api, embed, errors, pages, teach, team_api, triage
+from webapp.web.routes import minimise as minimise_routes
+from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.templating import STATIC, make_templates, warm
+from webapp.web.views import flow, stories
 
 SWITCH_INTERVAL = 0.002
 """Seconds; Python's default is 0.005."""

@@ -29,13 +29,9 @@ from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, render, verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.clients import jobs
-from webapp.web.htmx import wants_partial
-from webapp.web.ingest import BadInput, TooLarge, form_text, read_form
-from webapp.web.library import shelf
-from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
-from webapp.web.service import TraceView, Unreadable
-from webapp.web.team import (
+from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
+from webapp.web.backend.service import TraceView, Unreadable
+from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
@@ -49,6 +45,10 @@ from webapp.web.team import (
     owned,
     token_matches,
 )
+from webapp.web.htmx import wants_partial
+from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
+from webapp.web.routes.clients import jobs
+from webapp.web.routes.library import shelf
 from webapp.web.templating import render as render_page
 
 router = APIRouter(include_in_schema=False)

@@ -22,14 +22,9 @@ from webapp.core.rules import POLICIES
 from webapp.core.words import count
 from webapp.examples import EXAMPLES
 from webapp.triage.compare import Comparison
-from webapp.web import clients, masking, minimise_routes, triage, views
-from webapp.web.anomaly_list import panel as anomaly_panel
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.compare_step import step_panel
-from webapp.web.comparison import compare_page
-from webapp.web.entries import entries
-from webapp.web.htmx import wants_partial
-from webapp.web.ingest import (
+from webapp.web.backend import masking
+from webapp.web.backend.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
     BadInput,
@@ -44,8 +39,10 @@ from webapp.web.ingest import (
     prepare,
     read_form,
 )
-from webapp.web.overview import strip
-from webapp.web.panels import detail, state
+from webapp.web.backend.overview import strip
+from webapp.web.backend.service import TraceView
+from webapp.web.backend.team import new_token, remember, token_hash
+from webapp.web.htmx import wants_partial
 from webapp.web.query import (
     COMPARED,
     DEFAULTS,
@@ -60,10 +57,16 @@ from webapp.web.query import (
     parse_policy,
     parse_present,
 )
-from webapp.web.service import TraceView
-from webapp.web.team import new_token, remember, token_hash
+from webapp.web.routes import clients, triage
+from webapp.web.routes import minimise as minimise_routes
 from webapp.web.templating import render
 from webapp.web.text import stream_title
+from webapp.web.views import timeline as views
+from webapp.web.views.anomaly_list import panel as anomaly_panel
+from webapp.web.views.compare_step import step_panel
+from webapp.web.views.comparison import compare_page
+from webapp.web.views.entries import entries
+from webapp.web.views.panels import detail, state
 
 router = APIRouter(include_in_schema=False)
 REDISPLAY_LIMIT = 2_000_000

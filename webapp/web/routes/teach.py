@@ -21,12 +21,14 @@ from webapp.core.readers import read
 from webapp.examples import EXAMPLES, Example
 from webapp.settings import Settings
 from webapp.triage.compare import compare
-from webapp.web import pages
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.comparison import compare_page
-from webapp.web.example_source import example_id
-from webapp.web.ingest import TooLarge, prepare
-from webapp.web.playground import (
+from webapp.web.backend.example_source import example_id
+from webapp.web.backend.ingest import TooLarge, prepare
+from webapp.web.query import Links, options_query, parse_har_entry, play_url
+from webapp.web.routes import pages
+from webapp.web.templating import render
+from webapp.web.views.comparison import compare_page
+from webapp.web.views.playground import (
     KEYS,
     MAX_CHUNKS,
     BadPlay,
@@ -38,10 +40,8 @@ from webapp.web.playground import (
     from_records,
     to_sse,
 )
-from webapp.web.query import Links, options_query, parse_har_entry, play_url
-from webapp.web.record import rendered_record
-from webapp.web.stories import tour
-from webapp.web.templating import render
+from webapp.web.views.record import rendered_record
+from webapp.web.views.stories import tour
 
 router = APIRouter(include_in_schema=False)
 

@@ -24,10 +24,10 @@ from webapp.core.rules import POLICIES
 from webapp.storage.jobs import Job, Jobs
 from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimize
 from webapp.triage.predicates import Until, final_calls, parse_until
-from webapp.web.example_source import example_of
-from webapp.web.ingest import Prepared
-from webapp.web.service import Service
-from webapp.web.team import Invalid
+from webapp.web.backend.example_source import example_of
+from webapp.web.backend.ingest import Prepared
+from webapp.web.backend.service import Service
+from webapp.web.backend.team import Invalid
 from webapp.web.text import stream_title
 
 log = logging.getLogger(__name__)

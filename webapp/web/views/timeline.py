@@ -14,9 +14,9 @@ from webapp.core.jsvalue import truthy
 from webapp.core.rules import RULES
 from webapp.core.trace import Step, Trace, value_as_of
 from webapp.storage import StreamInfo
+from webapp.web.backend.runs import Run
+from webapp.web.backend.service import TraceView
 from webapp.web.query import Links
-from webapp.web.runs import Run
-from webapp.web.service import TraceView
 from webapp.web.text import clipped_head, literal, stream_title, tally
 
 

@@ -11,12 +11,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from webapp.examples import EXAMPLES
-from webapp.web import pages, teach, views
 from webapp.web.appstate import templates_of
-from webapp.web.example_source import example_id
+from webapp.web.backend.example_source import example_id
 from webapp.web.htmx import wants_partial
+from webapp.web.routes import pages, teach
 from webapp.web.templating import render
 from webapp.web.text import stream_title
+from webapp.web.views import timeline as views
 
 router = APIRouter(include_in_schema=False)
 

@@ -23,7 +23,7 @@ from webapp.lenses import Lens, Matrix, clients_view
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
 from webapp.lenses.runner import TIMEOUT
 from webapp.web.appstate import service_of, templates_of
-from webapp.web.example_source import example_id
+from webapp.web.backend.example_source import example_id
 from webapp.web.htmx import wants_partial
 from webapp.web.query import DEFAULTS, Links
 from webapp.web.templating import render
@@ -32,8 +32,8 @@ from webapp.web.text import stream_title
 log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(tags=["streams"], include_in_schema=False)
-"""Included by `webapp.web.api` under its `/api` prefix; kept out of /openapi.json for now (the
-API tests pin the documented routes; adding it there is a change of theirs to make)."""
+"""Included by `webapp.web.routes.api` under its `/api` prefix; kept out of /openapi.json for now
+(the API tests pin the documented routes; adding it there is a change of theirs to make)."""
 KEPT = 64
 """Streams whose client results are kept in memory."""
 

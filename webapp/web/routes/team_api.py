@@ -11,12 +11,10 @@ from starlette.concurrency import run_in_threadpool
 
 from webapp.storage import StreamInfo
 from webapp.storage.team import Notes
-from webapp.web.api import CliJSONResponse, Problem, json_response
 from webapp.web.appstate import service_of
-from webapp.web.ingest import BadInput, TooLarge, read_body
-from webapp.web.library import shelf
-from webapp.web.service import NotFound
-from webapp.web.team import (
+from webapp.web.backend.ingest import BadInput, TooLarge, read_body
+from webapp.web.backend.service import NotFound
+from webapp.web.backend.team import (
     Invalid,
     bearer,
     clean_title,
@@ -27,6 +25,8 @@ from webapp.web.team import (
     notes_of,
     token_matches,
 )
+from webapp.web.routes.api import CliJSONResponse, Problem, json_response
+from webapp.web.routes.library import shelf
 
 MAX_BODY = 64 * 1024
 """A title or a note fits in far less."""

@@ -12,10 +12,10 @@ from webapp.core.jsoncheck import classify
 from webapp.core.jsvalue import is_number, truthy
 from webapp.core.rules import RULES
 from webapp.core.trace import Anomaly, Block, BlockState, Event, Fragment
-from webapp.web.arguments import LONG, LongText, partial_head
-from webapp.web.service import TraceView
+from webapp.web.backend.arguments import LONG, LongText, partial_head
+from webapp.web.backend.service import TraceView
 from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json
-from webapp.web.views import block_label, is_phantom
+from webapp.web.views.timeline import block_label, is_phantom
 
 _MEANINGS = {rule.name: rule.meaning for rule in RULES}
 CHUNK_LIMIT = 20_000

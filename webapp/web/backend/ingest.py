@@ -28,7 +28,7 @@ from webapp.core import words
 from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReadResult
 from webapp.core.redact import redact
-from webapp.web.masking import Masks, parse_redact
+from webapp.web.backend.masking import Masks, parse_redact
 from webapp.web.text import printable
 
 INPUT_FORMATS = ("auto", *FORMATS)

@@ -28,8 +28,8 @@ from webapp.core.anomalies import severity_of
 from webapp.core.jsvalue import truthy
 from webapp.core.options import Options
 from webapp.storage.team import Library, Notes, StoredNote
-from webapp.web.ingest import MAX_TITLE
-from webapp.web.service import NotFound, Service, Unreadable
+from webapp.web.backend.ingest import MAX_TITLE
+from webapp.web.backend.service import NotFound, Service, Unreadable
 from webapp.web.text import printable
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ from webapp.core.records import Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Step, Trace
 from webapp.triage.compare import AlignedStep, Comparison
-from webapp.web.compare_step import InputFragment, fragment_inputs
 from webapp.web.query import PATHS, Links
 from webapp.web.text import Clipped, clipped, tally
-from webapp.web.views import Badge, badges, block_label, is_phantom
+from webapp.web.views.compare_step import InputFragment, fragment_inputs
+from webapp.web.views.timeline import Badge, badges, block_label, is_phantom
 
 BLOCK_TEXT_LIMIT = 300
 

@@ -14,9 +14,8 @@ from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.records import ReaderError
 from webapp.storage import StreamInfo
-from webapp.web import clients
 from webapp.web.appstate import service_of, settings_of
-from webapp.web.ingest import (
+from webapp.web.backend.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
     BadInput,
@@ -31,9 +30,10 @@ from webapp.web.ingest import (
     read_body,
     read_form,
 )
-from webapp.web.masking import parse_redact
+from webapp.web.backend.masking import parse_redact
+from webapp.web.backend.team import new_token, token_hash
 from webapp.web.query import Links, parse_har_entry, parse_options
-from webapp.web.team import new_token, token_hash
+from webapp.web.routes import clients
 
 
 class StreamCreated(BaseModel):

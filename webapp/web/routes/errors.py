@@ -10,12 +10,12 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
-from webapp.web.api import json_response
 from webapp.web.appstate import templates_of
+from webapp.web.backend.inflight import Busy
+from webapp.web.backend.service import NotFound, Unreadable
 from webapp.web.htmx import wants_partial
-from webapp.web.inflight import Busy
 from webapp.web.query import BadQuery
-from webapp.web.service import NotFound, Unreadable
+from webapp.web.routes.api import json_response
 from webapp.web.templating import render
 
 log = logging.getLogger(__name__)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from webapp.core.anomalies import Severity
 from webapp.core.trace import Anomaly, Trace
 from webapp.core.words import count, number
-from webapp.web.anomaly_groups import Group
+from webapp.web.backend.anomaly_groups import Group
 from webapp.web.query import Links
 from webapp.web.text import clipped_head
-from webapp.web.views import block_label
+from webapp.web.views.timeline import block_label
 
 PREVIEW = 5
 """Instances shown under each code in the unfiltered list."""

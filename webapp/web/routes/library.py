@@ -15,9 +15,9 @@ from starlette.requests import Request
 
 from webapp.settings import Settings
 from webapp.storage.team import Library, Listed
+from webapp.web.backend.service import Service
+from webapp.web.backend.team import clean_line, filled_stats, owned
 from webapp.web.query import parse_int
-from webapp.web.service import Service
-from webapp.web.team import clean_line, filled_stats, owned
 
 PER_PAGE = 20
 MAX_SEARCH = 200

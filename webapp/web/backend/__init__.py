@@ -1,0 +1,1 @@
+"""The web backend: the service, its caches and memory gates, intake and background jobs."""

@@ -1,0 +1,1 @@
+"""The web routes: the pages, the JSON API and the htmx partials."""

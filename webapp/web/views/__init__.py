@@ -1,0 +1,1 @@
+"""The web view models: what each page and partial shows, built from the backend's trace views."""
