@@ -1,1 +1,1 @@
-"""Tests of the assembler core: rules, trace, golden corpus, properties, purity."""
+"""Tests of the assembler core: rules, trace, golden corpus, properties, the layers."""

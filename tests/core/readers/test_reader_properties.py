@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.readers.stream_writers import (
+from tests.core.readers.stream_writers import (
     Expected,
     HarStyle,
     SseStyle,

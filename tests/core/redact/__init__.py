@@ -1,0 +1,1 @@
+"""Tests of secret removal (webapp/core/redact/)."""

@@ -1,0 +1,249 @@
+"""The layers of `webapp/` are folders, and each imports only itself and the layers below it.
+
+Bottom to top: the base (`webapp/__init__.py`, `settings.py`, `tuning.py`), `core/`, `examples/`,
+`lenses/`, `triage/`, `storage/`, `web/`, `cli/`. Inside `web/`: the shared `web/*.py` helpers
+and `backend/` at the bottom (they may use each other), then `views/`, then `routes/`, then
+`web/app.py`, the factory, which may import anything in the web. Every import counts: those
+inside functions and under `if TYPE_CHECKING:` too. The core is also imported in a fresh
+interpreter, which must load neither the web stack nor the storage (house style 1 and 6).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Collection, Iterator, Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "webapp"
+LAYERS = ("base", "core", "examples", "lenses", "triage", "storage", "web", "cli")
+"""Bottom to top; `base` is the modules directly in `webapp/`."""
+BASE = ("webapp", "webapp.settings", "webapp.tuning")
+WEB_LEVELS = {"backend": 0, "views": 1, "routes": 2, "app": 3}
+"""Inside `web/`, bottom to top; any other `web/*.py` (the shared helpers) is at level 0."""
+MOST_IN_A_FOLDER = 20
+MOST_AT_THE_TOP = 12
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name)."""
+    found: dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if "node_modules" in parts:
+            continue
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def rank(name: str) -> tuple[int, int]:
+    """(layer, level inside the web) of a module; LookupError for a module in no layer."""
+    parts = name.split(".")
+    if name in BASE:
+        return (0, 0)
+    if len(parts) < 2 or parts[1] not in LAYERS[1:]:
+        raise LookupError(f"{name} is in no layer: {', '.join(LAYERS)}")
+    layer = LAYERS.index(parts[1])
+    if parts[1] != "web" or len(parts) == 2:
+        return (layer, 0)
+    return (layer, WEB_LEVELS.get(parts[2], 0))
+
+
+def layer_name(name: str) -> str:
+    """`core`, `web/views`, `web/ (shared)`, ...: the module's layer, for the messages."""
+    layer = LAYERS[rank(name)[0]]
+    if layer != "web" or len(name.split(".")) == 2:
+        return layer
+    part = name.split(".")[2]
+    return f"web/{part}" if part in WEB_LEVELS else "web/ (shared)"
+
+
+def imports(
+    name: str, source: str, known: set[str], packages: set[str]
+) -> Iterator[tuple[int, str]]:
+    """(line, module) for every webapp module the source imports, anywhere in it. `from M
+    import x` imports `M.x` when that is a module, else `M`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                here = name.split(".") if name in packages else name.split(".")[:-1]
+                base = here[: len(here) - node.level + 1]
+                module = ".".join([*base, module] if module else base)
+            for alias in node.names:
+                full = f"{module}.{alias.name}"
+                yield node.lineno, full if full in known else module
+
+
+def violations(sources: Mapping[str, str], packages: Collection[str] = ()) -> list[str]:
+    """Each import of a module from a higher layer (or of an unknown webapp module)."""
+    known = set(sources)
+    found: list[str] = []
+    for name, source in sources.items():
+        for line, target in imports(name, source, known, set(packages)):
+            if target != "webapp" and not target.startswith("webapp."):
+                continue
+            if target not in known:
+                found.append(f"{name}:{line} imports {target}, which does not exist")
+            elif rank(target) > rank(name):
+                found.append(
+                    f"{name}:{line} ({layer_name(name)}) imports {target} ({layer_name(target)})"
+                )
+    return found
+
+
+def real_sources() -> tuple[dict[str, str], set[str]]:
+    files = module_files()
+    packages = {name for name, path in files.items() if path.name == "__init__.py"}
+    return {name: path.read_text(encoding="utf-8") for name, path in files.items()}, packages
+
+
+def test_every_module_is_in_a_layer() -> None:
+    misplaced = []
+    for name in module_files():
+        try:
+            rank(name)
+        except LookupError as error:
+            misplaced.append(str(error))
+    assert misplaced == []
+
+
+def test_each_layer_imports_only_itself_and_those_below() -> None:
+    sources, packages = real_sources()
+    assert len(sources) > 100, "the package was found"
+    assert violations(sources, packages) == []
+
+
+def test_the_check_sees_an_upward_import_added_to_the_package() -> None:
+    """The real package with one upward import more, inside a function: exactly that one."""
+    sources, packages = real_sources()
+    sources["webapp.core.assembler"] += (
+        "\n\ndef _upward() -> None:\n    from webapp.web.app import create_app  # noqa\n"
+    )
+    lines = len(sources["webapp.core.assembler"].splitlines())
+    assert violations(sources, packages) == [
+        f"webapp.core.assembler:{lines} (core) imports webapp.web.app (web/app)"
+    ]
+
+
+def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
+    sources = {
+        "webapp": "",
+        "webapp.settings": "",
+        "webapp.core": "",
+        "webapp.core.trace": "from webapp import settings\n",
+        "webapp.storage": "import webapp.core.trace\n",
+        "webapp.web": "",
+        "webapp.web.text": "from webapp.web import backend\n",
+        "webapp.web.backend": "",
+        "webapp.web.backend.service": "from webapp.web.text import printable\n",
+        "webapp.web.backend.jobs": "from webapp.web import views\n",
+        "webapp.web.views": "",
+        "webapp.web.views.timeline": "from webapp.web.backend import service\n",
+        "webapp.web.views.panels": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from webapp.web.routes.pages import page\n"
+        ),
+        "webapp.web.routes": "",
+        "webapp.web.routes.pages": "from . import api\nfrom ..views import timeline\n",
+        "webapp.web.routes.api": "import webapp.web.app as factory\n",
+        "webapp.web.app": "from webapp.web.routes import pages\nfrom webapp.cli import main\n",
+        "webapp.cli": "from webapp.web.app import create_app\nfrom webapp.nowhere import x\n",
+        "webapp.examples": "from webapp.triage.report import report\n",
+        "webapp.triage": "",
+        "webapp.triage.report": "",
+    }
+    packages = {"webapp.web.routes", "webapp.web.views", "webapp.web.backend", "webapp.web"}
+    assert violations(sources, packages) == [
+        "webapp.web.backend.jobs:1 (web/backend) imports webapp.web.views (web/views)",
+        "webapp.web.views.panels:3 (web/views) imports webapp.web.routes.pages (web/routes)",
+        "webapp.web.routes.api:1 (web/routes) imports webapp.web.app (web/app)",
+        "webapp.web.app:2 (web/app) imports webapp.cli (cli)",
+        "webapp.cli:2 imports webapp.nowhere, which does not exist",
+        "webapp.examples:1 (examples) imports webapp.triage.report (triage)",
+    ]
+
+
+def _modules_in(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.glob("*.py"))
+
+
+def test_no_folder_holds_more_than_20_modules() -> None:
+    folders = {path.parent for path in module_files().values()}
+    crowded = {
+        str(folder.relative_to(ROOT)): len(_modules_in(folder))
+        for folder in folders
+        if len(_modules_in(folder)) > MOST_IN_A_FOLDER
+    }
+    assert len(folders) >= 10
+    assert crowded == {}
+
+
+def test_at_most_12_modules_sit_directly_in_the_package() -> None:
+    assert 1 <= len(_modules_in(PACKAGE)) <= MOST_AT_THE_TOP, _modules_in(PACKAGE)
+
+
+# -- The core in a fresh interpreter ------------------------------------------------------------
+
+WEB = ["fastapi", "starlette", "jinja2"]
+STORAGE = ["sqlite3", "psycopg", "psycopg_pool"]
+
+PROGRAM = """
+import importlib, json, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {tops!r}
+                        or m.startswith("webapp."))))
+"""
+
+
+def _present(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+def _loaded(tops: list[str], modules: list[str]) -> list[str]:
+    """The modules (of TOPS, and of webapp) loaded by importing MODULES in a new interpreter."""
+    result = subprocess.run(
+        [sys.executable, "-c", PROGRAM.format(tops=set(tops)), *modules],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded: list[str] = json.loads(result.stdout)
+    return loaded
+
+
+def test_the_core_imports_no_web_code_and_no_storage() -> None:
+    core = [name for name in module_files() if name.startswith("webapp.core")]
+    assert {"webapp.core.assembler", "webapp.core.readers", "webapp.core.redact"} <= set(core)
+    for name in WEB + STORAGE[:1]:
+        assert _present(name), f"{name} is installed, so importing it by accident would show"
+    loaded = _loaded(WEB + STORAGE, core)
+    outside = [name for name in loaded if rank(name)[0] > LAYERS.index("core")]
+    assert [name for name in loaded if not name.startswith("webapp")] == []
+    assert outside == []
+
+
+def test_triage_imports_no_web_code() -> None:
+    triage = [name for name in module_files() if name.startswith("webapp.triage")]
+    assert {"webapp.triage.minimise", "webapp.triage.report"} <= set(triage)
+    loaded = _loaded(WEB + STORAGE, [*triage, "webapp.core.readers.writer"])
+    assert [name for name in loaded if not name.startswith("webapp")] == []
+    assert [name for name in loaded if rank(name)[0] > LAYERS.index("triage")] == []
+
+
+def test_the_check_would_see_a_web_import() -> None:
+    """The same program does report web modules (and storage) when they are imported."""
+    assert "jinja2" in _loaded(WEB, ["jinja2"])
+    assert "webapp.storage" in _loaded(WEB + STORAGE, ["webapp.storage"])
