@@ -146,7 +146,7 @@ def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
         "webapp.web.text": "from webapp.web import backend\n",
         "webapp.web.backend": "",
         "webapp.web.backend.service": "from webapp.web.text import printable\n",
-        "webapp.web.backend.jobs": "from webapp.web import views\n",
+        "webapp.web.backend.jobs": "from webapp.web import routes\n",
         "webapp.web.views": "",
         "webapp.web.views.timeline": "from webapp.web.backend import service\n",
         "webapp.web.views.panels": (
@@ -164,7 +164,7 @@ def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
     }
     packages = {"webapp.web.routes", "webapp.web.views", "webapp.web.backend", "webapp.web"}
     assert violations(sources, packages) == [
-        "webapp.web.backend.jobs:1 (web/backend) imports webapp.web.views (web/views)",
+        "webapp.web.backend.jobs:1 (web/backend) imports webapp.web.routes (web/routes)",
         "webapp.web.views.panels:3 (web/views) imports webapp.web.routes.pages (web/routes)",
         "webapp.web.routes.api:1 (web/routes) imports webapp.web.app (web/app)",
         "webapp.web.app:2 (web/app) imports webapp.cli (cli)",
