@@ -23,7 +23,7 @@ from webapp.core.records import Record
 from webapp.core.rules import POLICIES
 from webapp.storage.jobs import Job, Jobs
 from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimize
-from webapp.triage.predicates import Until, final_calls, parse_until
+from webapp.triage.predicates import Until, parse_until, traces_differ
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.ingest import Prepared
 from webapp.web.backend.service import Service
@@ -117,18 +117,11 @@ def _holds(service: Service, stream_id: str, until_text: str, options: Options) 
 
 
 def policies_differ(service: Service, stream_id: str) -> bool:
-    """exact-key and adr-0019 disagree on a fragment or on the final calls.
-
-    From the two cached (or stored) trace views, not a comparison: the same verdicts for every
-    fragment (rule and block) make the same steps, so comparing those columns is enough.
-    """
+    """exact-key and adr-0019 disagree on the stream (`webapp.triage.predicates.traces_differ`),
+    judged from the two cached (or stored) trace views, not from a comparison."""
     left = service.view(stream_id, Options(policy="exact-key")).trace
     right = service.view(stream_id, Options(policy="adr-0019")).trace
-    return (
-        left.columns.fragment_rule != right.columns.fragment_rule
-        or left.columns.fragment_block != right.columns.fragment_block
-        or final_calls(left) != final_calls(right)
-    )
+    return traces_differ(left, right)
 
 
 class Minimiser:

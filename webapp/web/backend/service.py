@@ -40,15 +40,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TypeVar
+from typing import TypeGuard, TypeVar
 
 from webapp.core.assembler import assemble
-from webapp.core.columns import NONE, STEP_KINDS
 from webapp.core.options import Options
 from webapp.core.readers import decode, read
 from webapp.core.readers.sse import read_sse
 from webapp.core.records import Payloads, ReaderError, ReadResult, Record
-from webapp.core.rules import RULE_NAMES, Policy
+from webapp.core.rules import Policy
 from webapp.core.trace import Anomaly, Block, Trace
 from webapp.settings import Settings
 from webapp.storage import Storage, StreamInfo, open_storage
@@ -167,14 +166,16 @@ class TraceView:
     ) -> TraceView:
         """The view with its indexes: computed from the columns, or taken from `made`."""
         view = cls(source, options, trace)
-        view.fragments = len(trace.columns.fragment_rule)
+        view.fragments = trace.fragments_in(0, len(trace.steps))
         view.anomalies_by_step = trace.anomalies_by_step()
         view.anomaly_steps = sorted(view.anomalies_by_step)
         view.open_steps = [block.opened_step for block in trace.blocks]
         view.others = [block for block in trace.content if block.kind != "toolCall"]
         view.anomaly_groups = groups(trace)
         if made is None:
-            view.rule_steps = steps_by_rule(trace)
+            view.rule_steps = {
+                rule: array("q", steps) for rule, steps in trace.steps_by_rule().items()
+            }
             view.buckets = buckets(trace, view.anomalies_by_step)
             view.runs = find_runs(trace, view.anomaly_steps)
         else:
@@ -205,7 +206,7 @@ class TraceView:
     @property
     def weight(self) -> int:
         """An estimate of the trace's size in memory, in bytes."""
-        steps, blocks = len(self.trace.columns), len(self.trace.blocks)
+        steps, blocks = len(self.trace.steps), len(self.trace.blocks)
         return (
             VIEW_BASE
             + TRACE_PER_STEP * steps
@@ -260,26 +261,14 @@ def _before(steps: list[int] | array[int], step: int) -> int | None:
     return steps[at - 1] if at > 0 else None
 
 
-def steps_by_rule(trace: Trace) -> dict[str, array[int]]:
-    """For each rule, the steps with a fragment it resolved, in order (from the columns)."""
-    columns = trace.columns
-    found = [array("q") for _ in RULE_NAMES]
-    rules, step_fragment = columns.fragment_rule, columns.step_fragment
-    total, rows = len(columns), len(columns.fragment_rule)
-    for step in range(total):
-        start = step_fragment[step]
-        stop = step_fragment[step + 1] if step + 1 < total else rows
-        if stop - start == 1:
-            found[rules[start]].append(step)
-        elif stop > start:
-            for code in set(rules[start:stop]):
-                found[code].append(step)
-    return dict(zip(RULE_NAMES, found, strict=True))
-
-
 def _sliceable(found: ReadResult) -> bool:
     """Whether each record can be read again from its own lines: plain SSE, nothing mapped."""
     return found.format == "sse" and not {"container", "mapped_from"} & found.meta.keys()
+
+
+def _a_line(line: object) -> TypeGuard[int]:
+    """Whether a step's line is one an SSE reader gives (a line number, not None or odd)."""
+    return type(line) is int and line >= 0
 
 
 def _from_lines(lines: RawLines, line: int, stop: int | None, kind: str) -> Record | None:
@@ -538,17 +527,16 @@ class Service:
     ) -> Callable[[int], Record | None]:
         """How the view gets a step's record: from the step's own lines of the raw bytes when
         the format allows, else from a whole reading (on demand)."""
-        columns = trace.columns
         sliceable = _sliceable(source.found)
 
         def recall(step: int) -> Record | None:
             if sliceable:
-                line = columns.step_line[step]
-                after = columns.step_line[step + 1] if step + 1 < source.records else None
-                if line != NONE and after != NONE:
-                    kind = STEP_KINDS[columns.step_kind[step]]
+                line = trace.line_of(step)
+                last = step + 1 >= source.records
+                after = None if last else trace.line_of(step + 1)
+                if _a_line(line) and (last or _a_line(after)):
                     lines = self._lines_through(stream_id, after)
-                    found = _from_lines(lines, line, after, kind)
+                    found = _from_lines(lines, line, after, trace.kind_of(step))
                     if found is not None:
                         return found
             records = self.reading(stream_id, har_entry).result.records
