@@ -18,7 +18,6 @@ from typing import Any
 
 from webapp.core.options import Options
 from webapp.core.readers import read
-from webapp.core.readers.writer import to_sse
 from webapp.core.records import Record
 from webapp.core.rules import POLICIES
 from webapp.storage.jobs import Job, Jobs
@@ -28,7 +27,7 @@ from webapp.web.backend.example_source import example_of
 from webapp.web.backend.ingest import Prepared
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Invalid
-from webapp.web.text import stream_title
+from webapp.web.text import as_sse, stream_title
 
 log = logging.getLogger(__name__)
 WRITE_EVERY = 0.5
@@ -53,12 +52,6 @@ def _thread(work: Callable[[], None]) -> None:
 def chunks_in(records: Sequence[Record]) -> int:
     """How many of the records are chunks."""
     return sum(1 for record in records if record.kind == "chunk")
-
-
-def as_sse(records: Sequence[Record]) -> str:
-    """The records as SSE ending with `data: [DONE]` (as `streamviz minimize` prints them)."""
-    text = to_sse(records)
-    return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,11 +310,6 @@ class JobView:
     def cancel_url(self) -> str:
         """Where Cancel posts."""
         return f"{self.url}/cancel"
-
-    @property
-    def api_url(self) -> str:
-        """The job as JSON."""
-        return f"/api/jobs/{self.job.id}"
 
     @property
     def result_url(self) -> str:

@@ -27,6 +27,7 @@ from webapp.web.backend.ingest import TooLarge, prepare
 from webapp.web.query import Links, options_query, parse_har_entry, play_url
 from webapp.web.routes import pages
 from webapp.web.templating import render
+from webapp.web.text import as_sse
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.playground import (
     KEYS,
@@ -38,7 +39,7 @@ from webapp.web.views.playground import (
     encode,
     from_form,
     from_records,
-    to_sse,
+    to_records,
 )
 from webapp.web.views.record import rendered_record
 from webapp.web.views.stories import tour
@@ -130,7 +131,7 @@ def record_page(request: Request) -> Response:
 
 def _play_result(chunks: tuple[Chunk, ...]) -> dict[str, Any]:
     """Both policies run on the state: the compare page's model of it, every row."""
-    result = read(to_sse(chunks), "sse")
+    result = read(as_sse(to_records(chunks)), "sse")
     comparison = compare(result.records, Options())
     links = Links("playground", Options())
     page = compare_page(comparison, links, only=False, start=0, size=len(chunks) + 4)
@@ -216,7 +217,7 @@ async def play_save(request: Request) -> Response:
     settings: Settings = settings_of(request)
     try:
         chunks = _play_form(form)
-        raw = to_sse(chunks).encode("utf-8", "surrogatepass")
+        raw = as_sse(to_records(chunks)).encode("utf-8", "surrogatepass")
         prepared = await run_in_threadpool(prepare, raw, "sse", settings.max_bytes)
     except BadPlay as error:
         return _refused(request, error)

@@ -21,7 +21,6 @@ from starlette.datastructures import FormData
 from webapp.core.assembler import assemble
 from webapp.core.jsoncheck import dumps
 from webapp.core.readers import read
-from webapp.core.readers.writer import to_sse
 from webapp.core.records import ReaderError, Record
 from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES, Policy
@@ -35,9 +34,9 @@ from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
-    clean_title,
     forget,
     last_step,
+    new_title,
     note_input,
     note_of,
     note_url,
@@ -50,6 +49,7 @@ from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
 from webapp.web.routes.clients import jobs
 from webapp.web.routes.library import shelf
 from webapp.web.templating import render as render_page
+from webapp.web.text import as_sse
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
@@ -177,7 +177,7 @@ async def rename(request: Request, stream_id: str) -> Response:
     info = await run_in_threadpool(service.info, stream_id)
     try:
         form = await _form(request)
-        title = clean_title(form_text(form, "title"))
+        title = new_title(form_text(form, "title"))
     except Invalid as error:
         return _error(request, 422, "That title cannot be stored", str(error))
     step = parse_int(form_text(form, "step"), "step", 0)
@@ -322,10 +322,7 @@ FIXTURE_README = (
 def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> bytes:
     """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies, README.md;
     `records` are the stream's, read on demand (a trace view keeps none)."""
-    text = to_sse(records)
-    if not records or records[-1].kind != "done":
-        text += "data: [DONE]\n\n"
-    text, _ = scrub(text)
+    text, _ = scrub(as_sse(records))
     try:
         replay = read(text, "sse")
     except ReaderError as error:
