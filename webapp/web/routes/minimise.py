@@ -32,8 +32,8 @@ from webapp.web.backend.minimise import (
     minimiser,
     policies_differ,
 )
-from webapp.web.backend.service import TraceView
 from webapp.web.backend.team import Invalid, hand_over, new_token, owned, remember, token_hash
+from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
 from webapp.web.query import Links
 from webapp.web.routes.api import Problem, json_response

@@ -40,8 +40,8 @@ from webapp.web.backend.ingest import (
     read_form,
 )
 from webapp.web.backend.overview import strip
-from webapp.web.backend.service import TraceView
 from webapp.web.backend.team import new_token, remember, token_hash
+from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
 from webapp.web.query import (
     COMPARED,

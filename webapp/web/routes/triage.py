@@ -29,7 +29,7 @@ from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, render, verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
-from webapp.web.backend.service import TraceView, Unreadable
+from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
@@ -44,6 +44,7 @@ from webapp.web.backend.team import (
     owned,
     token_matches,
 )
+from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
 from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
 from webapp.web.routes.clients import jobs

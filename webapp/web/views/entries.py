@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webapp.web.backend.service import TraceView
+from webapp.web.backend.traceview import TraceView
 from webapp.web.query import Links
 
 

@@ -15,7 +15,7 @@ from webapp.core.rules import RULES
 from webapp.core.trace import Step, Trace, value_as_of
 from webapp.storage import StreamInfo
 from webapp.web.backend.runs import Run
-from webapp.web.backend.service import TraceView
+from webapp.web.backend.traceview import TraceView
 from webapp.web.query import Links
 from webapp.web.text import clipped_head, literal, stream_title, tally
 
