@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Anomaly, Trace
 from webapp.core.words import count, number
-from webapp.web.query import Links
+from webapp.web.links import Links
 
 MAX_COLUMNS = 300
 """The most columns the strip draws; a longer stream's steps are bucketed."""

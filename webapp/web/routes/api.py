@@ -32,7 +32,8 @@ from webapp.web.backend.ingest import (
 )
 from webapp.web.backend.masking import parse_redact
 from webapp.web.backend.team import new_token, token_hash
-from webapp.web.query import Links, parse_har_entry, parse_options
+from webapp.web.links import Links
+from webapp.web.query import parse_har_entry, parse_options
 from webapp.web.routes import clients
 
 

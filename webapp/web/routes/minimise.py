@@ -35,7 +35,7 @@ from webapp.web.backend.minimise import (
 from webapp.web.backend.team import Invalid, hand_over, new_token, owned, remember, token_hash
 from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
-from webapp.web.query import Links
+from webapp.web.links import Links
 from webapp.web.routes.api import Problem, json_response
 from webapp.web.routes.errors import error_response
 from webapp.web.routes.team_api import _body, _problem

@@ -46,7 +46,8 @@ from webapp.web.backend.team import (
 )
 from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
-from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
+from webapp.web.links import Links
+from webapp.web.query import parse_har_entry, parse_int, parse_options
 from webapp.web.routes.clients import jobs
 from webapp.web.routes.library import shelf
 from webapp.web.templating import render as render_page

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from webapp.examples import EXAMPLES, TOUR, Example
-from webapp.web.query import Links
+from webapp.web.links import Links
 
 
 @dataclass(frozen=True, slots=True)

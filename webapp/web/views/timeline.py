@@ -16,7 +16,7 @@ from webapp.core.trace import Step, Trace, value_as_of
 from webapp.storage import StreamInfo
 from webapp.web.backend.runs import Run
 from webapp.web.backend.traceview import TraceView
-from webapp.web.query import Links
+from webapp.web.links import Links
 from webapp.web.text import clipped_head, literal, stream_title, tally
 
 
