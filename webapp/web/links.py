@@ -207,7 +207,7 @@ class Links:
         url = f"{self.stored}?{urlencode({'step': step})}"
         return url if note is None else f"{url}#note-{note}"
 
-    def opened_under(self, policy: Policy) -> str:
+    def opened_under(self, policy: str) -> str:
         """The page as it opens, under `policy`."""
         return f"{self.stored}?{urlencode({'policy': policy})}"
 
@@ -270,6 +270,10 @@ class Links:
     def job_cancel(self, job_id: str) -> str:
         """Where a minimise job's Cancel posts."""
         return f"{self.job(job_id)}/cancel"
+
+    def at(self, public_url: str) -> str:
+        """The stream's address on the server whose users reach it at `public_url`."""
+        return public_url.rstrip("/") + self.stored
 
     @property
     def playground(self) -> str:

@@ -27,6 +27,8 @@ from webapp.web.backend.example_source import example_of
 from webapp.web.backend.ingest import Prepared
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Invalid
+from webapp.web.links import Links
+from webapp.web.query import DEFAULTS
 from webapp.web.text import as_sse, stream_title
 
 log = logging.getLogger(__name__)
@@ -299,22 +301,22 @@ class JobView:
     @property
     def url(self) -> str:
         """The fragment's own URL (polled while running)."""
-        return f"/s/{self.job.stream_id}/minimise/{self.job.id}"
+        return Links(self.job.stream_id, DEFAULTS).job(self.job.id)
 
     @property
     def stream_url(self) -> str:
         """The original stream's page."""
-        return f"/s/{self.job.stream_id}"
+        return Links(self.job.stream_id, DEFAULTS).base
 
     @property
     def cancel_url(self) -> str:
         """Where Cancel posts."""
-        return f"{self.url}/cancel"
+        return Links(self.job.stream_id, DEFAULTS).job_cancel(self.job.id)
 
     @property
     def result_url(self) -> str:
         """The minimised stream's page, under the policy the property was kept under."""
-        return f"/s/{self.job.result}?policy={self.job.policy}"
+        return Links(self.job.result, DEFAULTS).opened_under(self.job.policy)
 
     @property
     def what(self) -> str:

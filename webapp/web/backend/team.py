@@ -30,6 +30,8 @@ from webapp.core.options import Options
 from webapp.storage.team import Library, Notes, StoredNote
 from webapp.web.backend.ingest import MAX_TITLE
 from webapp.web.backend.service import NotFound, Service, Unreadable
+from webapp.web.links import Links
+from webapp.web.query import DEFAULTS
 from webapp.web.text import one_line, printable
 
 log = logging.getLogger(__name__)
@@ -205,7 +207,7 @@ def note_input(body: Mapping[str, Any], last: int, base: StoredNote | None = Non
 
 def note_url(stream_id: str, note: StoredNote) -> str:
     """A note's own link: its step's page, scrolled to the note."""
-    return f"/s/{stream_id}?step={note.step}#note-{note.id}"
+    return Links(stream_id, DEFAULTS).plain_step(note.step, note.id)
 
 
 def note_json(note: StoredNote) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from webapp.web.backend.minimise import (
 from webapp.web.backend.team import Invalid, hand_over, new_token, owned, remember, token_hash
 from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
-from webapp.web.links import Links
+from webapp.web.links import Links, job_api
 from webapp.web.routes.api import Problem, json_response
 from webapp.web.routes.errors import error_response
 from webapp.web.routes.team_api import _body, _problem
@@ -97,7 +97,7 @@ def control(request: Request, view: TraceView, links: Links) -> Control | None:
         groups.append(Group("the policies' difference", (differs,)))
     running = _minimiser(request).jobs.running_for(stream_id)
     return Control(
-        action=f"/s/{stream_id}/minimise",
+        action=links.minimise,
         groups=tuple(groups),
         budget=settings_of(request).minimise_seconds,
         job=JobView(running) if running is not None else None,
@@ -272,7 +272,7 @@ async def start_from_api(request: Request, stream_id: str) -> Response:
     if new:  # the token that will delete the result (a job already running has its own)
         answer["delete_token"] = token
     response = json_response(answer, 202)
-    response.headers["Location"] = f"/api/jobs/{job.id}"
+    response.headers["Location"] = job_api(job.id)
     return response
 
 

@@ -20,7 +20,7 @@ from webapp.settings import Settings
 from webapp.triage.compare import compare
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.ingest import TooLarge, prepare
-from webapp.web.links import Links, play_url
+from webapp.web.links import PLAY_API, Links, play_url
 from webapp.web.query import parse_har_entry
 from webapp.web.templating import render
 from webapp.web.text import as_sse
@@ -85,6 +85,7 @@ def _refused(request: Request, error: Exception, status: int = 400) -> Response:
 def _render_play(request: Request, context: dict[str, Any], status: int = 200) -> Response:
     context.setdefault("message", None)
     context.setdefault("keys", KEYS)
+    context.setdefault("run_url", PLAY_API)
     return render(templates_of(request), request, "play.html", context, status)
 
 
