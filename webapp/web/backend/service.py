@@ -3,11 +3,12 @@
 Reading a 100,000-chunk stream and assembling it take about a second each, so a trace is
 cached per (stream, canonical options), in one LRU bounded in bytes (`Settings.cache_bytes`;
 each value's size is estimated from its trace's step and fragment counts or its bytes'
-length). A cached stream is its raw bytes (`RawLines`, fetched once) and its trace's columns:
-never its parsed records. A step's record, for the detail panel, is read again from its own
-lines of the raw bytes (SSE); other formats, and pages that need every record (the clients'
-views, the playground's copy, the fixture), read them on demand (`reading`, kept under the
-budget with its honest weight). Concurrent misses for one key compute once, and at most
+length). A cached stream is its raw bytes (`RawLines`, fetched once) and its trace; its
+parsed records only as a reading (`reading`, kept under the budget with its honest weight):
+an upload's, for its first views, or one that a page needing every record made (the clients'
+views, the playground's copy, the fixture, the comparison). A step's record, for the detail
+panel, comes from a cached reading, else is read again from its own lines of the raw bytes
+(SSE), else from a reading made for it. Concurrent misses for one key compute once, and at most
 `HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, and the views being made
 (or rendered, outside the cache) share a byte budget of their own
 (`webapp.web.backend.inflight`), so that what is being computed stays bounded too.
@@ -168,8 +169,9 @@ class Service:
         delete_hash: str = "",
         parent: str = "",
     ) -> StreamInfo:
-        """Store a prepared stream; its reading is cached so that opening it reads nothing (the
-        first view assembles from it, then lets its records go)."""
+        """Store a prepared stream; its reading is cached (under the budget, like any other), so
+        that its first views read nothing: the page's assembly and step, the other policy's
+        view when the minimise form opens, the compare page."""
         info = self.storage.add(
             prepared.raw,
             title=title,
@@ -277,12 +279,9 @@ class Service:
         return TraceView.build(source, options, made.trace, made)
 
     def _assemble(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView:
-        """Read (or take the reading an upload left) and assemble; keep the view in the store."""
-        key = ("reading", info.id, har_entry)
-        kept = self.cache.peek(key)
-        # One reading for concurrent misses (cached under the byte bound), not one per request.
-        reading = kept if isinstance(kept, Reading) else self.reading(info.id, har_entry)
-        result = reading.result
+        """Read (or take the cached reading, an upload's say) and assemble; keep the view in the
+        store. One reading for concurrent misses (cached under the byte bound), not one each."""
+        result = self.reading(info.id, har_entry).result
         with self._heavy_for(info):
             try:
                 trace = assemble(result.records, options)
@@ -293,8 +292,6 @@ class Service:
             view = TraceView.build(source, options, trace)
         if example_of(info.id) is None and info.size >= STORE_FROM:
             self._keeper.soon(view)
-        if kept is not None:  # an upload's records: its trace is made, they go
-            self.cache.discard(lambda cached: cached == key)
         return view
 
     def settle(self) -> None:
@@ -315,11 +312,17 @@ class Service:
     def _recall(
         self, stream_id: str, har_entry: int | None, source: Source, trace: Trace
     ) -> Callable[[int], Record | None]:
-        """How the view gets a step's record: from the step's own lines of the raw bytes when
-        the format allows, else from a whole reading (on demand)."""
+        """How the view gets a step's record: from the reading when it is cached (an upload's,
+        for its first views), else from the step's own lines of the raw bytes when the format
+        allows, else from a whole reading (on demand)."""
         sliceable = by_lines(source.found)
+        key = ("reading", stream_id, har_entry)
 
         def recall(step: int) -> Record | None:
+            cached = self.cache.peek(key)
+            if isinstance(cached, Reading):
+                records = cached.result.records
+                return records[step] if step < len(records) else None
             if sliceable:
                 line = trace.line_of(step)
                 last = step + 1 >= source.records

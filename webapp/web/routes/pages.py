@@ -103,7 +103,7 @@ def stream_page(request: Request, shown: Shown) -> Response:
         paths=PATHS,
         overview=strip(view.buckets, len(view.trace.steps), links, step),
         entries=entries(view, links),
-        minimise=minimise_routes.control(request, view, links),
+        minimise=minimise_routes.section(request, view, links),
         **_anomalies(view, links, step),
     )
     return render(templates, request, "stream.html", context)
