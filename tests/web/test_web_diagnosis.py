@@ -22,7 +22,7 @@ from webapp.core.readers import read
 from webapp.settings import Settings
 from webapp.web.app import create_app
 from webapp.web.backend.overview import buckets
-from webapp.web.query import Links
+from webapp.web.links import Links
 from webapp.web.views.anomaly_list import PAGE, PREVIEW
 from webapp.web.views.panels import DETAIL_ANOMALIES
 

@@ -15,7 +15,7 @@ from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.web.app import create_app
 from webapp.web.backend.security import embed_csp
-from webapp.web.query import Links
+from webapp.web.links import Links
 
 ORIGINS = ("https://wiki.example.com", "https://slides.example.com")
 

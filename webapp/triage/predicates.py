@@ -8,15 +8,14 @@ typo is not taken for "the property does not hold".
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from webapp.core.anomalies import KINDS
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.records import Record
-from webapp.core.rules import RULE_NAMES
+from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.trace import Trace
-from webapp.triage.compare import compare
 
 Predicate = Callable[[Sequence[Record]], bool]
 
@@ -52,12 +51,19 @@ def policies_differ(options: Options) -> Predicate:
     """exact-key and adr-0019 disagree on some step, or end with different blocks."""
 
     def test(records: Sequence[Record]) -> bool:
-        comparison = compare(records, options)
-        if comparison.differing:
-            return True
-        return final_calls(comparison.left) != final_calls(comparison.right)
+        left, right = (assemble(records, replace(options, policy=name)) for name in COMPARED)
+        return traces_differ(left, right)
 
     return test
+
+
+COMPARED: tuple[Policy, Policy] = ("exact-key", "adr-0019")
+
+
+def traces_differ(left: Trace, right: Trace) -> bool:
+    """The same stream's traces under two policies disagree: on some fragment's rule or block
+    (which is where their steps would differ, `webapp.triage.compare`), or on the final calls."""
+    return not left.same_verdicts(right) or final_calls(left) != final_calls(right)
 
 
 def final_calls(trace: Trace) -> list[tuple[object, object, str]]:

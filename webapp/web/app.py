@@ -23,7 +23,8 @@ from webapp.web.backend.ingest import UploadSlots
 from webapp.web.backend.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Retention
-from webapp.web.routes import api, embed, errors, pages, teach, team_api, triage
+from webapp.web.links import EMBEDDED, EXAMPLE, STORED
+from webapp.web.routes import api, embed, errors, home, pages, teach, team_api, triage
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.templating import STATIC, make_templates, warm
@@ -97,9 +98,11 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(triage.router)
     app.include_router(minimise_routes.router)
     app.include_router(minimise_routes.api_router)
-    app.include_router(pages.router)
+    app.include_router(home.router)
+    for mount in (STORED, EXAMPLE):  # one router for a stream's pages, an example's too
+        app.include_router(pages.router, prefix=mount)
+        app.include_router(embed.router, prefix=EMBEDDED + mount)
     app.include_router(teach.router)
-    app.include_router(embed.router)
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs(request: Request) -> HTMLResponse:

@@ -13,7 +13,6 @@ redacted text in UTF-8.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
@@ -29,7 +28,7 @@ from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReadResult
 from webapp.core.redact import redact
 from webapp.web.backend.masking import Masks, parse_redact
-from webapp.web.text import printable
+from webapp.web.text import one_line
 
 INPUT_FORMATS = ("auto", *FORMATS)
 FORM_OVERHEAD = 64 * 1024
@@ -176,14 +175,10 @@ def encode_text(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
 def clean_title(title: str | None, fallback: str) -> str:
-    """A one-line title of at most `MAX_TITLE` characters, storable in either store (no lone
-    surrogates, no control characters: PostgreSQL's text holds no NUL)."""
-    text = " ".join(_CONTROL.sub(" ", printable(title or "")).split()) or fallback
-    return text[:MAX_TITLE]
+    """A stream's title as stored: one line (`webapp.web.text.one_line`; PostgreSQL's text
+    holds no NUL), `fallback` when empty, cut to `MAX_TITLE` characters."""
+    return (one_line(title or "") or fallback)[:MAX_TITLE]
 
 
 def prepare(raw: bytes, input_format: str, limit: int, masks: Masks | None = None) -> Prepared:

@@ -8,14 +8,13 @@ long the stream.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Anomaly, Trace
 from webapp.core.words import count, number
-from webapp.web.query import Links
+from webapp.web.links import Links
 
 MAX_COLUMNS = 300
 """The most columns the strip draws; a longer stream's steps are bucketed."""
@@ -41,23 +40,17 @@ class Bucket:
 def buckets(
     trace: Trace, by_step: Mapping[int, tuple[Anomaly, ...]], limit: int = MAX_COLUMNS
 ) -> tuple[Bucket, ...]:
-    """The trace's steps cut into at most `limit` equal buckets (one per step when they fit).
-
-    Counted from the columns: a bucket's fragments are one slice of the rule column.
-    """
-    columns = trace.columns
-    total = len(columns)
+    """The trace's steps cut into at most `limit` equal buckets (one per step when they fit);
+    a bucket's fragments per rule are `Trace.rules_in` its steps."""
+    total = len(trace.steps)
     width = min(total, max(1, limit))
-    step_fragment, rules = columns.step_fragment, columns.fragment_rule
     bounds = [column * total // width for column in range(width + 1)]
     flagged = sorted(step for step, found in by_step.items() if found and 0 <= step < total)
     found: list[Bucket] = []
     at = 0
     for column in range(width):
         first, end = bounds[column], bounds[column + 1]
-        start = step_fragment[first]
-        stop = step_fragment[end] if end < total else len(rules)
-        counts = Counter(rules[start:stop])
+        counts = trace.rules_in(first, end)
         errors = warnings = 0
         first_error = first_warning = None
         while at < len(flagged) and flagged[at] < end:
@@ -71,7 +64,7 @@ def buckets(
                     first_warning = step if first_warning is None else first_warning
             at += 1
         ranked = sorted(
-            ((RULE_NAMES[code], n) for code, n in counts.items()),
+            counts.items(),
             key=lambda item: (-item[1], _PLACE.get(item[0], 99)),
         )
         target = first_error if first_error is not None else first_warning

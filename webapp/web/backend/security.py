@@ -10,6 +10,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from webapp.web.htmx import VARY
+from webapp.web.links import EMBEDDED
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -18,7 +19,7 @@ CSP = (
 )
 
 
-EMBED_PREFIX = "/embed/"
+EMBED_PREFIX = EMBEDDED + "/"
 """The framable view's paths; every other page refuses to be framed."""
 
 

@@ -30,7 +30,9 @@ from webapp.core.options import Options
 from webapp.storage.team import Library, Notes, StoredNote
 from webapp.web.backend.ingest import MAX_TITLE
 from webapp.web.backend.service import NotFound, Service, Unreadable
-from webapp.web.text import printable
+from webapp.web.links import Links
+from webapp.web.query import DEFAULTS
+from webapp.web.text import one_line, printable
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +43,6 @@ MAX_NOTE = 4_000
 MAX_AUTHOR = 80
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Invalid(ValueError):
@@ -139,7 +140,7 @@ def clean_line(value: object, name: str, limit: int, *, required: bool) -> str:
         value = ""
     if not isinstance(value, str):
         raise Invalid(f"{name} must be a string")
-    text = " ".join(_LINE_CONTROL.sub(" ", printable(value)).split())
+    text = one_line(value)
     if required and not text:
         raise Invalid(f"{name} is empty")
     if len(text) > limit:
@@ -147,8 +148,9 @@ def clean_line(value: object, name: str, limit: int, *, required: bool) -> str:
     return text
 
 
-def clean_title(value: object) -> str:
-    """A new title: one line, 1 to `MAX_TITLE` characters."""
+def new_title(value: object) -> str:
+    """The title a rename sends: one line, 1 to `MAX_TITLE` characters, else Invalid (a stream
+    being stored takes `webapp.web.backend.ingest.clean_title`, which falls back and cuts)."""
     return clean_line(value, "title", MAX_TITLE, required=True)
 
 
@@ -205,7 +207,7 @@ def note_input(body: Mapping[str, Any], last: int, base: StoredNote | None = Non
 
 def note_url(stream_id: str, note: StoredNote) -> str:
     """A note's own link: its step's page, scrolled to the note."""
-    return f"/s/{stream_id}?step={note.step}#note-{note.id}"
+    return Links(stream_id, DEFAULTS).plain_step(note.step, note.id)
 
 
 def note_json(note: StoredNote) -> dict[str, Any]:

@@ -32,7 +32,8 @@ from webapp.web.backend.ingest import (
 )
 from webapp.web.backend.masking import parse_redact
 from webapp.web.backend.team import new_token, token_hash
-from webapp.web.query import Links, parse_har_entry, parse_options
+from webapp.web.links import Links
+from webapp.web.query import DEFAULTS, parse_har_entry, parse_options
 from webapp.web.routes import clients
 
 
@@ -40,7 +41,9 @@ class StreamCreated(BaseModel):
     """Where the stored stream lives."""
 
     id: str = Field(description="The stream's unguessable id.", examples=["h3Vq0h9yJ1x2..."])
-    url: str = Field(description="Its timeline page.", examples=["/s/h3Vq0h9yJ1x2..."])
+    url: str = Field(
+        description="Its timeline page.", examples=[Links("h3Vq0h9yJ1x2...", DEFAULTS).base]
+    )
     format: str = Field(description="The input format the reader detected.", examples=["sse"])
     redacted: list[str] = Field(description="Secrets removed before storing, in words.")
     delete_token: str = Field(

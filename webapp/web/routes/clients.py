@@ -23,14 +23,16 @@ from webapp.lenses import Lens, Matrix, clients_view
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
 from webapp.lenses.runner import TIMEOUT
 from webapp.web.appstate import service_of, templates_of
-from webapp.web.backend.example_source import example_id
 from webapp.web.htmx import wants_partial
-from webapp.web.query import DEFAULTS, Links
+from webapp.web.links import Links
+from webapp.web.query import DEFAULTS, Shown
 from webapp.web.templating import render
 from webapp.web.text import stream_title
 
 log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
+"""Part of the stream pages' router (`webapp.web.routes.pages`): `/s/{id}/clients`, and an
+example's at `/examples/{key}/clients`."""
 api_router = APIRouter(tags=["streams"], include_in_schema=False)
 """Included by `webapp.web.routes.api` under its `/api` prefix; kept out of /openapi.json for now
 (the API tests pin the documented routes; adding it there is a change of theirs to make)."""
@@ -128,13 +130,12 @@ def _start(request: Request, stream_id: str) -> Matrix | None:
 def page_context(stream_id: str, matrix: Matrix | None) -> dict[str, Any]:
     """What the template needs: the matrix (or None while computing) and the URLs."""
     links = Links(stream_id, DEFAULTS)
-    base = links.clients
     return {
         "matrix": matrix,
         "stream_id": stream_id,
-        "page_url": base,
-        "poll_url": f"{base}/matrix",
-        "json_url": f"/api/streams/{stream_id}/clients",
+        "page_url": links.clients,
+        "poll_url": links.clients_matrix,
+        "json_url": links.clients_json,
         "links": links,
         "pins": BY_CLIENT,
         "clients": CLIENTS,
@@ -142,21 +143,10 @@ def page_context(stream_id: str, matrix: Matrix | None) -> dict[str, Any]:
     }
 
 
-@router.get("/examples/{key}/clients")
-async def example_clients_page(request: Request, key: str) -> Response:
-    """Every client's view of a built-in example (served from the package, like its timeline)."""
-    return await clients_page(request, example_id(key))
-
-
-@router.get("/examples/{key}/clients/matrix")
-async def example_clients_matrix(request: Request, key: str) -> Response:
-    """The matrix panel of a built-in example."""
-    return await clients_matrix(request, example_id(key))
-
-
-@router.get("/s/{stream_id}/clients")
-async def clients_page(request: Request, stream_id: str) -> Response:
+@router.get("/clients")
+async def clients_page(request: Request, shown: Shown) -> Response:
     """Every client's view of the stream, or a "computing" panel that polls for it."""
+    stream_id = shown.stream_id
     matrix = await run_in_threadpool(_start, request, stream_id)
     service = service_of(request)
     reading = service.reading(stream_id)
@@ -165,13 +155,13 @@ async def clients_page(request: Request, stream_id: str) -> Response:
     return render(templates_of(request), request, "clients.html", context)
 
 
-@router.get("/s/{stream_id}/clients/matrix")
-async def clients_matrix(request: Request, stream_id: str) -> Response:
+@router.get("/clients/matrix")
+async def clients_matrix(request: Request, shown: Shown) -> Response:
     """The matrix panel (htmx polls it while computing); a browser is sent to the page."""
-    matrix = await run_in_threadpool(_start, request, stream_id)
+    matrix = await run_in_threadpool(_start, request, shown.stream_id)
     if not wants_partial(request):
-        return RedirectResponse(Links(stream_id, DEFAULTS).clients, status_code=303)
-    context = page_context(stream_id, matrix)
+        return RedirectResponse(Links(shown.stream_id, DEFAULTS).clients, status_code=303)
+    context = page_context(shown.stream_id, matrix)
     return render(templates_of(request), request, "_clients_matrix.html", context)
 
 

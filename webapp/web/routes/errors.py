@@ -14,7 +14,7 @@ from webapp.web.appstate import templates_of
 from webapp.web.backend.inflight import Busy
 from webapp.web.backend.service import NotFound, Unreadable
 from webapp.web.htmx import wants_partial
-from webapp.web.query import BadQuery
+from webapp.web.query import BadQuery, NoSuchExample
 from webapp.web.routes.api import json_response
 from webapp.web.templating import render
 
@@ -32,13 +32,14 @@ _HEADINGS = {
 }
 
 
-def error_response(request: Request, status: int, message: str) -> Response:
-    """JSON `{"detail": ...}` under /api/, else the error page."""
+def error_response(request: Request, status: int, message: str, heading: str = "") -> Response:
+    """JSON `{"detail": ...}` under /api/, else the error page (under `heading`, or the
+    status's own)."""
     if request.url.path.startswith("/api/"):
         return json_response({"detail": message}, status)
     context = {
         "status": status,
-        "heading": _HEADINGS.get(status, "Something went wrong"),
+        "heading": heading or _HEADINGS.get(status, "Something went wrong"),
         "message": message,
     }
     response = render(templates_of(request), request, "error.html", context, status)
@@ -60,6 +61,11 @@ def install(app: FastAPI) -> None:
             request, 404, "No stream has this id. Links to streams stay valid as long as the "
             "server keeps its database; check that the whole link was copied.",
         )  # fmt: skip
+
+    @app.exception_handler(NoSuchExample)
+    async def no_example(request: Request, error: NoSuchExample) -> Response:
+        message = "There is no built-in example by that name; the tour lists them all."
+        return error_response(request, 404, message, "No such example")
 
     @app.exception_handler(BadQuery)
     async def bad_query(request: Request, error: BadQuery) -> Response:

@@ -1,16 +1,13 @@
-"""The teaching pages: built-in examples at stable URLs, the guided tour, and the record.
+"""The teaching pages: the five rules, the guided tour, the record, and the playground.
 
-`GET /examples/{key}` (and its `/compare`, `/compare/step`, `/rows`, `/timeline`,
-`/anomalies`) serves an example from the package under the stream id `example:KEY` (see
-`example_source`), through the same page code as a stored stream; nothing is stored. A URL
-without a step or options opens at the example's story: its start step and its options.
+A built-in example's own pages (`/examples/{key}`, opening at its story) are a stream's pages
+(`webapp.web.routes.pages`), served from the package.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -18,15 +15,15 @@ from starlette.concurrency import run_in_threadpool
 
 from webapp.core.options import Options
 from webapp.core.readers import read
-from webapp.examples import EXAMPLES, Example
+from webapp.examples import EXAMPLES
 from webapp.settings import Settings
 from webapp.triage.compare import compare
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.example_source import example_id
 from webapp.web.backend.ingest import TooLarge, prepare
-from webapp.web.query import Links, options_query, parse_har_entry, play_url
-from webapp.web.routes import pages
+from webapp.web.links import PLAY_API, Links, play_url
+from webapp.web.query import parse_har_entry
 from webapp.web.templating import render
+from webapp.web.text import as_sse
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.playground import (
     KEYS,
@@ -38,7 +35,7 @@ from webapp.web.views.playground import (
     encode,
     from_form,
     from_records,
-    to_sse,
+    to_records,
 )
 from webapp.web.views.record import rendered_record
 from webapp.web.views.stories import tour
@@ -46,72 +43,10 @@ from webapp.web.views.stories import tour
 router = APIRouter(include_in_schema=False)
 
 
-def _missing(request: Request) -> Response:
-    context = {
-        "status": 404,
-        "heading": "No such example",
-        "message": "There is no built-in example by that name; the tour lists them all.",
-    }
-    return render(templates_of(request), request, "error.html", context, 404)
-
-
-def _defaulted(request: Request, defaults: dict[str, str]) -> Request:
-    """The request with `defaults` added to its query for every name the query lacks."""
-    query = request.query_params
-    pairs = [(name, value) for name, value in defaults.items() if name not in query]
-    pairs.extend(query.multi_items())
-    scope = dict(request.scope)
-    scope["query_string"] = urlencode(pairs).encode("latin-1")
-    return Request(scope, request.receive)
-
-
-def _opening(example: Example) -> dict[str, str]:
-    """The query an example's page opens with when its URL names nothing."""
-    return {"step": str(example.story.start_step), **options_query(example.options)}
-
-
-def _as_example(request: Request, key: str, page: Callable[[Request, str], Response]) -> Response:
-    """A stream page for a built-in example, with its story's opening options as defaults."""
-    example = EXAMPLES.get(key)
-    if example is None:
-        return _missing(request)
-    return page(_defaulted(request, _opening(example)), example_id(key))
-
-
-@router.get("/examples/{key}")
-def example_page(request: Request, key: str) -> Response:
-    """An example's timeline, from the package, opening at its story's step."""
-    return _as_example(request, key, pages.stream_page)
-
-
-@router.get("/examples/{key}/compare")
-def example_compare(request: Request, key: str) -> Response:
-    """An example's compare page, from the package, its story's step selected."""
-    return _as_example(request, key, pages.compare)
-
-
-@router.get("/examples/{key}/compare/step")
-def example_compare_step(request: Request, key: str) -> Response:
-    """The selected step of an example's compare page (htmx)."""
-    return _as_example(request, key, pages.compare_step)
-
-
-@router.get("/examples/{key}/timeline")
-def example_timeline(request: Request, key: str) -> Response:
-    """The timeline window of an example (htmx)."""
-    return _as_example(request, key, pages.timeline)
-
-
-@router.get("/examples/{key}/rows")
-def example_rows(request: Request, key: str) -> Response:
-    """More timeline rows of an example (htmx)."""
-    return _as_example(request, key, pages.rows)
-
-
-@router.get("/examples/{key}/anomalies")
-def example_anomalies(request: Request, key: str) -> Response:
-    """An example's anomaly list (htmx)."""
-    return _as_example(request, key, pages.anomalies)
+@router.get("/rules")
+def rules_page(request: Request) -> Response:
+    """The five rules from the rules table, each with its example, and the fold model."""
+    return render(templates_of(request), request, "rules.html", {})
 
 
 @router.get("/tour")
@@ -130,7 +65,7 @@ def record_page(request: Request) -> Response:
 
 def _play_result(chunks: tuple[Chunk, ...]) -> dict[str, Any]:
     """Both policies run on the state: the compare page's model of it, every row."""
-    result = read(to_sse(chunks), "sse")
+    result = read(as_sse(to_records(chunks)), "sse")
     comparison = compare(result.records, Options())
     links = Links("playground", Options())
     page = compare_page(comparison, links, only=False, start=0, size=len(chunks) + 4)
@@ -150,6 +85,7 @@ def _refused(request: Request, error: Exception, status: int = 400) -> Response:
 def _render_play(request: Request, context: dict[str, Any], status: int = 200) -> Response:
     context.setdefault("message", None)
     context.setdefault("keys", KEYS)
+    context.setdefault("run_url", PLAY_API)
     return render(templates_of(request), request, "play.html", context, status)
 
 
@@ -216,7 +152,7 @@ async def play_save(request: Request) -> Response:
     settings: Settings = settings_of(request)
     try:
         chunks = _play_form(form)
-        raw = to_sse(chunks).encode("utf-8", "surrogatepass")
+        raw = as_sse(to_records(chunks)).encode("utf-8", "surrogatepass")
         prepared = await run_in_threadpool(prepare, raw, "sse", settings.max_bytes)
     except BadPlay as error:
         return _refused(request, error)

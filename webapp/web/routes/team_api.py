@@ -17,8 +17,8 @@ from webapp.web.backend.service import NotFound
 from webapp.web.backend.team import (
     Invalid,
     bearer,
-    clean_title,
     last_step,
+    new_title,
     note_input,
     note_json,
     note_of,
@@ -118,7 +118,7 @@ async def rename_stream(request: Request, stream_id: str) -> Response:
     def work(body: dict[str, Any]) -> Response:
         if "title" not in body:
             raise Invalid('send {"title": "..."}')
-        title = clean_title(body["title"])
+        title = new_title(body["title"])
         if not service.storage.rename(stream_id, title):
             raise NotFound(stream_id)
         info: StreamInfo = service.info(stream_id)

@@ -11,7 +11,6 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -21,7 +20,6 @@ from starlette.datastructures import FormData
 from webapp.core.assembler import assemble
 from webapp.core.jsoncheck import dumps
 from webapp.core.readers import read
-from webapp.core.readers.writer import to_sse
 from webapp.core.records import ReaderError, Record
 from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES, Policy
@@ -30,14 +28,14 @@ from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, render, verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
-from webapp.web.backend.service import TraceView, Unreadable
+from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
-    clean_title,
     forget,
     last_step,
+    new_title,
     note_input,
     note_of,
     note_url,
@@ -45,11 +43,14 @@ from webapp.web.backend.team import (
     owned,
     token_matches,
 )
+from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
-from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
+from webapp.web.links import Links
+from webapp.web.query import DEFAULTS, parse_har_entry, parse_int, parse_options
 from webapp.web.routes.clients import jobs
 from webapp.web.routes.library import shelf
 from webapp.web.templating import render as render_page
+from webapp.web.text import as_sse
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
@@ -88,7 +89,7 @@ class Header:
     @property
     def parent_url(self) -> str:
         """The page of the stream this one was minimised from."""
-        return f"/s/{self.parent}"
+        return Links(self.parent, DEFAULTS).base
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +102,12 @@ class ShownNote:
     @property
     def edit_url(self) -> str:
         """Where the edit form posts."""
-        return f"/s/{self.note.stream_id}/notes/{self.note.id}"
+        return Links(self.note.stream_id, DEFAULTS).note(self.note.id)
 
     @property
     def delete_url(self) -> str:
         """Where the delete button posts."""
-        return f"{self.edit_url}/delete"
+        return Links(self.note.stream_id, DEFAULTS).note_deletion(self.note.id)
 
 
 def _shown(stream_id: str, notes: list[StoredNote]) -> tuple[ShownNote, ...]:
@@ -133,7 +134,7 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
         "all_notes": _shown(info.id, notes),
         "noted": frozenset(note.step for note in notes),
         "unfurl": verdict(view.trace),
-        "team_links": _team_links(info.id, links),
+        "team_links": _team_links(links),
     }
 
 
@@ -144,7 +145,7 @@ def stage_context(request: Request, view: TraceView, links: Links, step: int) ->
     return {
         "step_notes": _shown(stream_id, notes),
         "step_link": links.step(step),
-        "add_note_url": f"/s/{stream_id}/notes",
+        "add_note_url": links.notes,
         "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
     }
 
@@ -154,16 +155,13 @@ def noted_steps(request: Request, stream_id: str) -> frozenset[int]:
     return frozenset(note.step for note in Notes(service_of(request).storage).of(stream_id))
 
 
-def _team_links(stream_id: str, links: Links) -> dict[str, str]:
-    query: dict[str, str] = {"policy": links.options.policy}
-    if links.har_entry is not None:
-        query["har_entry"] = str(links.har_entry)
+def _team_links(links: Links) -> dict[str, str]:
     return {
-        "report": f"/s/{stream_id}/report.md?{urlencode(query)}",
-        "fixture": f"/s/{stream_id}/fixture.zip?{urlencode(query)}",
-        "delete": f"/s/{stream_id}/delete",
-        "title": f"/s/{stream_id}/title",
-        "notes": f"/s/{stream_id}/notes",
+        "report": links.report,
+        "fixture": links.fixture,
+        "delete": links.deletion,
+        "title": links.title,
+        "notes": links.notes,
     }
 
 
@@ -177,16 +175,17 @@ async def rename(request: Request, stream_id: str) -> Response:
     info = await run_in_threadpool(service.info, stream_id)
     try:
         form = await _form(request)
-        title = clean_title(form_text(form, "title"))
+        title = new_title(form_text(form, "title"))
     except Invalid as error:
         return _error(request, 422, "That title cannot be stored", str(error))
     step = parse_int(form_text(form, "step"), "step", 0)
+    links = Links(stream_id, DEFAULTS)
     await run_in_threadpool(service.storage.rename, stream_id, title)
     if wants_partial(request):
         header = Header(stream_id, title, "", step, False, info.parent)
-        context = {"header": header, "team_links": {"title": f"/s/{stream_id}/title"}}
+        context = {"header": header, "team_links": {"title": links.title}}
         return render_page(templates_of(request), request, "_title.html", context)
-    return RedirectResponse(f"/s/{stream_id}?step={step}", status_code=303)
+    return RedirectResponse(links.plain_step(step), status_code=303)
 
 
 # Delete.
@@ -199,8 +198,8 @@ def confirm_delete(request: Request, stream_id: str) -> Response:
     context = {
         "info": info,
         "can_delete": stream_id in owned(request),
-        "delete_url": f"/s/{stream_id}/delete",
-        "back_url": f"/s/{stream_id}",
+        "delete_url": Links(stream_id, DEFAULTS).deletion,
+        "back_url": Links(stream_id, DEFAULTS).base,
     }
     return render_page(templates_of(request), request, "delete.html", context)
 
@@ -271,7 +270,7 @@ def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
     service = service_of(request)
     note = note_of(service, stream_id, note_id)
     Notes(service.storage).remove(stream_id, note.id)
-    return RedirectResponse(f"/s/{stream_id}?step={note.step}", status_code=303)
+    return RedirectResponse(Links(stream_id, DEFAULTS).plain_step(note.step), status_code=303)
 
 
 # Report and fixture.
@@ -322,10 +321,7 @@ FIXTURE_README = (
 def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> bytes:
     """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies, README.md;
     `records` are the stream's, read on demand (a trace view keeps none)."""
-    text = to_sse(records)
-    if not records or records[-1].kind != "done":
-        text += "data: [DONE]\n\n"
-    text, _ = scrub(text)
+    text, _ = scrub(as_sse(records))
     try:
         replay = read(text, "sse")
     except ReaderError as error:
@@ -345,9 +341,9 @@ def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> by
 def fixture(request: Request, stream_id: str) -> Response:
     """The regression fixture bundle to download."""
     view, _ = _views(request, stream_id)
-    base = settings_of(request).public_url.rstrip("/")
     reading = service_of(request).reading(stream_id, view.source.har_entry)
-    bundle = fixture_bundle(view, reading.result.records, f"{base}/s/{stream_id}")
+    where = Links(stream_id, DEFAULTS).at(settings_of(request).public_url)
+    bundle = fixture_bundle(view, reading.result.records, where)
     return Response(
         bundle,
         media_type="application/zip",

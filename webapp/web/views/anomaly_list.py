@@ -15,7 +15,7 @@ from webapp.core.anomalies import Severity
 from webapp.core.trace import Anomaly, Trace
 from webapp.core.words import count, number
 from webapp.web.backend.anomaly_groups import Group
-from webapp.web.query import Links
+from webapp.web.links import Links
 from webapp.web.text import clipped_head
 from webapp.web.views.timeline import block_label
 

@@ -9,10 +9,11 @@ from webapp.core.records import Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Step, Trace
 from webapp.triage.compare import AlignedStep, Comparison
-from webapp.web.query import PATHS, Links
+from webapp.web.links import Links
+from webapp.web.query import PATHS
 from webapp.web.text import Clipped, clipped, tally
 from webapp.web.views.compare_step import InputFragment, fragment_inputs
-from webapp.web.views.timeline import Badge, badges, block_label, is_phantom
+from webapp.web.views.timeline import Badge, badges, block_label
 
 BLOCK_TEXT_LIMIT = 300
 
@@ -201,7 +202,7 @@ def _final_blocks(trace: Trace) -> tuple[FinalBlock, ...]:
             id=str(block.id) if block.id else "",
             arguments=clipped(block.text, BLOCK_TEXT_LIMIT),
             starts=len(block.start_steps),
-            phantom=is_phantom(trace, block.number),
+            phantom=trace.is_phantom_block(block.number),
         )
         for block in trace.blocks[:200]
     )

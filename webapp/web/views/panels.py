@@ -13,9 +13,9 @@ from webapp.core.jsvalue import is_number, truthy
 from webapp.core.rules import RULES
 from webapp.core.trace import Anomaly, Block, BlockState, Event, Fragment
 from webapp.web.backend.arguments import LONG, LongText, partial_head
-from webapp.web.backend.service import TraceView
+from webapp.web.backend.traceview import TraceView
 from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json
-from webapp.web.views.timeline import block_label, is_phantom
+from webapp.web.views.timeline import block_label
 
 _MEANINGS = {rule.name: rule.meaning for rule in RULES}
 CHUNK_LIMIT = 20_000
@@ -176,7 +176,7 @@ def _fragment(view: TraceView, fragment: Fragment, step: int) -> FragmentDetail:
         meaning=_MEANINGS.get(fragment.rule, ""),
         reason=fragment.reason,
         block=block_label(view.trace, fragment.block, step),
-        phantom=is_phantom(view.trace, fragment.block),
+        phantom=view.trace.is_phantom_block(fragment.block),
         keys=keys,
         late=fragment.late,
         oddities=fragment.oddities,

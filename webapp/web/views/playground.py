@@ -3,8 +3,8 @@
 A state is a list of chunks; a chunk is its fragments plus an optional `finish_reason`; a
 fragment maps each key it carries (`index`, `id`, `name`, `arguments`) to a value, and a key
 it lacks is absent from the stream. The state travels as compact JSON, zlib-compressed and
-base64url-encoded (`encode`/`decode`), so a link holds a prepared variant. `to_sse` writes it
-as a chat-completions stream, the one the policies run on.
+base64url-encoded (`encode`/`decode`), so a link holds a prepared variant. `to_records` makes it
+a chat-completions stream's chunks, the one the policies run on.
 """
 
 from __future__ import annotations
@@ -202,18 +202,17 @@ def _fragment_json(fragment: Fragment) -> dict[str, Any]:
     return out
 
 
-def to_sse(chunks: Iterable[Chunk]) -> str:
-    """The state as a chat-completions SSE stream, ending with `[DONE]`."""
-    lines = []
+def to_records(chunks: Iterable[Chunk]) -> tuple[Record, ...]:
+    """The state as a chat-completions stream's chunks (`webapp.web.text.as_sse` writes them)."""
+    records = []
     for chunk in chunks:
         delta: dict[str, Any] = {}
         if chunk.fragments:
             delta["tool_calls"] = [_fragment_json(fragment) for fragment in chunk.fragments]
         choice = {"index": 0, "delta": delta, "finish_reason": chunk.finish}
         body = {"id": "play", "object": "chat.completion.chunk", "choices": [choice]}
-        lines.append("data: " + json.dumps(body, ensure_ascii=False, separators=(",", ":")))
-    lines.append("data: [DONE]")
-    return "\n\n".join(lines) + "\n"
+        records.append(Record("chunk", None, body))
+    return tuple(records)
 
 
 def from_records(records: Iterable[Record], choice: int = 0) -> tuple[Chunk, ...] | None:

@@ -15,8 +15,8 @@ from webapp.core.rules import RULES
 from webapp.core.trace import Step, Trace, value_as_of
 from webapp.storage import StreamInfo
 from webapp.web.backend.runs import Run
-from webapp.web.backend.service import TraceView
-from webapp.web.query import Links
+from webapp.web.backend.traceview import TraceView
+from webapp.web.links import Links
 from webapp.web.text import clipped_head, literal, stream_title, tally
 
 
@@ -34,13 +34,6 @@ def block_label(trace: Trace, number: int | None, step: int | None = None) -> st
     if truthy(name):
         return f"#{number} {name}"
     return f"#{number} (no name yet)" if truthy(block.name) else f"#{number} (no name)"
-
-
-def is_phantom(trace: Trace, number: int | None) -> bool:
-    """A tool-call block whose name is still empty at the end."""
-    if number is None or not 0 <= number < len(trace.blocks):
-        return False
-    return trace.blocks[number].is_phantom
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +311,7 @@ def badges(trace: Trace, step: Step, *, appended: bool = True) -> tuple[Badge, .
         Badge(
             rule=fragment.rule,
             label=block_label(trace, fragment.block, step.step),
-            phantom=is_phantom(trace, fragment.block),
+            phantom=trace.is_phantom_block(fragment.block),
             late=fragment.late,
             appended=words.quote(fragment.appended, APPENDED_LIMIT)
             if appended and fragment.appended
@@ -341,7 +334,7 @@ def _run_row(view: TraceView, links: Links, run: Run, *, expanded: bool) -> RunR
         url=links.step(run.first),
         after_url=links.step(run.last + 1) if run.last < view.last else None,
         expanded=expanded,
-        phantom=is_phantom(view.trace, run.block),
+        phantom=view.trace.is_phantom_block(run.block),
     )
 
 
