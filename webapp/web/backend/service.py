@@ -325,7 +325,7 @@ class Service:
         self._keeping_lock = threading.Lock()
         self.heavy_done = 0
         """How many pieces of heavy work have ended (the app trims the heap after a request
-        during which one did: `webapp.web.backend.heap`)."""
+        during which one did: `webapp.tuning.trim`)."""
 
     def _cached(self, key: Hashable, kind: type[T], make: Callable[[], T]) -> T:
         value = self.cache.get(key, make)
