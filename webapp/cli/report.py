@@ -6,13 +6,15 @@ surrogates and integers beyond 64 bits that a JavaScript parser accepts).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webapp.core.document import input_json, trace_document
 from webapp.core.jsoncheck import dumps
 from webapp.core.records import ReadResult
 from webapp.core.trace import SCHEMA, Step, Trace
-from webapp.triage.compare import Comparison, Outcome
+
+if TYPE_CHECKING:
+    from webapp.triage.compare import Comparison, Outcome
 
 __all__ = ["check_document", "compare_document", "dumps", "input_json", "trace_document"]
 

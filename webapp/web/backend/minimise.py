@@ -22,7 +22,7 @@ from webapp.core.readers.writer import to_sse
 from webapp.core.records import Record
 from webapp.core.rules import POLICIES
 from webapp.storage.jobs import Job, Jobs
-from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimize
+from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import Until, final_calls, parse_until
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.ingest import Prepared
@@ -56,7 +56,7 @@ def chunks_in(records: Sequence[Record]) -> int:
 
 
 def as_sse(records: Sequence[Record]) -> str:
-    """The records as SSE ending with `data: [DONE]` (as `streamviz minimize` prints them)."""
+    """The records as SSE ending with `data: [DONE]` (as `streamviz minimise` prints them)."""
     text = to_sse(records)
     return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
 
@@ -78,7 +78,7 @@ def check(service: Service, stream_id: str, until_text: object, policy: object) 
     if example_of(stream_id) is not None:
         raise Invalid(
             "a built-in example is served from the package and cannot be minimised here: "
-            "store a copy (edit a copy, then store it) or run `streamviz minimize`"
+            "store a copy (edit a copy, then store it) or run `streamviz minimise`"
         )
     if not isinstance(policy, str) or policy not in POLICIES:
         raise Invalid(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
@@ -228,7 +228,7 @@ class Minimiser:
 
         deadline = started + self.budget
         try:
-            result = minimize(checked.records, predicate, deadline, progress, self.clock)
+            result = minimise(checked.records, predicate, deadline, progress, self.clock)
         except _Cancelled:
             self.jobs.finish(job_id, status="cancelled", tests=int(state["tests"]),
                              records=int(state["best"]), elapsed_ms=elapsed_ms())  # fmt: skip

@@ -171,7 +171,7 @@ def play_page(request: Request) -> Response:
             context = {
                 "readonly": True,
                 "message": f"This stream has more than {MAX_CHUNKS} chunks: the playground edits "
-                "shorter streams. Minimize it first (streamviz minimize), or open its timeline.",
+                "shorter streams. Minimise it first (streamviz minimise), or open its timeline.",
                 "back": Links(source, Options()).step(0),
             }
             return _render_play(request, context, 413)
