@@ -131,7 +131,7 @@ MIGRATIONS = (
         (
             # A stream's bytes in a table of their own: a row of `streams` is looked up on
             # every request, and SQLite reads a column stored after a large blob by walking
-            # the blob's overflow pages (43 ms per lookup for a 210 MB stream).
+            # the blob's overflow pages (slow for a long stream's every lookup).
             """CREATE TABLE stream_bytes (
                 stream_id TEXT PRIMARY KEY REFERENCES streams (id) ON DELETE CASCADE,
                 raw {blob} NOT NULL

@@ -146,8 +146,8 @@ class Storage:
         return bytes(rows[0][0]) if rows else None
 
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
-        """The first `size` stored bytes (all of them for a shorter stream), or None; a 210 MB
-        stream's first megabyte comes in a millisecond, not with the rest."""
+        """The first `size` stored bytes (all of them for a shorter stream), or None; a long
+        stream's first megabyte comes at once, not with the rest."""
         return self.backend.raw_prefix(stream_id, size)
 
     def delete_hash(self, stream_id: str) -> str | None:

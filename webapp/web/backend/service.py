@@ -1,6 +1,6 @@
 """What the routes ask for, computed once and cached: stored streams, readings, traces.
 
-Reading a 100,000-chunk stream and assembling it take about a second each, so a trace is
+Reading a long stream and assembling it each take a while (bench/README.md), so a trace is
 cached per (stream, canonical options), in one LRU bounded in bytes (`Settings.cache_bytes`;
 each value's size is estimated from its trace's step and fragment counts or its bytes'
 length). A cached stream is its raw bytes (`RawLines`, fetched once) and its trace's columns:
@@ -72,22 +72,22 @@ HEAVY_AT_ONCE = 2
 LIGHT_BELOW = 256 * 1024
 """A stream smaller than this is read and assembled without waiting for that bound."""
 READING_PER_BYTE = 11
-"""A reading's heap per stored byte (tracemalloc: 6-10x on SSE, more with tiny fragments)."""
+"""A reading's heap per stored byte (tracemalloc; more with tiny fragments: bench/README.md)."""
 PAYLOADS_PER_BYTE = 2
-"""The same for a plain SSE stream kept as its payload texts (`Payloads`: 1.3x, 2.5x while read)."""
+"""The same for a plain SSE stream kept as its payload texts (`Payloads`; more while read)."""
 COMPARISON_PER_BYTE = 14
-"""A comparison's heap per stored byte (two traces and their alignment: 5-13x measured)."""
+"""A comparison's heap per stored byte (two traces and their alignment; tracemalloc)."""
 VIEW_BASE = 16_000
 TRACE_PER_STEP = 120
 TRACE_PER_FRAGMENT = 100
 """A trace view's heap: a base, then per step and per fragment (tracemalloc, columns and
-indexes: 17.7 KB for 6 steps, 160-180 bytes per step of one small fragment at 100k steps)."""
+indexes, on a short stream and on a long one of small fragments)."""
 TRACE_PER_BLOCK = 800
 """And per tool-call block: its pieces, steps and histories, its verdicts (tracemalloc: exact-key
-on 90,000 bare continuations opens 90,000 phantom blocks, 92 MB against 20 MB for one)."""
+on bare continuations opens a phantom block for each, against one block under adr-0019)."""
 VIEW_PER_BYTE = 6
-"""The heap of a view being made per stored byte, at worst (exact-key on bare continuations:
-108 MB at its peak for 19.5 MB); what a request reserves before making one."""
+"""The heap of a view being made per stored byte, at worst (exact-key on bare continuations, at
+its peak); what a request reserves before making one."""
 MAKING_WAIT = 60.0
 """Seconds a request waits for room to make a view before it is answered 503."""
 RECALLED = 16
@@ -96,7 +96,7 @@ PREFIX_BYTES = 1024 * 1024
 """How much of a stream's start is fetched alone to show its first steps."""
 STORE_FROM = 256 * 1024
 """A stream of this many bytes or more keeps its assembled trace view in the store (below it,
-reading and assembling again take a few milliseconds; above, loading is 10-15x faster)."""
+reading and assembling again are quick; above, loading is much faster than both)."""
 
 
 class NotFound(LookupError):
@@ -502,7 +502,7 @@ class Service:
 
     def _keep_soon(self, view: TraceView) -> None:
         """Keep the view in the store from a thread of its own, so that the page that made it
-        is answered without waiting for the packing (a second or more at 1M chunks); under the
+        is answered without waiting for the packing (slow on a long stream); under the
         bound on heavy work, since packing a large trace takes memory too."""
 
         def keep() -> None:
