@@ -28,6 +28,7 @@ from webapp.web.query import Links, options_query, parse_har_entry, play_url
 from webapp.web.routes import pages
 from webapp.web.templating import render
 from webapp.web.views.comparison import compare_page
+from webapp.web.views.decision import rendered_decision
 from webapp.web.views.playground import (
     KEYS,
     MAX_CHUNKS,
@@ -40,7 +41,6 @@ from webapp.web.views.playground import (
     from_records,
     to_sse,
 )
-from webapp.web.views.record import rendered_record
 from webapp.web.views.stories import tour
 
 router = APIRouter(include_in_schema=False)
@@ -122,10 +122,10 @@ def tour_page(request: Request) -> Response:
 
 
 @router.get("/record")
-def record_page(request: Request) -> Response:
+def decision_page(request: Request) -> Response:
     """Decision record 0019, rendered, its terms linked to the rules and the examples."""
-    context = {"record": rendered_record()}
-    return render(templates_of(request), request, "record.html", context)
+    context = {"decision": rendered_decision()}
+    return render(templates_of(request), request, "decision.html", context)
 
 
 def _play_result(chunks: tuple[Chunk, ...]) -> dict[str, Any]:
