@@ -392,13 +392,13 @@ def buried_continuation(size: int) -> list[str]:
 
 def minimizer(size: int = 5_000) -> None:
     """Minimise a stream with one ambiguous continuation buried in it: time and result size."""
-    from webapp.triage.minimise import minimize
+    from webapp.triage.minimise import minimise
     from webapp.triage.predicates import parse_until
 
     source = read(decode(sse(buried_continuation(size))))
     until = parse_until("anomaly:ambiguous-continuation", Options())
     start = time.perf_counter()
-    result = minimize(source.records, until.predicate)
+    result = minimise(source.records, until.predicate)
     took = time.perf_counter() - start
     print(
         f"minimize {len(source.records):,} records until {until.text}: {took:.2f} s, "

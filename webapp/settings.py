@@ -15,7 +15,7 @@ from typing import Any
 ENV_PREFIX = "STREAMVIZ_"
 MB = 1024 * 1024
 DEFAULT_MAX_BYTES = 64 * MB
-"""The default upload limit: a 100,000-chunk stream of realistic chunks (about 22 MB) fits."""
+"""The default upload limit: a 100,000-chunk stream of realistic chunks fits."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.core.assembler import assemble
 from webapp.core.readers import decode, read
 from webapp.core.rules import RULES
-from webapp.examples import EXAMPLES, TOUR, record
+from webapp.examples import EXAMPLES, TOUR, decision
+from webapp.web.views.decision import TERMS
 from webapp.web.views.playground import MAX_CHUNKS
-from webapp.web.views.record import TERMS
 from webapp.web.views.stories import SEE_IT
 
 
@@ -136,7 +136,7 @@ def test_tour_next_and_previous_walk_the_order(client: TestClient) -> None:
 
 def test_the_record_renders_with_its_terms_linked(client: TestClient) -> None:
     page = client.get("/record")
-    assert page.status_code == 200 and template(page) == "record.html"
+    assert page.status_code == 200 and template(page) == "decision.html"
     html = page.text
     assert "<h2>Consequences</h2>" in html
     assert "<code>!toolCall.id</code>" in html
@@ -146,7 +146,7 @@ def test_the_record_renders_with_its_terms_linked(client: TestClient) -> None:
     # the text is the record's own, unchanged
     words = re.sub(r"<[^>]+>", "", html)
     assert "strictly safer than inventing an empty-name call" in unescape(words)
-    assert "Status: Trial" in record()
+    assert "Status: Trial" in decision()
 
 
 def test_the_rules_page_has_the_flow_and_see_it_links(client: TestClient) -> None:

@@ -1,4 +1,4 @@
-"""The JSON documents the CLI prints: the schema-1 trace plus what was read, checks, comparisons.
+"""The JSON documents of `check` and `compare` (the trace's own is `webapp.core.document`'s).
 
 They are written with `webapp.core.jsoncheck.dumps` (orjson, with a fallback for the lone
 surrogates and integers beyond 64 bits that a JavaScript parser accepts).
@@ -6,15 +6,14 @@ surrogates and integers beyond 64 bits that a JavaScript parser accepts).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from webapp.core.document import input_json, trace_document
-from webapp.core.jsoncheck import dumps
+from webapp.core.document import input_json
 from webapp.core.records import ReadResult
 from webapp.core.trace import SCHEMA, Step, Trace
-from webapp.triage.compare import Comparison, Outcome
 
-__all__ = ["check_document", "compare_document", "dumps", "input_json", "trace_document"]
+if TYPE_CHECKING:
+    from webapp.triage.compare import Comparison, Outcome
 
 
 def check_document(trace: Trace, source: ReadResult) -> dict[str, Any]:

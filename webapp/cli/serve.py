@@ -16,14 +16,14 @@ from typing import Any
 
 import click
 
-from webapp.cli import InputError
+from webapp.cli.inputs import InputError
 from webapp.settings import DEFAULT_MAX_BYTES
 from webapp.storage import UnsupportedDatabase, open_storage, parse_location
 
 FACTORY = "webapp.web.app:create_app_from_env"
 
 
-@click.command(short_help="Run the web app.")
+@click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port."

@@ -1,8 +1,7 @@
-"""Commands for triaging a stream: minimize it, report it in Markdown, make it a fixture.
+"""Commands for triaging a stream: minimise it, report it in Markdown, make it a fixture.
 
-`check --expect` (a fixture's replay) and `--redact` are options of the commands in
-`webapp.cli`; their work is done here. Registered by `webapp.cli`, which imports this module
-once `main` and the shared helpers exist.
+`check --expect` (a fixture's replay) is an option of `check` (`webapp.cli.trace`); its work
+is done here.
 """
 
 from __future__ import annotations
@@ -17,18 +16,18 @@ from urllib.parse import urlsplit
 
 import click
 
-from webapp.cli import Input, InputError, _emit, main, options
+from webapp.cli.inputs import Input, InputError, options
+from webapp.cli.output import emit
 from webapp.core.assembler import assemble
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers import FORMATS, read
 from webapp.core.readers.writer import to_sse
 from webapp.core.records import ReadResult, Record
-from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES
 from webapp.core.words import count
 from webapp.triage.expect import first_difference, not_a_trace
-from webapp.triage.minimise import Minimized, Progress, PropertyDoesNotHold, minimize
+from webapp.triage.minimise import Minimised, Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import Until, parse_until
 from webapp.triage.report import Links, render
 
@@ -64,32 +63,38 @@ def _until(text: str | None, chosen: Options) -> Until | None:
         raise click.BadParameter(str(error), param_hint="--until") from None
 
 
+def _speaker() -> str:
+    """Who speaks in the minimiser's messages: the spelling the command was called by."""
+    context = click.get_current_context(silent=True)
+    return "minimize" if context is not None and context.info_name == "minimize" else "minimise"
+
+
 def _progress(found: Progress) -> None:
-    click.echo(f"minimize: {found.phase:<9} {count(found.records, 'record')} "
+    click.echo(f"{_speaker()}: {found.phase:<9} {count(found.records, 'record')} "
                f"after {count(found.tests, 'test')}", err=True)  # fmt: skip
 
 
-def _minimized(source: ReadResult, until: Until, max_seconds: float | None) -> Minimized:
+def _minimised(source: ReadResult, until: Until, max_seconds: float | None) -> Minimised:
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     try:
-        result = minimize(source.records, until.predicate, deadline, _progress)
+        result = minimise(source.records, until.predicate, deadline, _progress)
     except PropertyDoesNotHold:
         click.echo(f"Error: the input does not show {until.words} (--until {until.text}): "
                    "nothing to minimise", err=True)  # fmt: skip
         sys.exit(1)
     if result.timed_out:
-        click.echo(f"minimize: stopped at --max-seconds {max_seconds:g}: the smallest stream "
+        click.echo(f"{_speaker()}: stopped at --max-seconds {max_seconds:g}: the smallest stream "
                    "found so far follows", err=True)  # fmt: skip
     return result
 
 
-@main.command(short_help="Shrink a stream to the chunks that still show a property.")
+@click.command("minimise")
 @_input_options
 @click.option("--until", "until_text", required=True, metavar="PROPERTY", help=_UNTIL_HELP)
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="N", help="Stop after N seconds with the smallest stream found.")  # fmt: skip
 @click.option("--redact", is_flag=True, help="Mask secrets in the input first.")
-def minimize_command(
+def minimise_command(
     file: str,
     policy: str,
     input_format: str,
@@ -107,11 +112,8 @@ def minimize_command(
     until = _until(until_text, chosen)
     assert until is not None
     source = Input(file, input_format, har_entry, redact).load()
-    result = _minimized(source, until, max_seconds)
-    _emit([_sse(result.records).encode("utf-8", "backslashreplace")])
-
-
-minimize_command.name = "minimize"
+    result = _minimised(source, until, max_seconds)
+    emit([_sse(result.records).encode("utf-8", "backslashreplace")])
 
 
 def _sse(records: Sequence[Record]) -> str:
@@ -120,7 +122,7 @@ def _sse(records: Sequence[Record]) -> str:
     return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
 
 
-@main.command(short_help="A Markdown report to paste into a bug tracker.")
+@click.command()
 @_input_options
 @click.option(
     "--public-url",
@@ -155,7 +157,7 @@ def report(
         links=links,
         clients=_clients_matrix(source) if with_clients else None,
     )
-    _emit([text.encode("utf-8", "backslashreplace")])
+    emit([text.encode("utf-8", "backslashreplace")])
 
 
 def _clients_matrix(source: ReadResult) -> Matrix:
@@ -177,7 +179,7 @@ def _links(public_url: str | None) -> Links | None:
     return Links(f"{parts.scheme}://{parts.netloc}{head}", stream_id)
 
 
-@main.command(short_help="Write a regression fixture: the stream and its expected traces.")
+@click.command()
 @_input_options
 @click.option(
     "-o",
@@ -218,7 +220,7 @@ def fixture(
     chosen = options(policy, None, None, 0)
     until = _until(until_text, chosen)
     source = Input(file, input_format, har_entry, True).load()
-    records = source.records if until is None else _minimized(source, until, max_seconds).records
+    records = source.records if until is None else _minimised(source, until, max_seconds).records
     text = _sse(records)
     replay = read(text, "sse")
     try:
@@ -267,14 +269,3 @@ def check_expected(source: ReadResult, chosen: Options, expect: Path) -> int:
         click.echo(f"  (the expected trace is under {expected['policy']}: "
                    f"pass --policy {expected['policy']})")  # fmt: skip
     return 1
-
-
-def scrubbed(text: str) -> str:
-    """`--redact`: the text with secrets masked; what was removed is said on stderr."""
-    masked, removed = scrub(text)
-    if removed:
-        shown = "; ".join(removed[:5]) + (
-            f"; and {len(removed) - 5} more" if len(removed) > 5 else ""
-        )
-        click.echo(f"redacted {count(len(removed), 'secret')}: {shown}", err=True)
-    return masked

@@ -51,7 +51,7 @@ def trace_document_stream(trace: Trace, source: ReadResult) -> Iterator[bytes]:
 
     orjson refuses only values no orjson-parsed chunk holds; when every chunk came from orjson
     (`Trace.orjson_values`) the fallback is never needed, and a long stream's document is
-    never held whole (at 100,000 steps it is about 30 MB).
+    never held whole (a long stream's is large).
     """
     if trace.orjson_values:
         yield from trace.json_parts({"input": input_json(source)})

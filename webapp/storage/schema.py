@@ -1,4 +1,4 @@
-"""The store's schema as numbered migrations, applied in order at open and recorded.
+"""The store's schema as numbered migrations, applied in order at open, each noted as applied.
 
 Each migration is one SQL text for both dialects; a column type such as `{blob}` is the
 only difference, filled in per dialect. A migration is never edited once released: a change is a
@@ -131,7 +131,7 @@ MIGRATIONS = (
         (
             # A stream's bytes in a table of their own: a row of `streams` is looked up on
             # every request, and SQLite reads a column stored after a large blob by walking
-            # the blob's overflow pages (43 ms per lookup for a 210 MB stream).
+            # the blob's overflow pages (slow for a long stream's every lookup).
             """CREATE TABLE stream_bytes (
                 stream_id TEXT PRIMARY KEY REFERENCES streams (id) ON DELETE CASCADE,
                 raw {blob} NOT NULL
@@ -153,7 +153,7 @@ _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
 
 
 def migrate(run: Run, dialect: Dialect, migrations: Sequence[Migration] = MIGRATIONS) -> int:
-    """Apply the migrations not yet recorded; the caller holds the store's migration lock."""
+    """Apply the migrations not yet applied; the caller holds the store's migration lock."""
     run(_LEDGER, ())
     done = {int(row[0]) for row in run("SELECT version FROM schema_migrations", ())}
     if done and max(done) > migrations[-1].version:

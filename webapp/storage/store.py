@@ -91,7 +91,7 @@ class Storage:
         delete_hash: str = "",
         parent: str = "",
     ) -> StreamInfo:
-        """Store the bytes as given and return the new stream's record.
+        """Store the bytes as given and return the new stream's `StreamInfo`.
 
         `delete_hash` is a hash of the token that may delete the stream (never the token).
         """
@@ -124,7 +124,7 @@ class Storage:
         return info
 
     def info(self, stream_id: str) -> StreamInfo | None:
-        """The stream's record, or None when no stream has this id (its bytes are not read)."""
+        """The stream's `StreamInfo`, or None when no stream has this id (its bytes unread)."""
         rows = self.backend.run(f"SELECT {_COLUMNS} FROM streams WHERE id = ?", (stream_id,))
         if not rows:
             return None
@@ -146,8 +146,8 @@ class Storage:
         return bytes(rows[0][0]) if rows else None
 
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
-        """The first `size` stored bytes (all of them for a shorter stream), or None; a 210 MB
-        stream's first megabyte comes in a millisecond, not with the rest."""
+        """The first `size` stored bytes (all of them for a shorter stream), or None; a long
+        stream's first megabyte comes at once, not with the rest."""
         return self.backend.raw_prefix(stream_id, size)
 
     def delete_hash(self, stream_id: str) -> str | None:

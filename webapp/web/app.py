@@ -6,7 +6,6 @@ uses: each worker process reads its settings from `STREAMVIZ_*` environment vari
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,8 +15,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from webapp.settings import Settings
-from webapp.tuning import allow_pauses
-from webapp.web.backend import heap
+from webapp.tuning import serving
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
 from webapp.web.backend.security import CSP, RefuseCrossSite, SecurityHeaders
@@ -29,9 +27,6 @@ from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.templating import STATIC, make_templates, warm
 from webapp.web.views import flow, stories
-
-SWITCH_INTERVAL = 0.002
-"""Seconds; Python's default is 0.005."""
 
 TEACHING: dict[str, Callable[..., Any]] = {
     "story_of": stories.story_of,
@@ -50,25 +45,15 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        allow_pauses(False)  # one request's assembly must not stop the collector for all others
-        heap.few_arenas()  # before the worker threads make arenas of their own
-        warm(app.state.templates)
-        # A thread waiting for the GIL asks for it after this long: the event loop, which
-        # takes it for a moment many times per request, waits 2 ms behind an assembly that
-        # holds it, not 5 (bench/memory.py: small pages during 16 assemblies waited up to
-        # 1.2 s with the default, 0.4-0.5 s with 1-2 ms; bench/load.py's mix of small
-        # requests is as fast within its noise).
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL)
-        sweeping = await retention.start()
-        try:
-            yield
-        finally:
-            if sweeping is not None:
-                sweeping.cancel()
-            allow_pauses(True)
-            sys.setswitchinterval(switch)
-            service.close()
+        with serving():  # the process's tuning (webapp.tuning), before the worker threads start
+            warm(app.state.templates)
+            sweeping = await retention.start()
+            try:
+                yield
+            finally:
+                if sweeping is not None:
+                    sweeping.cancel()
+                service.close()
 
     app = FastAPI(
         title="streamviz",

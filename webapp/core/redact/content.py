@@ -153,7 +153,7 @@ def _matches(text: str) -> Iterator[re.Match[str]]:
 
 def _in_runs(text: str) -> Iterator[re.Match[str]]:
     # A stream repeats its runs (`chat.completion.chunk` once per chunk: a million times in
-    # a 210 MB upload): a run found clean is not read again. What the patterns find in a run
+    # a long upload): a run found clean is not read again. What the patterns find in a run
     # depends only on its text and the two characters before it (`_START` looks back that
     # far; the run's end is the search's end), unless `Bearer ` precedes it.
     clean: set[tuple[str, str]] = set()

@@ -14,7 +14,7 @@ Retry-After), never a hang. Outside a request (a minimise job's thread) the tick
 back as soon as the view is made.
 
 `RequestScope` also trims the heap after a request during which heavy work ended
-(`webapp.web.backend.heap`). `Gate` holds a worker's budget together with its other bound:
+(`webapp.tuning.trim`). `Gate` holds a worker's budget together with its other bound:
 how many pieces of heavy work run at once.
 """
 
@@ -28,7 +28,7 @@ from contextvars import ContextVar
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webapp.web.backend import heap
+from webapp import tuning
 
 
 class Busy(Exception):
@@ -138,7 +138,7 @@ class RequestScope:
             for ticket in tickets:
                 ticket.release()
             if self.done() != before:
-                await anyio.to_thread.run_sync(heap.trim)
+                await anyio.to_thread.run_sync(tuning.trim)
 
 
 class Gate:

@@ -20,7 +20,7 @@ from webapp.core.readers import read
 from webapp.core.records import Record
 from webapp.core.rules import POLICIES
 from webapp.storage.jobs import Job, Jobs
-from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimize
+from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import Until, parse_until, traces_differ
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.ingest import Prepared
@@ -34,7 +34,7 @@ WRITE_EVERY = 0.5
 DIFFERS = "differs"
 BUILT_IN = (
     "a built-in example is served from the package and cannot be minimised here: "
-    "store a copy (edit a copy, then store it) or run `streamviz minimize`"
+    "store a copy (edit a copy, then store it) or run `streamviz minimise`"
 )
 Spawn = Callable[[Callable[[], None]], None]
 
@@ -213,7 +213,7 @@ class Minimiser:
 
         deadline = started + self.budget
         try:
-            result = minimize(checked.records, predicate, deadline, progress, self.clock)
+            result = minimise(checked.records, predicate, deadline, progress, self.clock)
         except _Cancelled:
             self.jobs.finish(job_id, status="cancelled", tests=int(state["tests"]),
                              records=int(state["best"]), elapsed_ms=elapsed_ms())  # fmt: skip

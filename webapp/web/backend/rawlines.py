@@ -24,8 +24,8 @@ from webapp.core.records import ReadResult, Record
 _BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 _BREAK_TEXT = re.compile(r"\r\n|\r|\n")
 BLOCK = 8 * 1024
-"""Characters per block of the sparse line index (8 bytes per block: 27,000 entries for a
-217 MB stream, and a line is found within one 8 KB scan)."""
+"""Characters per block of the sparse line index (8 bytes per block, and a line is found within
+one block's scan)."""
 
 
 class RawLines:

@@ -1,6 +1,6 @@
 """What the routes ask for, computed once and cached: stored streams, readings, traces.
 
-Reading a 100,000-chunk stream and assembling it take about a second each, so a trace is
+Reading a long stream and assembling it each take a while (bench/README.md), so a trace is
 cached per (stream, canonical options), in one LRU bounded in bytes (`Settings.cache_bytes`;
 each value's size is estimated from its trace's step and fragment counts or its bytes'
 length). A cached stream is its raw bytes (`RawLines`, fetched once) and its trace; its
@@ -64,14 +64,14 @@ HEAVY_AT_ONCE = 2
 LIGHT_BELOW = 256 * 1024
 """A stream smaller than this is read and assembled without waiting for that bound."""
 READING_PER_BYTE = 11
-"""A reading's heap per stored byte (tracemalloc: 6-10x on SSE, more with tiny fragments)."""
+"""A reading's heap per stored byte (tracemalloc; more with tiny fragments: bench/README.md)."""
 PAYLOADS_PER_BYTE = 2
-"""The same for a plain SSE stream kept as its payload texts (`Payloads`: 1.3x, 2.5x while read)."""
+"""The same for a plain SSE stream kept as its payload texts (`Payloads`; more while read)."""
 COMPARISON_PER_BYTE = 14
-"""A comparison's heap per stored byte (two traces and their alignment: 5-13x measured)."""
+"""A comparison's heap per stored byte (two traces and their alignment; tracemalloc)."""
 VIEW_PER_BYTE = 6
-"""The heap of a view being made per stored byte, at worst (exact-key on bare continuations:
-108 MB at its peak for 19.5 MB); what a request reserves before making one."""
+"""The heap of a view being made per stored byte, at worst (exact-key on bare continuations, at
+its peak); what a request reserves before making one."""
 MAKING_WAIT = 60.0
 """Seconds a request waits for room to make a view before it is answered 503."""
 RECALLED = 16
@@ -80,7 +80,7 @@ PREFIX_BYTES = 1024 * 1024
 """How much of a stream's start is fetched alone to show its first steps."""
 STORE_FROM = 256 * 1024
 """A stream of this many bytes or more keeps its assembled trace view in the store (below it,
-reading and assembling again take a few milliseconds; above, loading is 10-15x faster)."""
+reading and assembling again are quick; above, loading is much faster than both)."""
 
 
 class NotFound(LookupError):
@@ -132,7 +132,7 @@ class Service:
     @property
     def heavy_done(self) -> int:
         """How many pieces of heavy work have ended (the app trims the heap after a request
-        during which one did: `webapp.web.backend.heap`)."""
+        during which one did: `webapp.tuning.trim`)."""
         return self.gate.heavy_done
 
     def _cached(self, key: Hashable, kind: type[T], make: Callable[[], T]) -> T:

@@ -30,10 +30,10 @@ VIEW_BASE = 16_000
 TRACE_PER_STEP = 120
 TRACE_PER_FRAGMENT = 100
 """A trace view's heap: a base, then per step and per fragment (tracemalloc, columns and
-indexes: 17.7 KB for 6 steps, 160-180 bytes per step of one small fragment at 100k steps)."""
+indexes, on a short stream and on a long one of small fragments)."""
 TRACE_PER_BLOCK = 800
 """And per tool-call block: its pieces, steps and histories, its verdicts (tracemalloc: exact-key
-on 90,000 bare continuations opens 90,000 phantom blocks, 92 MB against 20 MB for one)."""
+on bare continuations opens a phantom block for each, against one block under adr-0019)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from webapp.web.query import parse_har_entry
 from webapp.web.templating import render
 from webapp.web.text import as_sse
 from webapp.web.views.comparison import compare_page
+from webapp.web.views.decision import rendered_decision
 from webapp.web.views.playground import (
     KEYS,
     MAX_CHUNKS,
@@ -37,7 +38,6 @@ from webapp.web.views.playground import (
     from_records,
     to_records,
 )
-from webapp.web.views.record import rendered_record
 from webapp.web.views.stories import tour
 
 router = APIRouter(include_in_schema=False)
@@ -57,10 +57,10 @@ def tour_page(request: Request) -> Response:
 
 
 @router.get("/record")
-def record_page(request: Request) -> Response:
+def decision_page(request: Request) -> Response:
     """Decision record 0019, rendered, its terms linked to the rules and the examples."""
-    context = {"record": rendered_record()}
-    return render(templates_of(request), request, "record.html", context)
+    context = {"decision": rendered_decision()}
+    return render(templates_of(request), request, "decision.html", context)
 
 
 def _play_result(chunks: tuple[Chunk, ...]) -> dict[str, Any]:
@@ -107,7 +107,7 @@ def play_page(request: Request) -> Response:
             context = {
                 "readonly": True,
                 "message": f"This stream has more than {MAX_CHUNKS} chunks: the playground edits "
-                "shorter streams. Minimize it first (streamviz minimize), or open its timeline.",
+                "shorter streams. Minimise it first (streamviz minimise), or open its timeline.",
                 "back": Links(source, Options()).step(0),
             }
             return _render_play(request, context, 413)

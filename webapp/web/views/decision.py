@@ -16,13 +16,13 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from webapp.examples import record
+from webapp.examples import decision
 from webapp.web.links import example_page
 
 
 @dataclass(frozen=True, slots=True)
 class Term:
-    """A phrase of the record and where it is shown."""
+    """A phrase of the decision record and where it is shown."""
 
     phrase: str
     url: str
@@ -98,8 +98,8 @@ def _text(content: str) -> Token:
 
 
 @cache
-def rendered_record() -> Markup:
-    """The record's HTML (safe: raw HTML in the Markdown is escaped, not passed through)."""
+def rendered_decision() -> Markup:
+    """The decision record's HTML (safe: raw HTML in the Markdown is escaped, never passed on)."""
     md = MarkdownIt("commonmark", {"html": False})
     md.core.ruler.push("link_terms", _link_terms)
-    return Markup(md.render(record()))  # markdown-it escapes the text itself
+    return Markup(md.render(decision()))  # markdown-it escapes the text itself
