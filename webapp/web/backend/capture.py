@@ -12,7 +12,14 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from webapp.core.readers import decode, read
-from webapp.core.readers.timing import Arrivals, har_timing, record_arrivals, timing_document
+from webapp.core.readers.cassette import to_cassette
+from webapp.core.readers.timing import (
+    Arrivals,
+    har_timing,
+    record_arrivals,
+    record_ends,
+    timing_document,
+)
 from webapp.core.records import Payloads, ReaderError, ReadResult, Record
 from webapp.storage.capture import Capture, Captures, Facts, Part
 from webapp.web.backend.service import Service, Unreadable
@@ -118,3 +125,30 @@ def timing_of(service: Service, stream_id: str, har_entry: int | None = None) ->
             reading = None
     timing = captured_timing(raw, reading, capture, captures.arrivals(info.id))
     return {"timing": timing, "live": capture.live, "capture": capture.to_json()}
+
+
+def record_timing(service: Service, stream_id: str) -> list[float | None] | None:
+    """When each record of the stream arrived, when any is known, else None."""
+    timing = timing_of(service, stream_id)["timing"]
+    if timing is None:
+        return None
+    per_record: list[float | None] = timing["arrivals"][:-1]
+    return per_record if any(ms is not None for ms in per_record) else None
+
+
+def fixture_cassette(
+    text: str, replay: ReadResult, model: str | None, per_record: Sequence[float | None] | None
+) -> str:
+    """A vcrpy cassette of a fixture's stream.sse (`text`, read again as `replay`), with each
+    record's arrival (those of the stream it was written from, record by record) when known."""
+    arrivals = None
+    if per_record:
+        data = text.encode("utf-8", "backslashreplace")
+        ends = record_ends(data, record_lines(replay.records))
+        pieces: list[tuple[int, float]] = []
+        for end, ms in zip(ends, per_record, strict=False):
+            if ms is not None and (not pieces or end + 1 > pieces[-1][0]):
+                pieces.append((end + 1, max(ms, pieces[-1][1]) if pieces else ms))
+        if pieces:
+            arrivals = Arrivals(tuple(e for e, _ in pieces), tuple(t for _, t in pieces))
+    return to_cassette(text, model=model, arrivals=arrivals)
