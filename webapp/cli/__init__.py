@@ -388,8 +388,10 @@ def _emit(chunks: Iterable[bytes]) -> None:
 
 
 from webapp.cli import triage  # noqa: E402  (minimize, report, fixture; needs main, Input above)
+from webapp.cli.record import record  # noqa: E402  (the proxy alone, into files)
 from webapp.cli.serve import serve  # noqa: E402  (registers on `main`; needs InputError above)
 from webapp.cli.streams import delete  # noqa: E402  (the operator's delete; uses serve's helper)
 
 main.add_command(serve)
 main.add_command(delete)
+main.add_command(record)
