@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -20,6 +21,8 @@ from webapp.web.backend.forward import (
     request_facts,
     title_of,
 )
+
+POOL = ThreadPoolExecutor(1)
 
 
 class Sink:
@@ -42,7 +45,7 @@ def test_pieces_are_written_in_bounded_batches_not_one_by_one_nor_all_at_the_end
     sink = Sink()
 
     async def run() -> None:
-        batcher = Batcher(sink, Limits(batch_bytes=16 * 1024, batch_ms=60_000))
+        batcher = Batcher(sink, Limits(batch_bytes=16 * 1024, batch_ms=60_000), POOL)
         for n in range(1000):
             await batcher.add(b"x" * 1024, float(n))
         written_before_the_end = len(sink.parts)
@@ -63,7 +66,7 @@ def test_a_batch_is_written_when_its_first_piece_is_old_enough() -> None:
     sink = Sink()
 
     async def run() -> None:
-        batcher = Batcher(sink, Limits(batch_bytes=1 << 20, batch_ms=5))
+        batcher = Batcher(sink, Limits(batch_bytes=1 << 20, batch_ms=5), POOL)
         await batcher.add(b"data: {}\n\n", 1.0)
         # no more pieces come: the timer writes it (waited for as an event, with a bound)
         for _ in range(2000):
@@ -81,7 +84,7 @@ def test_beyond_the_stored_bytes_the_rest_is_not_kept_and_says_so() -> None:
     sink = Sink()
 
     async def run() -> None:
-        batcher = Batcher(sink, Limits(batch_bytes=10, batch_ms=60_000, stored_bytes=25))
+        batcher = Batcher(sink, Limits(batch_bytes=10, batch_ms=60_000, stored_bytes=25), POOL)
         for _ in range(5):
             await batcher.add(b"0123456789", 0.0)
         await batcher.close("complete", "")

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from tests.capture.fake import CORPUS
 from webapp.core.readers import read
 from webapp.core.readers.timing import (
     Arrivals,
@@ -10,6 +16,8 @@ from webapp.core.readers.timing import (
     record_ends,
     timing_document,
 )
+from webapp.settings import Settings
+from webapp.web.app import create_app
 
 SSE = b': hello\n\ndata: {"a":1}\n\nevent: x\ndata: {"b":2}\n\ndata: [DONE]\n\n'
 
@@ -74,3 +82,27 @@ def test_arrivals_round_trip_through_json_and_refuse_other_shapes() -> None:
     for bad in (None, [], {"ends": [1], "ms": []}, {"ends": [2, 1], "ms": [0, 0]},
                 {"ends": [1], "ms": [-1]}, {"ends": [True], "ms": [1]}):  # fmt: skip
         assert Arrivals.from_json(bad) is None
+
+
+def test_the_timing_api_reads_a_har_entrys_timings_and_none_from_plain_sse(tmp_path: Path) -> None:
+    body = (CORPUS / "no-index.sse").read_text()
+    entry = {
+        "request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions",
+                    "headers": [{"name": "Authorization", "value": "Bearer sk-x"}]},
+        "response": {"status": 200, "content": {"mimeType": "text/event-stream", "text": body}},
+        "timings": {"blocked": 1, "dns": -1, "connect": 10, "send": 1, "wait": 100,
+                    "receive": 900},
+    }  # fmt: skip
+    har = json.dumps({"log": {"version": "1.2", "entries": [entry]}})
+    with TestClient(create_app(Settings(db=str(tmp_path / "t.sqlite3")))) as client:
+        stream_id = client.post("/api/streams", json={"text": har}).json()["id"]
+        found = client.get(f"/api/streams/{stream_id}/timing").json()
+        plain = client.post("/api/streams", json={"text": body}).json()["id"]
+        none = client.get(f"/api/streams/{plain}/timing").json()
+        missing = client.get("/api/streams/nope/timing")
+    timing = found["timing"]
+    assert (timing["first_byte"], timing["end"], timing["source"]) == (112.0, 1012.0, "har")
+    assert timing["arrivals"] == [None] * 6 + [1012.0]
+    assert found["live"] is False and found["capture"] is None
+    assert none == {"timing": None, "live": False, "capture": None}
+    assert missing.status_code == 404

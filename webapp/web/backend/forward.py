@@ -26,7 +26,8 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
@@ -86,6 +87,9 @@ class Limits:
     """How much of a response is recorded; the rest is forwarded, not kept."""
     keep_requests: bool = False
     """Whether request bodies (prompts) are stored with the stream."""
+    writers: int = 2
+    """Threads that write recorded streams (SQLite takes one writer at a time; each thread
+    keeps a connection, so their number bounds the connections and their caches)."""
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -242,8 +246,9 @@ def _why(error: httpx.HTTPError) -> str:
 class Batcher:
     """A recorded stream's pieces, written to its sink in batches from a worker thread."""
 
-    def __init__(self, sink: Sink, limits: Limits) -> None:
+    def __init__(self, sink: Sink, limits: Limits, writers: Executor) -> None:
         self.sink = sink
+        self.writers = writers
         self.limits = limits
         self._data: list[bytes] = []
         self._ends: list[int] = []
@@ -289,10 +294,13 @@ class Batcher:
             self._data, self._ends, self._ms, self._pending = [], [], [], 0
             seq, self._seq = self._seq, self._seq + 1
             try:
-                await anyio.to_thread.run_sync(self.sink.write, seq, part)
+                await self._in_thread(self.sink.write, seq, part)
             except Exception as error:  # the stream deleted meanwhile, the store gone
                 self.failed = True
                 log.warning("stream %s: no longer recorded (%s)", self.sink.stream_id, error)
+
+    async def _in_thread(self, work: Callable[..., object], *args: object) -> None:
+        await asyncio.get_running_loop().run_in_executor(self.writers, work, *args)
 
     async def close(self, state: str, detail: str) -> None:
         """Write the rest and end the stream (shielded: a cancelled exchange still ends it)."""
@@ -304,7 +312,7 @@ class Batcher:
                 more = f"stored the first {self.total:,} bytes (--max-bytes)"
                 detail = f"{detail}; {more}" if detail else more
             try:
-                await anyio.to_thread.run_sync(self.sink.end, state, detail)
+                await self._in_thread(self.sink.end, state, detail)
             except Exception as error:
                 log.warning("stream %s: its end was not recorded (%s)", self.sink.stream_id, error)
 
@@ -359,10 +367,12 @@ class Forwarder:
         self.client = httpx.AsyncClient(
             timeout=timeout, trust_env=False, follow_redirects=False, transport=transport
         )
+        self.writers = ThreadPoolExecutor(limits.writers, thread_name_prefix="streamviz-capture")
 
     async def aclose(self) -> None:
-        """Close the upstream connections."""
+        """Close the upstream connections; let the writes in progress finish."""
         await self.client.aclose()
+        self.writers.shutdown(wait=True)
 
     async def handle(
         self, name: str, rest: str, scope: Scope, receive: Receive, send: Send
@@ -511,14 +521,16 @@ class Forwarder:
             headers_ms=headers_ms,
         )
         try:
-            sink = await anyio.to_thread.run_sync(
-                self.recorder.open, facts, title_of(facts), format
+            loop = asyncio.get_running_loop()
+            opened = loop.run_in_executor(
+                self.writers, self.recorder.open, facts, title_of(facts), format
             )
+            sink = await opened
         except Exception as error:
             log.warning("a stream from upstream %s was not recorded (%s)", exchange.upstream, error)
             return None
         exchange.stream_id = sink.stream_id
-        return Batcher(sink, self.limits)
+        return Batcher(sink, self.limits, self.writers)
 
     async def _pump(
         self, exchange: Exchange, response: httpx.Response, send: Send, batcher: Batcher | None
