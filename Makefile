@@ -10,12 +10,15 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 DB     ?= data/streamviz.sqlite3
 WORKERS ?= 1
+UPSTREAM ?=
+# UPSTREAM='https://api.openai.com' (or 'NAME=URL ...'): `make run` also records through /proxy/NAME/.
 
 .PHONY: run test install install-test chromium postgres upstream clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 run: $(VENV)/.installed
-	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS)
+	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
+	  $(foreach u,$(UPSTREAM),--upstream '$(u)')
 
 test: install-test lint typecheck pytest
 

@@ -49,6 +49,20 @@ class Settings:
     """A minimise job stops after this many seconds with the smallest stream found so far."""
     minimise_jobs: int = 2
     """How many minimise jobs one worker runs at once; more get a 503."""
+    upstreams: tuple[str, ...] = ()
+    """The recording proxy's upstreams, `NAME=URL` each (`/proxy/NAME/...`); none: no proxy."""
+    keep_requests: bool = False
+    """The proxy stores request bodies (prompts) with their streams."""
+    proxy_timeout: float = 600.0
+    """Seconds an upstream may stay silent, before its headers or between two pieces."""
+    proxy_connect_timeout: float = 10.0
+    """Seconds to connect to an upstream."""
+    proxy_queue_chunks: int = 16
+    """Pieces of a response waiting for a slow client before the upstream is no longer read."""
+    capture_batch_bytes: int = 64 * 1024
+    """A captured stream's bytes are stored in batches of at most this many bytes..."""
+    capture_batch_ms: int = 100
+    """... or every this many milliseconds while they arrive."""
 
     def to_env(self) -> dict[str, str]:
         """The settings as `STREAMVIZ_*` environment variables."""
@@ -71,6 +85,8 @@ class Settings:
             text = source[name]
             if field.type == "int":
                 values[field.name] = int(text)
+            elif field.type == "float":
+                values[field.name] = float(text)
             elif field.type == "bool":
                 values[field.name] = text == "True"
             elif field.type.startswith("tuple"):

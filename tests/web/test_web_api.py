@@ -218,6 +218,8 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
         "/api/streams/{stream_id}/notes/{note_id}",
         "/api/streams/{stream_id}/minimise",
         "/api/jobs/{job_id}",
+        "/api/streams/{stream_id}/timing",
+        "/api/streams/{stream_id}/request",
     }
     create = paths["/api/streams"]["post"]
     assert create["summary"] == "Store a stream"

@@ -432,10 +432,16 @@ def test_the_fixture_bundle_replays_to_its_expected_traces(client: TestClient) -
     assert "attachment" in response.headers["content-disposition"]
     bundle = zipfile.ZipFile(io.BytesIO(response.content))
     names = set(bundle.namelist())
-    assert names == {"stream.sse", "expected.adr-0019.json", "expected.exact-key.json", "README.md"}
+    assert names == {
+        "stream.sse", "expected.adr-0019.json", "expected.exact-key.json", "README.md",
+        "cassette.yaml",
+    }  # fmt: skip
     sse_text = bundle.read("stream.sse").decode()
     assert secret not in sse_text and "sk-proj-" in sse_text
     replay = read(sse_text, "sse")
+    cassette = read(bundle.read("cassette.yaml").decode())
+    assert cassette.format == "cassette" and tuple(cassette.records) == tuple(replay.records)
+    assert secret not in bundle.read("cassette.yaml").decode()
     for policy in ("adr-0019", "exact-key"):
         expected = json.loads(bundle.read(f"expected.{policy}.json"))
         actual = assemble(replay.records, Options(policy=policy)).to_json()  # type: ignore[arg-type]

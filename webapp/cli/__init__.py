@@ -41,6 +41,8 @@ COMMANDS = {
     "fixture": Entry("webapp.cli.triage:fixture",
                      "Write a regression fixture: the stream and its expected traces."),
     "serve": Entry("webapp.cli.serve:serve", "Run the web app."),
+    "record": Entry("webapp.cli.record:record",
+                    "Record streams through a proxy into .sse files (no web app)."),
     "delete": Entry("webapp.cli.streams:delete", "Remove a stored stream (the operator)."),
 }  # fmt: skip
 """Every command by name; `minimize` is the other spelling of `minimise`."""

@@ -111,6 +111,41 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "stream found so far.",
 )
 @click.option(
+    "--upstream",
+    "upstreams",
+    multiple=True,
+    metavar="NAME=URL",
+    envvar="STREAMVIZ_UPSTREAM",
+    help="Forward /proxy/NAME/... to URL and record every stream that passes (repeatable; a "
+    "bare URL is named default): point a client's base URL at "
+    "http://HOST:PORT/proxy/NAME/v1. Also from $STREAMVIZ_UPSTREAM (space-separated).",
+)
+@click.option(
+    "--keep-requests",
+    is_flag=True,
+    help="Store each captured stream's request body (the prompt) with it; by default only its "
+    "model, stream flag and tool names.",
+)
+@click.option(
+    "--proxy-timeout",
+    type=click.FloatRange(min=0.1),
+    default=600.0,
+    show_default=True,
+    metavar="S",
+    help="Seconds an upstream may stay silent (before its headers: 504; mid-stream: the stream "
+    "is cut); connecting may take --proxy-connect-timeout.",
+)
+@click.option(
+    "--proxy-connect-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+    metavar="S", help="Seconds to connect to an upstream (then 504).",
+)  # fmt: skip
+@click.option(
+    "--proxy-queue", "proxy_queue_chunks", type=click.IntRange(min=1), default=16,
+    show_default=True, metavar="N",
+    help="Pieces of a response (64 KiB at most each) held for a slow client before the "
+    "upstream is no longer read.",
+)  # fmt: skip
+@click.option(
     "--fd",
     type=click.IntRange(min=0),
     default=None,
@@ -132,9 +167,14 @@ def serve(
     list_streams: bool,
     retention_days: int,
     minimise_seconds: int,
+    upstreams: tuple[str, ...],
+    keep_requests: bool,
+    proxy_timeout: float,
+    proxy_connect_timeout: float,
+    proxy_queue_chunks: int,
     fd: int | None,
 ) -> None:
-    """Run the web app with uvicorn."""
+    """Run the web app with uvicorn (and the recording proxy with --upstream)."""
     import uvicorn  # imported here so that trace, check and compare never load the web stack
 
     from webapp.settings import MB, Settings
@@ -147,6 +187,13 @@ def serve(
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--embed-origins") from None
 
+    from webapp.web.backend.forward import parse_upstreams
+
+    given = tuple(part for value in upstreams for part in value.split())
+    try:
+        parse_upstreams(given)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--upstream") from None
     settings = Settings(
         db=db,
         max_bytes=max_bytes,
@@ -158,6 +205,11 @@ def serve(
         list_streams=list_streams,
         retention_days=retention_days,
         minimise_seconds=minimise_seconds,
+        upstreams=given,
+        keep_requests=keep_requests,
+        proxy_timeout=proxy_timeout,
+        proxy_connect_timeout=proxy_connect_timeout,
+        proxy_queue_chunks=proxy_queue_chunks,
     )
     where: dict[str, Any] = {"fd": fd} if fd is not None else {"host": host, "port": port}
     if workers == 1:

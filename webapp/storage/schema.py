@@ -140,6 +140,43 @@ MIGRATIONS = (
             "ALTER TABLE streams DROP COLUMN raw",
         ),
     ),
+    Migration(
+        6,
+        "captures",
+        (
+            # A stream the proxy recorded: the request's facts (never its headers, its query
+            # or, without --keep-requests, its body), how it ended, when its bytes came.
+            """CREATE TABLE captures (
+                stream_id TEXT PRIMARY KEY REFERENCES streams (id) ON DELETE CASCADE,
+                upstream TEXT NOT NULL,
+                method TEXT NOT NULL,
+                path TEXT NOT NULL,
+                model TEXT NOT NULL DEFAULT '',
+                streamed INTEGER,
+                tools TEXT NOT NULL DEFAULT '[]',
+                status INTEGER NOT NULL,
+                content_type TEXT NOT NULL DEFAULT '',
+                state TEXT NOT NULL,
+                detail TEXT NOT NULL DEFAULT '',
+                started TEXT NOT NULL,
+                ended TEXT NOT NULL DEFAULT '',
+                headers_ms DOUBLE PRECISION,
+                pieces BIGINT NOT NULL DEFAULT 0,
+                arrivals TEXT NOT NULL DEFAULT '',
+                request {blob}
+            )""",
+            "CREATE INDEX captures_state ON captures (state)",
+            # While a capture is live its bytes arrive in parts (bounded batches, in order);
+            # when it ends they become its row of stream_bytes and the parts go.
+            """CREATE TABLE capture_parts (
+                stream_id TEXT NOT NULL REFERENCES streams (id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                data {blob} NOT NULL,
+                arrivals TEXT NOT NULL,
+                PRIMARY KEY (stream_id, seq)
+            )""",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

@@ -141,14 +141,28 @@ class Storage:
         )
 
     def raw(self, stream_id: str) -> bytes | None:
-        """The stored bytes, exactly as stored, or None."""
-        rows = self.backend.run("SELECT raw FROM stream_bytes WHERE stream_id = ?", (stream_id,))
-        return bytes(rows[0][0]) if rows else None
+        """The stored bytes, exactly as stored, or None; for a capture still live, the bytes
+        that have arrived so far (its parts, read in the same statement: no gap when it ends)."""
+        rows = self.backend.run(
+            "SELECT 0, 0, raw FROM stream_bytes WHERE stream_id = ? UNION ALL "
+            "SELECT 1, seq, data FROM capture_parts WHERE stream_id = ? ORDER BY 1, 2",
+            (stream_id, stream_id),
+        )
+        if rows and rows[0][0] == 0:
+            return bytes(rows[0][2])
+        if rows:
+            return b"".join(bytes(row[2]) for row in rows)
+        live = self.backend.run("SELECT 1 FROM captures WHERE stream_id = ?", (stream_id,))
+        return b"" if live else None
 
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
         """The first `size` stored bytes (all of them for a shorter stream), or None; a long
         stream's first megabyte comes at once, not with the rest."""
-        return self.backend.raw_prefix(stream_id, size)
+        found = self.backend.raw_prefix(stream_id, size)
+        if found is None:  # a live capture has no row of stream_bytes yet
+            so_far = self.raw(stream_id)
+            return None if so_far is None else so_far[:size]
+        return found
 
     def delete_hash(self, stream_id: str) -> str | None:
         """The hash of the stream's delete token ("" when it has none), or None."""

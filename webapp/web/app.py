@@ -22,9 +22,21 @@ from webapp.web.backend.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Retention
 from webapp.web.links import EMBEDDED, EXAMPLE, STORED
-from webapp.web.routes import api, embed, errors, home, pages, teach, team_api, triage
+from webapp.web.routes import (
+    api,
+    capture,
+    embed,
+    errors,
+    home,
+    pages,
+    proxy,
+    teach,
+    team_api,
+    triage,
+)
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
+from webapp.web.routes.proxy import ProxyRoutes
 from webapp.web.templating import STATIC, make_templates, warm
 from webapp.web.views import flow, stories
 
@@ -42,6 +54,7 @@ def create_app(settings: Settings) -> FastAPI:
     """A new app on the store `settings.db` names (created and migrated if needed)."""
     service = Service(settings)
     retention = Retention(service, settings.retention_days)
+    forwarder = proxy.forwarder(settings, service)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -53,6 +66,8 @@ def create_app(settings: Settings) -> FastAPI:
             finally:
                 if sweeping is not None:
                     sweeping.cancel()
+                if forwarder is not None:
+                    await forwarder.aclose()
                 service.close()
 
     app = FastAPI(
@@ -69,6 +84,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates(TEACHING)
     app.state.templates.env.globals["retention_days"] = settings.retention_days
+    app.add_middleware(ProxyRoutes, forwarder=forwarder, allow_origins=settings.allow_origins)
     app.add_middleware(RequestScope, done=lambda: service.heavy_done)
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
     app.add_middleware(
@@ -88,6 +104,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(pages.router, prefix=mount)
         app.include_router(embed.router, prefix=EMBEDDED + mount)
     app.include_router(teach.router)
+    app.include_router(capture.router)
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs(request: Request) -> HTMLResponse:

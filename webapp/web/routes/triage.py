@@ -27,6 +27,7 @@ from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, render, verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.backend.capture import fixture_cassette, record_timing
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
 from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team import (
@@ -314,13 +315,24 @@ FIXTURE_README = (
     "Regression fixture from streamviz stream {title!r} ({where}), redacted. Replay: "
     "`streamviz check stream.sse --expect expected.adr-0019.json` and "
     "`streamviz check stream.sse --policy exact-key --expect expected.exact-key.json` "
-    "(exit 0: unchanged, 1: the trace changed).\n"
+    "(exit 0: unchanged, 1: the trace changed).\n\n"
+    "cassette.yaml is the same stream as a vcrpy / pytest-recording cassette (one POST to "
+    "https://api.openai.com/v1/chat/completions answering it as an event stream), for a test "
+    "suite to replay with its own client: `vcr.use_cassette('cassette.yaml', "
+    "record_mode='none', match_on=['method', 'path'])`, or pytest-recording's "
+    "`@pytest.mark.vcr('cassette.yaml')`.\n"
 )
 
 
-def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> bytes:
-    """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies, README.md;
-    `records` are the stream's, read on demand (a trace view keeps none)."""
+def fixture_bundle(
+    view: TraceView,
+    records: Sequence[Record],
+    where: str,
+    arrivals: Sequence[float | None] | None = None,
+) -> bytes:
+    """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies,
+    cassette.yaml (the stream as a vcrpy cassette, with `arrivals` per record when known),
+    README.md; `records` are the stream's, read on demand (a trace view keeps none)."""
     text, _ = scrub(as_sse(records))
     try:
         replay = read(text, "sse")
@@ -332,6 +344,8 @@ def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> by
         for name in POLICIES:
             trace = assemble(replay.records, replace(view.options.canonical(), policy=name))
             bundle.writestr(f"expected.{name}.json", dumps(trace.to_json(), indent=True) + b"\n")
+        cassette = fixture_cassette(text, replay, view.source.found.model, arrivals)
+        bundle.writestr("cassette.yaml", cassette.encode("utf-8", "backslashreplace"))
         title = view.source.info.title or "Untitled stream"
         bundle.writestr("README.md", FIXTURE_README.format(title=title, where=where))
     return buffer.getvalue()
@@ -343,7 +357,8 @@ def fixture(request: Request, stream_id: str) -> Response:
     view, _ = _views(request, stream_id)
     reading = service_of(request).reading(stream_id, view.source.har_entry)
     where = Links(stream_id, DEFAULTS).at(settings_of(request).public_url)
-    bundle = fixture_bundle(view, reading.result.records, where)
+    arrivals = record_timing(service_of(request), stream_id)
+    bundle = fixture_bundle(view, reading.result.records, where, arrivals)
     return Response(
         bundle,
         media_type="application/zip",
