@@ -15,7 +15,9 @@ Masking keeps the stream's structure and its story:
   `x`/`X`/`0` except its last six letters or digits, which come from a keyed hash of the
   secret: the same secret always gets the same mask and two secrets get two masks, so ids that
   carried one still match exactly where they matched before, and nowhere else;
-- the key is random per scan unless given, so a mask says nothing about the secret.
+- the key is random per scan unless given, so a mask says nothing about the secret;
+- what a reader decodes is never touched: a HAR body exported as base64 is left whole (a masked
+  run in it would leave a body that no longer decodes), so secrets inside one are not masked.
 A page shows `scan`'s findings and passes the ones the user kept to `apply`; findings with the
 same `mask` are one secret, and should be kept or dropped together (an id used twice).
 """
@@ -31,8 +33,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.redact import redact
+from webapp.redact import is_har, redact
 from webapp.redact.copies import splice
+from webapp.redact.har import encoded_bodies
 
 _START = r"(?:(?<![A-Za-z0-9_\\-])|(?<=\\[nrtbf]))"
 """A word start: not after a letter, digit, `_`, `-` or a backslash (but after `\\n` etc.)."""
@@ -119,11 +122,12 @@ def scan(text: str, key: bytes | None = None) -> list[Finding]:
     taken: set[str] = set()
     findings: list[Finding] = []
     line, counted = 1, 0
+    kept = _kept(text)
     for match in _matches(text):
         group = match.lastgroup
         assert group is not None
         value = match.group(0)
-        if not _plausible(group, value):
+        if not _plausible(group, value) or kept.holds(match.start(), match.end()):
             continue
         if value in masks:
             mask = masks[value]
@@ -138,6 +142,29 @@ def scan(text: str, key: bytes | None = None) -> list[Finding]:
         counted = match.start()
         findings.append(Finding(_KINDS[group], line, match.start(), match.end(), mask))
     return findings
+
+
+class _Kept:
+    """Spans no finding may touch, asked about in increasing order."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self._spans = spans
+        self._next = 0
+
+    def holds(self, start: int, end: int) -> bool:
+        """Whether [start, end) overlaps a kept span (`start` never decreases between calls)."""
+        spans = self._spans
+        while self._next < len(spans) and spans[self._next][1] <= start:
+            self._next += 1
+        return self._next < len(spans) and spans[self._next][0] < end
+
+
+def _kept(text: str) -> _Kept:
+    """What the readers need as it is: a HAR's base64 bodies (masking a run in one would leave
+    a body that no longer decodes, and the stream with no fragment)."""
+    if '"base64"' not in text or not is_har(text):
+        return _Kept([])
+    return _Kept(encoded_bodies(text))
 
 
 def apply(text: str, findings: Iterable[Finding]) -> str:
