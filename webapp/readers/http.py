@@ -30,7 +30,7 @@ PROMPT = (
 
 Every run is possessive: a run of blanks is taken whole by the first `[ \t]*+` (the prompt
 and the virtualenv start with something else), so a line of n blanks costs n steps, not the
-n * n of two greedy runs trading blanks (a 16 KB line of spaces took 9.6 s)."""
+n * n of two greedy runs trading blanks (tests/test_linear_runs.py)."""
 COMMAND = re.compile(PROMPT + r"curl(?:\.exe)?(?:[ \t]|$)")
 _PROGRESS = re.compile(
     r"[ \t]*(?:% Total\b|Dload\b|\d{1,3}[ \t]+\S+[ \t]+\d{1,3}[ \t]+\S+[ \t]+\d{1,3}[ \t].*"

@@ -43,8 +43,7 @@ _END = r"(?![A-Za-z0-9_-])"
 
 _LOCAL_MOST = 64
 """An address's local part is at most 64 characters (RFC 5321). Without that bound, a run like
-`a.a.a.a...` (every `a` a word start) had each start read the whole run looking for an `@`:
-128 KB took 5.5 s."""
+`a.a.a.a...` (every `a` a word start) had each start read the whole run looking for an `@`."""
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("jwt", r"(?P<jwt>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
     ("api-key", r"(?P<openai>sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?)"
