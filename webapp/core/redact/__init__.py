@@ -16,7 +16,7 @@ from webapp.core.redact.har import redact_har
 from webapp.core.redact.rules import REDACTED
 from webapp.core.redact.text import redact_text
 
-__all__ = ["REDACTED", "Redaction", "redact"]
+__all__ = ["REDACTED", "Redaction", "is_har", "redact"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +30,17 @@ class Redaction:
 _HAR_START = re.compile(r'\s*\{\s*"log"\s*:')
 
 
+def is_har(text: str) -> bool:
+    """Whether the text is redacted as a HAR file (a JSON object with `log` and `entries`)."""
+    stripped = text.lstrip("\ufeff \t\r\n")
+    return _HAR_START.match(stripped) is not None or (
+        stripped.startswith("{") and '"log"' in text and '"entries"' in text
+    )
+
+
 def redact(text: str) -> Redaction:
     """Replace the secrets in a HAR file, HTTP dump or curl command by "[redacted]"."""
-    stripped = text.lstrip("\ufeff \t\r\n")
-    if _HAR_START.match(stripped) or (
-        stripped.startswith("{") and '"log"' in text and '"entries"' in text
-    ):
+    if is_har(text):
         redacted, removed = redact_har(text)
     else:
         redacted, removed = redact_text(text)

@@ -123,6 +123,19 @@ def _objects(text: str) -> Iterator[tuple[_Place, dict[str, tuple[int, int]]]]:
             yield frame.place, frame.strings
 
 
+def encoded_bodies(text: str) -> list[tuple[int, int]]:
+    """The spans (quotes included) of the `text` strings of HAR bodies exported as base64
+    (`"encoding": "base64"`, as browsers save binary or compressed bodies), in order: what the
+    reader decodes, so what content masking must leave alone."""
+    spans = []
+    for _place, strings in _objects(text):
+        encoding, body = strings.get("encoding"), strings.get("text")
+        said = None if encoding is None else _decode(text[encoding[0] : encoding[1]])
+        if body is not None and said == "base64":
+            spans.append(body)
+    return sorted(spans)
+
+
 def _where(place: _Place) -> str:
     if place.entry is None:
         return "HAR"

@@ -12,6 +12,7 @@ redacted text in UTF-8.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import AsyncGenerator, Iterator
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from starlette.datastructures import FormData, UploadFile
+from starlette.datastructures import FormData, Headers, UploadFile
 from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
 from starlette.requests import Request
 
@@ -138,6 +139,35 @@ async def read_form(request: Request, limit: int, stream_limit: int) -> FormData
             raise TooLarge(stream_limit) from error
         raise BadInput(str(error)) from error
     raise BadInput("send the stream as a form (multipart/form-data) or as JSON")
+
+
+def parse_form(headers: Headers, body: bytes, max_fields: int, max_part_size: int) -> FormData:
+    """A form whose body was read already (`read_body`), parsed by Starlette's parsers as
+    `Request.form` would (no files); meant for a worker thread, where it runs in a loop of its
+    own, so that parsing tens of megabytes never holds the server's event loop.
+
+    Raises BadInput when the form has more fields, or a longer one, than allowed.
+    """
+
+    async def chunks() -> AsyncGenerator[bytes, None]:
+        yield body
+
+    async def parse() -> FormData:
+        kind = headers.get("content-type", "")
+        if kind.startswith("multipart/form-data"):
+            parser = MultiPartParser(
+                headers, chunks(), max_files=0, max_fields=max_fields, max_part_size=max_part_size
+            )
+            return await parser.parse()
+        if kind.startswith("application/x-www-form-urlencoded"):
+            form = FormParser(headers, chunks(), max_fields=max_fields, max_part_size=max_part_size)
+            return await form.parse()
+        return FormData()
+
+    try:
+        return asyncio.run(parse())
+    except MultiPartException as error:
+        raise BadInput(str(error)) from error
 
 
 def form_text(form: FormData, name: str) -> str:

@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from webapp.core.jsoncheck import dumps
 from webapp.core.records import Record
 from webapp.lenses import Lens, Matrix, clients_view
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
@@ -166,12 +167,15 @@ async def clients_matrix(request: Request, shown: Shown) -> Response:
 
 
 @api_router.get("/streams/{stream_id}/clients", summary="Every client library's view")
-async def clients_json(request: Request, stream_id: str, wait: bool = False) -> JSONResponse:
+async def clients_json(request: Request, stream_id: str, wait: bool = False) -> Response:
     """`{"clients", "policies", "rows", "verdict"}` once computed (200); 202 while computing.
 
-    `wait=true` waits for the result instead (up to twice the lens timeout).
+    `wait=true` waits for the result instead (up to twice the lens timeout). Written as the
+    rest of the API writes JSON (`webapp.core.jsoncheck.dumps`): a call id holding a lone surrogate
+    comes out escaped, not as a UnicodeEncodeError.
     """
     matrix = await run_in_threadpool(_start, request, stream_id)
     if matrix is None:
-        return JSONResponse({"status": "computing"}, status_code=202)
-    return JSONResponse(matrix.to_json())
+        return Response(dumps({"status": "computing"}), 202, media_type="application/json")
+    body = await run_in_threadpool(dumps, matrix.to_json())
+    return Response(body, media_type="application/json")

@@ -6,7 +6,8 @@ A built-in example's own pages (`/examples/{key}`, opening at its story) are a s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,11 +16,22 @@ from starlette.concurrency import run_in_threadpool
 
 from webapp.core.options import Options
 from webapp.core.readers import read
+from webapp.core.words import count
 from webapp.examples import EXAMPLES
 from webapp.settings import Settings
 from webapp.triage.compare import compare
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.ingest import TooLarge, prepare
+from webapp.web.backend.ingest import (
+    FORM_OVERHEAD,
+    BadInput,
+    Busy,
+    TooLarge,
+    UploadSlots,
+    parse_form,
+    prepare,
+    read_body,
+)
+from webapp.web.backend.service import LIGHT_BELOW
 from webapp.web.links import PLAY_API, Links, play_url
 from webapp.web.query import parse_har_entry
 from webapp.web.templating import render
@@ -29,6 +41,7 @@ from webapp.web.views.decision import rendered_decision
 from webapp.web.views.playground import (
     KEYS,
     MAX_CHUNKS,
+    MAX_TEXT,
     BadPlay,
     Chunk,
     decode,
@@ -77,6 +90,71 @@ def _play_form(form: Mapping[str, Any]) -> tuple[Chunk, ...]:
     return from_form(fields)
 
 
+_PLAY_FIELDS = MAX_CHUNKS * 40
+_PLAY_FIELD_BYTES = 12 * MAX_TEXT + 1024
+"""A field's bytes on the wire: a value of MAX_TEXT characters, each percent-encoded UTF-8."""
+
+
+class _PlayRefused(Exception):
+    """A playground post refused before its state is read: the status and the words."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def _play_body(request: Request) -> bytes:
+    """The posted form's bytes, refused (413) as soon as they pass `--max-bytes`."""
+    limit = settings_of(request).max_bytes
+    try:
+        return bytes(await read_body(request, limit + FORM_OVERHEAD, limit))
+    except TooLarge:
+        raise _PlayRefused(
+            413,
+            f"this playground state is larger than the server's limit of {count(limit, 'byte')} "
+            "(its --max-bytes)",
+        ) from None
+
+
+def _posted_state(request: Request, body: bytes, op: str | None = None) -> tuple[Chunk, ...]:
+    """The state a posted form names (after the edit in its `op` field, if asked); run in a
+    worker thread. Raises BadPlay."""
+    try:
+        form = parse_form(request.headers, body, _PLAY_FIELDS, _PLAY_FIELD_BYTES)
+    except BadInput as error:
+        raise BadPlay(f"the playground cannot read that form: {error}") from error
+    chunks = _play_form(form)
+    if op is None:
+        return chunks
+    verb = form.get("op")
+    return edited(chunks, verb if isinstance(verb, str) else "")
+
+
+@contextmanager
+def _heavy(request: Request, body: bytes) -> Iterator[None]:
+    """A large playground post takes one of the worker's upload slots (Busy when none is free):
+    it is read and run like an upload; a small one, the usual edit, never waits for them."""
+    if len(body) < LIGHT_BELOW:
+        yield
+        return
+    uploads: UploadSlots = request.app.state.uploads
+    with uploads.slot():
+        yield
+
+
+def _play_run(request: Request, body: bytes) -> Response:
+    """`/api/play`'s work, in a worker thread: parse, run both policies, render the partial."""
+    templates = templates_of(request)
+    try:
+        chunks = _posted_state(request, body)
+    except BadPlay as error:
+        return render(templates, request, "_play_error.html", {"message": str(error)}, 400)
+    context = _play_result(chunks)
+    response = render(templates, request, "_play_result.html", context)
+    response.headers["HX-Replace-Url"] = play_url(context["token"])
+    return response
+
+
 def _refused(request: Request, error: Exception, status: int = 400) -> Response:
     context = {"status": status, "heading": "The playground cannot use that", "message": str(error)}
     return render(templates_of(request), request, "error.html", context, status)
@@ -120,44 +198,63 @@ def play_page(request: Request) -> Response:
 
 @router.post("/api/play")
 async def play_run(request: Request) -> Response:
-    """Run both policies on the posted state (stateless): the result partial, URL replaced."""
-    form = await request.form(max_files=0, max_fields=MAX_CHUNKS * 40)
+    """Run both policies on the posted state (stateless): the result partial, URL replaced.
+
+    The body is bounded by `--max-bytes` (413) and everything after receiving it runs in a
+    worker thread, a large one under an upload slot (503 when none is free)."""
     templates = templates_of(request)
     try:
-        chunks = _play_form(form)
-    except BadPlay as error:
-        return render(templates, request, "_play_error.html", {"message": str(error)}, 400)
-    context = _play_result(chunks)
-    response = render(templates, request, "_play_result.html", context)
-    response.headers["HX-Replace-Url"] = play_url(context["token"])
-    return response
+        body = await _play_body(request)
+        with _heavy(request, body):
+            return await run_in_threadpool(_play_run, request, body)
+    except _PlayRefused as refused:
+        context = {"message": str(refused)}
+        return render(templates, request, "_play_error.html", context, refused.status)
+    except Busy as error:
+        return _busy(request, error)
 
 
 @router.post("/play/edit")
 async def play_edit(request: Request) -> Response:
     """A structural edit (add, remove, move a chunk; add, remove a fragment), then the page."""
-    form = await request.form(max_files=0, max_fields=MAX_CHUNKS * 40)
-    op = form.get("op")
     try:
-        chunks = edited(_play_form(form), op if isinstance(op, str) else "")
+        body = await _play_body(request)
+        with _heavy(request, body):
+            chunks = await run_in_threadpool(_posted_state, request, body, "op")
+            token = await run_in_threadpool(encode, chunks)
+    except _PlayRefused as refused:
+        return _refused(request, refused, refused.status)
     except BadPlay as error:
         return _refused(request, error)
-    return RedirectResponse(play_url(encode(chunks)), status_code=303)
+    except Busy as error:
+        return _busy(request, error)
+    return RedirectResponse(play_url(token), status_code=303)
 
 
 @router.post("/play/save")
 async def play_save(request: Request) -> Response:
     """Store the edited stream as a new stream (the original never changes); its timeline."""
-    form = await request.form(max_files=0, max_fields=MAX_CHUNKS * 40)
     settings: Settings = settings_of(request)
     try:
-        chunks = _play_form(form)
-        raw = as_sse(to_records(chunks)).encode("utf-8", "surrogatepass")
-        prepared = await run_in_threadpool(prepare, raw, "sse", settings.max_bytes)
+        body = await _play_body(request)
+        with _heavy(request, body):
+            chunks = await run_in_threadpool(_posted_state, request, body)
+            raw = as_sse(to_records(chunks)).encode("utf-8", "surrogatepass")
+            prepared = await run_in_threadpool(prepare, raw, "sse", settings.max_bytes)
+    except _PlayRefused as refused:
+        return _refused(request, refused, refused.status)
     except BadPlay as error:
         return _refused(request, error)
     except TooLarge as error:
         return _refused(request, error, 413)
+    except Busy as error:
+        return _busy(request, error)
     service = service_of(request)
     info = await run_in_threadpool(service.store, prepared, title="Playground stream")
     return RedirectResponse(Links(info.id, Options()).step(0), status_code=303)
+
+
+def _busy(request: Request, error: Busy) -> Response:
+    response = _refused(request, error, 503)
+    response.headers["Retry-After"] = "2"
+    return response
