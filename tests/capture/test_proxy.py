@@ -70,8 +70,8 @@ def test_openai_python_streams_through_byte_for_byte(rig: Rig) -> None:
     assert len(chunks) == 4  # the corpus stream's chunks, [DONE] not among them
     calls = [c.delta.tool_calls for chunk in chunks for c in chunk.choices if c.delta.tool_calls]
     assert calls and calls[0][0].function and calls[0][0].function.name == "get_weather"
+    capture = ended(rig, stream_id)  # the last batch is written by then
     assert raw(rig, stream_id) == b"".join(rig.fake.script)
-    capture = ended(rig, stream_id)
     assert capture["state"] == "complete"
     assert (capture["model"], capture["stream"], capture["tools"], capture["status"]) == (
         "gpt-4o", True, ["get_weather", "book_flight"], 200,
@@ -121,8 +121,8 @@ def test_the_first_bytes_reach_the_client_before_the_fake_sends_its_last(rig: Ri
         for piece in stream:
             received += piece
     assert received == b"".join(pieces)
+    assert ended(rig, stream_id)["state"] == "complete"  # the last batch is written by then
     assert raw(rig, stream_id) == received
-    assert ended(rig, stream_id)["state"] == "complete"
 
 
 def test_a_client_that_goes_away_cancels_the_upstream_and_the_stream_is_kept(rig: Rig) -> None:
