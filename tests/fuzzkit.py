@@ -42,6 +42,7 @@ from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReaderError, Record
 from webapp.core.redact import redact
 from webapp.core.redact.content import apply, scan, scrub
+from webapp.web.text import as_sse
 from webapp.web.views import playground
 from webapp.web.views.playground import BadPlay
 
@@ -519,7 +520,7 @@ class PlayCase:
 def _accepted(state: tuple[playground.Chunk, ...]) -> None:
     """A state the playground took: its link gives it back; its stream reads and runs."""
     assert repr(playground.decode(playground.encode(state))) == repr(state)  # NaN is not NaN
-    result = read(playground.to_sse(state), "sse")
+    result = read(as_sse(playground.to_records(state)), "sse")
     for policy in ("adr-0019", "exact-key"):
         assemble(result.records, Options(policy=policy))  # type: ignore[arg-type]
 
