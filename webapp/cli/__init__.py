@@ -20,7 +20,7 @@ from rich.console import Console
 
 from webapp.cli.compareview import compare_lines
 from webapp.cli.render import Painter, check_lines, trace_lines
-from webapp.cli.report import check_document, compare_document, dumps
+from webapp.cli.report import check_document, compare_document, dumps, input_json
 from webapp.core.assembler import assemble
 from webapp.core.document import trace_document_stream
 from webapp.core.options import Options
@@ -167,7 +167,9 @@ def trace(
 
 @main.command(short_help="List the anomalies; exit 1 on any error (for CI).")
 @_stream_options(with_policy=True)
-@click.option("--strict", is_flag=True, help="Exit 1 on any anomaly, warnings included.")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 on any anomaly, warnings included, and on any quirk (a place where "
+              "the provider's stream departs from the contract).")  # fmt: skip
 @click.option("--expect", type=click.Path(dir_okay=False, path_type=Path), metavar="TRACE.json",
               help="Compare with this trace (a fixture's): exit 1 when it changed.")  # fmt: skip
 def check(
@@ -183,10 +185,12 @@ def check(
     strict: bool,
     expect: Path | None,
 ) -> None:
-    """Print the anomalies (severity, code, step, line, message); exit 1 on an error.
+    """Print the anomalies (severity, code, step, line, message), then the quirks and the
+    calls the stream means; exit 1 on an error.
 
     Meant for CI on recorded streams: exit 0 means no error-level anomaly (with --strict: no
-    anomaly at all), 1 at least one, 2 the input could not be read.
+    anomaly and no quirk at all), 1 at least one, 2 the input could not be read. Quirks alone
+    never change the exit code without --strict.
     """
     chosen = options(policy, path, server_tools, choice)
     if expect is not None:
@@ -194,7 +198,7 @@ def check(
                                        chosen, expect))  # fmt: skip
     with paused_gc():
         severities = _check(Input(file, input_format, har_entry, redact), chosen, output)
-    if "error" in severities or (strict and severities):
+    if "error" in severities or (strict and severities):  # "quirk" counts only with --strict
         sys.exit(1)
 
 
@@ -257,7 +261,8 @@ def _check(given: Input, chosen: Options, output: str) -> set[str]:
         lambda: check_document(result, source),
         lambda paint: check_lines(result, source, paint),
     )
-    return {anomaly.severity for anomaly in result.anomalies}
+    found = {anomaly.severity for anomaly in result.anomalies}
+    return found | ({"quirk"} if result.contract is not None and result.contract.quirks else set())
 
 
 def _compare(given: Input, chosen: Options, output: str) -> None:
@@ -282,7 +287,7 @@ def _output(
         write_text(lines)
 
 
-@main.command(short_help="What each client library hands the application for a stream.")
+@main.command(short_help="What each client library hands the application, graded.")
 @click.argument("file", metavar="FILE|-")
 @click.option(
     "--input-format",
@@ -292,12 +297,22 @@ def _output(
     help="How to read FILE; auto detects it.",
 )
 @click.option(
+    "--har-entry",
+    "har_entry",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="With a HAR file: read entry N (its 1-based place in log.entries). "
+    "Default: the first event-stream entry.",
+)
+@click.option(
     "--format",
     "output",
     type=click.Choice(("text", "json")),
     default="text",
     show_default=True,
-    help='text: one block per call, every client\'s cell. json: {"clients": [...], ...}.',
+    help='text: the grades, the verdict, then one block per call. json: {"grades": [...], '
+    '"clients": [...], "verdict", ...}, what the API returns.',
 )
 @click.option(
     "--timeout",
@@ -306,23 +321,26 @@ def _output(
     show_default=True,
     help="Seconds each client library may take.",
 )
-def clients(file: str, input_format: str, output: str, timeout: float) -> None:
-    """Run the published client libraries on FILE and show what each hands the application.
+def clients(
+    file: str, input_format: str, har_entry: int | None, output: str, timeout: float
+) -> None:
+    """Run the published client libraries on FILE and grade what each hands the application.
 
     pi-ai, openai-python, LangChain, the Vercel AI SDK and LiteLLM each run, unmodified and in
     a subprocess of their own, on the stream; adr-0019 and exact-key are two more columns.
-    A library that is not installed is shown as unavailable with the command that installs
-    them all (make clients).
+    Each is graded against the calls the stream means (intact, damaged, flagged, guessed),
+    and the verdict says what the provider did and where to file. A library that is not
+    installed is shown as unavailable with the command that installs them all (make clients).
     """
     from webapp.cli.clientsview import clients_lines  # the lenses load only for this command
-    from webapp.lenses import clients_view
+    from webapp.triage.verdict import clients_verdict
 
-    source = load(file, input_format)
-    matrix = clients_view(source.records, timeout=timeout)
+    source = load(file, input_format, har_entry)
+    verdict = clients_verdict(source.records, timeout=timeout, model=source.model)
     if output == "json":
-        write_json(matrix.to_json())
+        write_json({**verdict.to_json(), "input": input_json(source)})
     else:
-        write_text(lambda paint: clients_lines(matrix, source, paint))
+        write_text(lambda paint: clients_lines(verdict, source, paint))
 
 
 def load(
