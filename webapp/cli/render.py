@@ -202,6 +202,8 @@ def trace_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iter
     yield ""
     yield from anomaly_lines(trace, paint)
     yield ""
+    yield from quirk_lines(trace, paint)
+    yield ""
     yield summary_line(trace, paint)
 
 
@@ -275,6 +277,27 @@ def anomaly_row(trace: Trace, anomaly: Anomaly, paint: Painter) -> str:
     return f"{code} {where} {escape(anomaly.message)}"
 
 
+def quirk_lines(trace: Trace, paint: Painter) -> Iterator[str]:
+    """Where the provider's stream departs from the contract, and the calls it means."""
+    contract = trace.contract
+    if contract is None:
+        return
+    if not contract.quirks:
+        yield paint("quirks: none (the stream keeps the contract)", "bold green")
+    else:
+        yield paint(f"quirks: {len(contract.quirks)}", "bold yellow")
+    for found in contract.quirks:
+        harm = {"none": "harmless", "loud": "clients complain", "silent": "silent damage"}
+        code = paint(f"{found.code:<22}", "yellow" if found.harm != "none" else "dim")
+        yield f"{paint('quirk', 'bold')}  {code} {harm[found.harm]:<16} {escape(found.message)}"
+    if contract.intended is not None:
+        repairs = f" (repaired: {'; '.join(contract.intended.repairs)})"
+        line = escape(f"intended: {contract.intended.describe()}")
+        yield paint(line, "bold") + escape(repairs if contract.intended.repairs else "")
+    else:
+        yield paint("intended: no single reading: ", "bold red") + escape(contract.why or "")
+
+
 def step_input_line(trace: Trace, step: int) -> int | None:
     """The input line a step's record started on (None for the end step)."""
     return trace.line_of(step)
@@ -301,4 +324,5 @@ def check_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iter
     yield from input_lines(source, paint)
     yield options_line(trace, paint)
     yield from anomaly_lines(trace, paint)
+    yield from quirk_lines(trace, paint)
     yield summary_line(trace, paint)

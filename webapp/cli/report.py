@@ -28,6 +28,7 @@ def check_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
             {**anomaly.to_json(), "line": _line(trace, anomaly.step)} for anomaly in trace.anomalies
         ],
         "summary": trace.summary_json(),
+        **({} if trace.contract is None else trace.contract.to_json()),
         "input": input_json(source),
     }
 

@@ -48,7 +48,9 @@ def trace(
 
 @click.command()
 @stream_options(with_policy=True)
-@click.option("--strict", is_flag=True, help="Exit 1 on any anomaly, warnings included.")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 on any anomaly, warnings included, and on any quirk (a place where "
+              "the provider's stream departs from the contract).")  # fmt: skip
 @click.option("--expect", type=click.Path(dir_okay=False, path_type=Path), metavar="TRACE.json",
               help="Compare with this trace (a fixture's): exit 1 when it changed.")  # fmt: skip
 def check(
@@ -64,10 +66,12 @@ def check(
     strict: bool,
     expect: Path | None,
 ) -> None:
-    """Print the anomalies (severity, code, step, line, message); exit 1 on an error.
+    """Print the anomalies (severity, code, step, line, message), then the quirks and the
+    calls the stream means; exit 1 on an error.
 
     Meant for CI on recorded streams: exit 0 means no error-level anomaly (with --strict: no
-    anomaly at all), 1 at least one, 2 the input could not be read.
+    anomaly and no quirk at all), 1 at least one, 2 the input could not be read. Quirks alone
+    never change the exit code without --strict.
     """
     chosen = options(policy, path, server_tools, choice)
     if expect is not None:
@@ -77,7 +81,7 @@ def check(
                                 chosen, expect))  # fmt: skip
     with paused_gc():
         severities = _check(Input(file, input_format, har_entry, redact), chosen, output)
-    if "error" in severities or (strict and severities):
+    if "error" in severities or (strict and severities):  # "quirk" counts only with --strict
         sys.exit(1)
 
 
@@ -121,7 +125,8 @@ def _check(given: Input, chosen: Options, output: str) -> set[str]:
         lambda: check_document(result, source),
         lambda paint: check_lines(result, source, paint),
     )
-    return {anomaly.severity for anomaly in result.anomalies}
+    found = {anomaly.severity for anomaly in result.anomalies}
+    return found | ({"quirk"} if result.contract is not None and result.contract.quirks else set())
 
 
 def _compare(given: Input, chosen: Options, output: str) -> None:

@@ -28,14 +28,23 @@ from webapp.core.rules import POLICIES
 from webapp.core.words import count
 from webapp.triage.expect import first_difference, not_a_trace
 from webapp.triage.minimise import Minimised, Progress, PropertyDoesNotHold, minimise
-from webapp.triage.predicates import Until, parse_until
+from webapp.triage.predicates import FINGERPRINT, Until, parse_until
 from webapp.triage.report import Links, render
 
 if TYPE_CHECKING:
-    from webapp.lenses.matrix import Matrix
+    from webapp.core.trace import Trace
+    from webapp.triage.verdict import Verdict
 
 F = TypeVar("F", bound=Callable[..., Any])
-_UNTIL_HELP = "The property to keep: anomaly:CODE, differs (the policies disagree) or rule:RULE."
+_UNTIL_HELP = (
+    "The property to keep: fingerprint (the quirks, the anomalies with their blocks' names, and "
+    "the grades: the default), anomaly:CODE, differs (the policies disagree) or rule:RULE."
+)
+_LENSES_HELP = (
+    "Put the client lenses' grades in the fingerprint too. Slow: every candidate runs the "
+    "five client libraries in subprocesses (seconds each), so a minimisation takes minutes; "
+    "without it the fingerprint holds this build's two policies' grades only."
+)
 
 
 def _input_options(command: F) -> F:
@@ -54,11 +63,16 @@ def _input_options(command: F) -> F:
     return command
 
 
-def _until(text: str | None, chosen: Options) -> Until | None:
+def _until(
+    text: str | None, chosen: Options, source: ReadResult, with_lenses: bool = False
+) -> Until | None:
     if text is None:
         return None
+    if with_lenses and text != FINGERPRINT:
+        raise click.BadParameter("--with-lenses goes with the fingerprint only",
+                                 param_hint="--with-lenses")  # fmt: skip
     try:
-        return parse_until(text, chosen)
+        return parse_until(text, chosen, source.records, None if with_lenses else ())
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--until") from None
 
@@ -90,7 +104,9 @@ def _minimised(source: ReadResult, until: Until, max_seconds: float | None) -> M
 
 @click.command("minimise")
 @_input_options
-@click.option("--until", "until_text", required=True, metavar="PROPERTY", help=_UNTIL_HELP)
+@click.option("--until", "until_text", default=FINGERPRINT, show_default=True,
+              metavar="PROPERTY", help=_UNTIL_HELP)  # fmt: skip
+@click.option("--with-lenses", is_flag=True, help=_LENSES_HELP)
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="N", help="Stop after N seconds with the smallest stream found.")  # fmt: skip
 @click.option("--redact", is_flag=True, help="Mask secrets in the input first.")
@@ -100,18 +116,22 @@ def minimise_command(
     input_format: str,
     har_entry: int | None,
     until_text: str,
+    with_lenses: bool,
     max_seconds: float | None,
     redact: bool,
 ) -> None:
     """Print the smallest stream found that still shows --until, as SSE; progress on stderr.
 
-    Delta debugging over chunks, then over the fragments in each chunk, then over argument
-    text. Exit 1 when the input itself does not show the property.
+    By default a candidate is kept only if its fingerprint is the input's: the same quirk
+    codes, the same anomalies on blocks of the same names, and the same grades (this build's
+    two policies; the client lenses too with --with-lenses, slowly). Delta debugging over
+    chunks, then over the fragments in each chunk, then over argument text. Exit 1 when the
+    input itself does not show the property. `minimize` is the same command.
     """
     chosen = options(policy, None, None, 0)
-    until = _until(until_text, chosen)
-    assert until is not None
     source = Input(file, input_format, har_entry, redact).load()
+    until = _until(until_text, chosen, source, with_lenses)
+    assert until is not None
     result = _minimised(source, until, max_seconds)
     emit([_sse(result.records).encode("utf-8", "backslashreplace")])
 
@@ -133,7 +153,7 @@ def _sse(records: Sequence[Record]) -> str:
 @click.option("--redact", is_flag=True, help="Mask secrets in the input first.")  # fmt: skip
 @click.option(
     "--clients", "with_clients", is_flag=True,
-    help="Also run the client libraries (streamviz clients) and include their matrix.",
+    help="Also run the client libraries (streamviz clients): their grades and matrix.",
 )  # fmt: skip
 def report(
     file: str,
@@ -149,21 +169,26 @@ def report(
     chosen = options(policy, None, None, 0)
     source = Input(file, input_format, har_entry, redact).load()
     other = "exact-key" if policy == "adr-0019" else "adr-0019"
+    trace = assemble(source.records, chosen)
     text = render(
         source,
-        assemble(source.records, chosen),
-        assemble(source.records, options(other, None, None, 0)),
+        trace,
+        assemble(source.records, options(other, None, None, 0), contract=False),
         title=f"streamviz report: {'stdin' if file == '-' else Path(file).name}",
         links=links,
-        clients=_clients_matrix(source) if with_clients else None,
+        judged=_judged(source, trace, with_clients),
     )
     emit([text.encode("utf-8", "backslashreplace")])
 
 
-def _clients_matrix(source: ReadResult) -> Matrix:
-    from webapp.lenses import clients_view  # the lenses load only when asked for
+def _judged(source: ReadResult, trace: Trace, with_clients: bool) -> Verdict:
+    """The clients run and graded (`--clients`), or this build's two policies alone."""
+    from webapp.triage.verdict import clients_verdict, policies_verdict  # lenses when asked
 
-    return clients_view(source.records)
+    contract, model = trace.contract, source.model
+    if with_clients:
+        return clients_verdict(source.records, contract=contract, model=model)
+    return policies_verdict(source.records, contract=contract, model=model)
 
 
 def _links(public_url: str | None) -> Links | None:
@@ -218,8 +243,8 @@ def fixture(
     """Write DIR/stream.sse (redacted; minimised with --until), DIR/expected.POLICY.json for
     both policies, and DIR/README.md saying how to replay it with `streamviz check --expect`."""
     chosen = options(policy, None, None, 0)
-    until = _until(until_text, chosen)
     source = Input(file, input_format, har_entry, True).load()
+    until = _until(until_text, chosen, source)
     records = source.records if until is None else _minimised(source, until, max_seconds).records
     text = _sse(records)
     replay = read(text, "sse")

@@ -29,7 +29,8 @@ histories are append-only, so `Trace.state_at(n)` bisects them instead of storin
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -47,6 +48,7 @@ from webapp.core.chunks import (
 )
 from webapp.core.columns import CHUNK, END, EVENT_CODES, INVALID, Columns
 from webapp.core.columns import DONE as STEP_DONE
+from webapp.core.contract import read_contract
 from webapp.core.jsvalue import js_string, map_key, truthy
 from webapp.core.options import Options
 from webapp.core.records import Payloads, Record
@@ -398,12 +400,24 @@ class Assembler:
 
 
 def assemble(
-    records: Iterable[Record], options: Options | None = None, *, consume: bool = False
+    records: Iterable[Record],
+    options: Options | None = None,
+    *,
+    consume: bool = False,
+    contract: bool = True,
 ) -> Trace:
     """Assemble a whole stream in one call; `consume`: see `Assembler.plain` (the records of
-    a plain stream are then no longer readable, only counted)."""
+    a plain stream are then no longer readable, only counted). `contract`: also read the
+    stream's quirks and intended reading (`webapp.core.contract`), from the records."""
     assembler = Assembler(options)
     with paused_gc():
+        if contract and not isinstance(records, Sequence):
+            records = tuple(records)  # read twice: once for the contract, once to assemble
+        found = (
+            read_contract(records, assembler.options.choice)
+            if contract and isinstance(records, Sequence)
+            else None
+        )
         if isinstance(records, Payloads):
             assembler.plain(records, consume=consume)
         else:
@@ -411,7 +425,7 @@ def assemble(
             for item in records:
                 record(item)
         assembler.close()
-    return assembler.trace
+    return assembler.trace if found is None else replace(assembler.trace, contract=found)
 
 
 NOT_PLAIN, PLAIN, LEARNABLE = range(3)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from webapp.core.blocks import Block, BlockKind, BlockState, Fold, value_as_of
 from webapp.core.columns import CHUNK, EVENT_CODES, NONE, STEP_KINDS, Columns, Steps
+from webapp.core.contract import Contract
 from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.steps import Anomaly, Event, Fragment, Step, StepKind
 from webapp.core.tracejson import document_parts, steps_json
@@ -63,6 +64,9 @@ class Trace:
     """Every chunk's value came from orjson (the plain lane): then none holds a lone surrogate
     or an integer beyond 64 bits, so orjson writes the whole document and it can be streamed
     (`webapp.core.document.trace_document_stream`) without the fallback ever being needed."""
+    contract: Contract | None = None
+    """The stream's quirks and intended reading (`webapp.core.contract`), read from the records
+    and the same under every policy and path; `assemble` sets it."""
 
     @property
     def steps(self) -> Steps:
@@ -133,6 +137,7 @@ class Trace:
             ],
             "anomalies": [anomaly.to_json() for anomaly in self.anomalies],
             "summary": self.summary_json(),
+            **({} if self.contract is None else self.contract.to_json()),
         }
 
     def summary_json(self) -> dict[str, Any]:
