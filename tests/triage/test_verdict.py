@@ -11,7 +11,7 @@ from webapp.core.contract import Call as Meant
 from webapp.core.contract import Contract, Intended, read_contract
 from webapp.lenses.results import Call, LensResult
 from webapp.triage.fingerprint import fingerprint, keeps
-from webapp.triage.minimise import minimize
+from webapp.triage.minimise import minimise
 from webapp.triage.verdict import grade, judge, policies_verdict, same_arguments
 
 WEATHER = Meant("call_1", "get_weather", '{"city": "Paris"}')
@@ -179,7 +179,7 @@ def test_minimising_by_the_fingerprint_keeps_the_bug() -> None:
     stream = records([chunk(content="Let me look."), *TWO_OPEN[:2],
                       chunk(frag(args=" ")), *TWO_OPEN[2:]])  # fmt: skip
     original = fingerprint(stream)
-    result = minimize(stream, keeps(original, _options()))
+    result = minimise(stream, keeps(original, _options()))
     assert fingerprint(result.records) == original
     assert len(result.records) < len(stream)
 
