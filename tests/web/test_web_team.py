@@ -180,10 +180,10 @@ def test_the_operator_deletes_any_stream(client: TestClient, settings: Settings)
     from webapp.cli import main
 
     stream_id = created(client)["id"]
-    result = CliRunner().invoke(main, ["delete", "--db", settings.db, stream_id])
+    result = CliRunner().invoke(main, ["delete", "--db", settings.db, "--", stream_id])
     assert result.exit_code == 0, result.output
     assert client.get(f"/s/{stream_id}").status_code == 404
-    again = CliRunner().invoke(main, ["delete", "--db", settings.db, stream_id])
+    again = CliRunner().invoke(main, ["delete", "--db", settings.db, "--", stream_id])
     assert again.exit_code == 1 and "no stream" in again.output
 
 
