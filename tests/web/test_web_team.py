@@ -570,7 +570,7 @@ def test_the_api_masks_content_secrets_unless_told_not_to(client: TestClient) ->
     assert kept.status_code == 201 and kept.json()["redacted"] == []
     assert SECRET in client.get(f"/api/streams/{kept.json()['id']}/raw").text
     bad = client.post("/api/streams", json={"text": WITH_SECRET, "redact": "some"})
-    assert bad.status_code == 400
+    assert bad.status_code == 422
     files = {"file": ("s.sse", WITH_SECRET.encode())}
     multipart = client.post("/api/streams", files=files, data={"redact": "none"})
     assert multipart.status_code == 201 and multipart.json()["redacted"] == []

@@ -28,7 +28,7 @@ from webapp.core import words
 from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReadResult
 from webapp.core.redact import redact
-from webapp.web.backend.masking import Masks, parse_redact
+from webapp.web.backend.masking import REDACT_CHOICES, Masks, parse_redact
 from webapp.web.text import one_line
 
 INPUT_FORMATS = ("auto", *FORMATS)
@@ -74,6 +74,11 @@ class UploadSlots:
 
 class BadInput(ValueError):
     """The request is malformed (not the stream: the envelope around it)."""
+
+
+class BadField(BadInput):
+    """A field of the request has a value the API does not take (a 422, where a request with
+    no stream in it at all is a 400)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +201,24 @@ def parse_json_body(body: bytes | bytearray) -> dict[str, Any]:
     if not isinstance(value, dict) or not isinstance(value.get("text"), str):
         raise BadInput('send a JSON object with a string "text" (and optionally "title")')
     if "title" in value and value["title"] is not None and not isinstance(value["title"], str):
-        raise BadInput('"title" must be a string')
+        raise BadField('"title" must be a string')
+    for name, choices in (("format", INPUT_FORMATS), ("redact", REDACT_CHOICES)):
+        if name in value and not isinstance(value[name], str):
+            raise BadField(
+                f'"{name}" must be one of {", ".join(choices)} (a string, not '
+                f"{_json_kind(value[name])}); leave it out for the default"
+            )
     return value
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    return "an array" if isinstance(value, list) else "a number"
 
 
 def encode_text(text: str) -> bytes:
@@ -220,7 +241,7 @@ def prepare(raw: bytes, input_format: str, limit: int, masks: Masks | None = Non
     if len(raw) > limit:
         raise TooLarge(limit)
     if input_format not in INPUT_FORMATS:
-        raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
+        raise BadField(f"format must be one of {', '.join(INPUT_FORMATS)}")
     text = decode(raw)
     redaction = redact(text)
     removed = list(redaction.removed)
@@ -257,5 +278,5 @@ def prepare_json(body: bytearray, limit: int) -> JsonUpload:
     try:
         masks = parse_redact(value.get("redact"))
     except ValueError as error:
-        raise BadInput(str(error)) from error
+        raise BadField(str(error)) from error
     return JsonUpload(prepare(raw, fmt, limit, masks), title, fmt)

@@ -18,6 +18,7 @@ from webapp.web.appstate import service_of, settings_of
 from webapp.web.backend.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
+    BadField,
     BadInput,
     Busy,
     TooLarge,
@@ -191,13 +192,18 @@ router = APIRouter(prefix="/api", tags=["streams"], default_response_class=CliJS
     "`file`. Credentials in headers, HAR files and curl commands are removed, and secrets in "
     "the content masked (`redact`: auto, the default, or none), before storing. Answers 201 with "
     "the new id and the timeline URL; 413 over the size limit; 422 when no reader recognises "
-    "the input; 503 when the server is reading too many uploads at once.",
+    "the input or a field (`title`, `format`, `redact`) has a value the API does not take; 400 "
+    "when the request holds no stream at all; 503 when the server is reading too many uploads "
+    "at once.",
     response_model=StreamCreated,
     responses={
         413: {"model": Problem, "description": "Over the size limit."},
         503: {"model": Problem, "description": "Too many uploads at once; retry."},
-        422: {"model": Problem, "description": "No reader recognises the input."},
-        400: {"model": Problem, "description": "The request is malformed."},
+        422: {
+            "model": Problem,
+            "description": "No reader recognises the input, or a field's value is not valid.",
+        },
+        400: {"model": Problem, "description": "The request holds no stream."},
     },
     openapi_extra={"requestBody": _CREATE_BODY},
 )
@@ -212,6 +218,8 @@ async def create_stream(request: Request) -> StreamCreated | Response:
         return _problem(503, error, {"Retry-After": "2"})
     except TooLarge as error:
         return _problem(413, error)
+    except BadField as error:
+        return _problem(422, error)
     except BadInput as error:
         return _problem(400, error)
     except ReaderError as error:
@@ -247,7 +255,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
             try:
                 masks = parse_redact(form_text(form, "redact") or None)
             except ValueError as error:
-                raise BadInput(str(error)) from error
+                raise BadField(str(error)) from error
         finally:
             await form.close()
         prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)

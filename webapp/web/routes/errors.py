@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
+from starlette.routing import BaseRoute, Match, Mount
 
 from webapp.web.appstate import templates_of
 from webapp.web.backend.inflight import Busy
@@ -52,6 +53,25 @@ def error_response(request: Request, status: int, message: str, heading: str = "
     return response
 
 
+METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def allowed_methods(routes: list[BaseRoute], request: Request) -> list[str]:
+    """Every method some route answers at this path (Starlette's 405 names only the first
+    route's: `/streams` answered `Allow: GET` though it takes POST too). Each method is asked
+    of the routes as a request of its own would be, so routers nested by `include_router`
+    answer too; mounts (static files) are left out."""
+    found = []
+    for method in METHODS:
+        probe = {**request.scope, "method": method}
+        if any(
+            not isinstance(route, Mount) and route.matches(probe)[0] is Match.FULL
+            for route in routes
+        ):
+            found.append(method)
+    return found
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers on the app."""
 
@@ -93,6 +113,8 @@ def install(app: FastAPI) -> None:
         response = error_response(request, error.status_code, message)
         for name, value in (error.headers or {}).items():
             response.headers[name] = value
+        if error.status_code == 405 and (methods := allowed_methods(app.router.routes, request)):
+            response.headers["Allow"] = ", ".join(methods)
         return response
 
     @app.exception_handler(RequestValidationError)
