@@ -25,7 +25,7 @@ from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES, Policy
 from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
-from webapp.triage.report import Note, render, verdict
+from webapp.triage.report import Note, cell, render, verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.capture import fixture_cassette, record_timing
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
@@ -312,7 +312,7 @@ def report(request: Request, stream_id: str) -> Response:
 
 
 FIXTURE_README = (
-    "Regression fixture from streamviz stream {title!r} ({where}), redacted. Replay: "
+    "Regression fixture from streamviz stream “{title}” ({where}), redacted. Replay: "
     "`streamviz check stream.sse --expect expected.adr-0019.json` and "
     "`streamviz check stream.sse --policy exact-key --expect expected.exact-key.json` "
     "(exit 0: unchanged, 1: the trace changed).\n\n"
@@ -347,7 +347,8 @@ def fixture_bundle(
         cassette = fixture_cassette(text, replay, view.source.found.model, arrivals)
         bundle.writestr("cassette.yaml", cassette.encode("utf-8", "backslashreplace"))
         title = view.source.info.title or "Untitled stream"
-        bundle.writestr("README.md", FIXTURE_README.format(title=title, where=where))
+        readme = FIXTURE_README.format(title=cell(title), where=where)  # inert Markdown
+        bundle.writestr("README.md", readme.encode("utf-8", "backslashreplace"))
     return buffer.getvalue()
 
 
