@@ -302,6 +302,17 @@ def play_url(token: str) -> str:
     return f"/play?{urlencode({'s': token})}"
 
 
+PLAY_URL_MOST = 8_000
+"""The longest playground address sent in a header (`HX-Replace-Url`, a redirect's `Location`):
+servers and proxies refuse a request line or header much past 8 KiB (nginx's default buffer),
+so a longer one could not be loaded back. A larger state says so and offers to be saved."""
+
+
+def linkable(url: str) -> bool:
+    """Whether a playground address is short enough to hand out (`PLAY_URL_MOST`)."""
+    return len(url) <= PLAY_URL_MOST
+
+
 def example_page(key: str, *, on_compare: bool = False) -> str:
     """An example's stable address: its timeline (or compare page), opening at its story."""
     return Links(example_id(key), DEFAULTS).opening(on_compare)
