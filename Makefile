@@ -12,13 +12,15 @@ DB     ?= data/streamviz.sqlite3
 WORKERS ?= 1
 UPSTREAM ?=
 # UPSTREAM='https://api.openai.com' (or 'NAME=URL ...'): `make run` also records through /proxy/NAME/.
+ALLOWED_HOSTS ?=
+# ALLOWED_HOSTS='streamviz.lan *.example.com': host names answered besides localhost (and HOST).
 
 .PHONY: run test install install-test chromium postgres upstream clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 run: $(VENV)/.installed
 	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
-	  $(foreach u,$(UPSTREAM),--upstream '$(u)')
+	  $(foreach u,$(UPSTREAM),--upstream '$(u)') $(if $(ALLOWED_HOSTS),--allowed-hosts '$(ALLOWED_HOSTS)')
 
 test: install-test lint typecheck pytest
 

@@ -39,7 +39,11 @@ class Settings:
     none by default, and no other page may be framed at all."""
     public_url: str = ""
     """The server's address as its users reach it (`https://streamviz.example`), for absolute
-    links in reports; "" when unknown."""
+    links in reports; "" when unknown. Its host is answered, and when it is https the owner
+    cookie is Secure and responses carry HSTS."""
+    allowed_hosts: tuple[str, ...] = ()
+    """`Host` names answered besides localhost, the loopback addresses and the public URL's
+    host (`streamviz.lan`, `*.example.com`, `.example.com`, `*` for any); others get a 400."""
     list_streams: bool = False
     """The library lists every stream (a team instance behind its own access control); else
     only those the browser created."""

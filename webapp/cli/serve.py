@@ -85,7 +85,17 @@ FACTORY = "webapp.web.app:create_app_from_env"
     default="",
     metavar="URL",
     help="The server's address as its users reach it (https://streamviz.example): reports "
-    "link to steps with absolute URLs.",
+    "link to steps with absolute URLs, its host is answered, and with https the owner cookie "
+    "is Secure and every response carries HSTS.",
+)
+@click.option(
+    "--allowed-hosts",
+    default="",
+    metavar="NAMES",
+    help="Host names the server answers besides localhost, its loopback addresses, the "
+    "--host it binds and the --public-url's host, space- or comma-separated ('streamviz.lan "
+    "*.example.com'; '*' for any); other names get a 400, so a page of another site cannot "
+    "reach it by DNS rebinding (`make run ALLOWED_HOSTS=...`).",
 )
 @click.option(
     "--list-streams",
@@ -164,6 +174,7 @@ def serve(
     allow_origins: str,
     embed_origins: str,
     public_url: str,
+    allowed_hosts: str,
     list_streams: bool,
     retention_days: int,
     minimise_seconds: int,
@@ -202,6 +213,7 @@ def serve(
         allow_origins=tuple(allow_origins.replace(",", " ").split()),
         embed_origins=framers,
         public_url=public_url.strip().rstrip("/"),
+        allowed_hosts=hosts_of(allowed_hosts, host),
         list_streams=list_streams,
         retention_days=retention_days,
         minimise_seconds=minimise_seconds,
@@ -221,6 +233,22 @@ def serve(
         open_storage(db).close()  # migrated once, before any worker starts
     os.environ.update(settings.to_env())
     uvicorn.run(FACTORY, factory=True, workers=workers, **where)
+
+
+WILDCARDS = ("", "0.0.0.0", "::")
+"""--host values that bind every interface: no one name to answer by."""
+
+
+def hosts_of(allowed: str, bound: str) -> tuple[str, ...]:
+    """The --allowed-hosts names, and the --host address when it names one interface that is
+    not answered anyway (a loopback one is)."""
+    from webapp.web.backend.security import AllowedHosts
+
+    names = tuple(allowed.replace(",", " ").split())
+    bound = bound.strip()
+    if bound in WILDCARDS or AllowedHosts.of(()).allows(f"[{bound}]" if ":" in bound else bound):
+        return names
+    return (*names, bound)
 
 
 @contextmanager

@@ -2,8 +2,9 @@
 
 A stream's delete token is given once, to whoever stored it; the store keeps only its SHA-256.
 A browser that stored streams keeps their ids and tokens in one cookie (`OWNER_COOKIE`,
-HttpOnly, SameSite=Lax), bounded to the last `OWNED_AT_MOST`; that cookie is how the page
-knows to offer "Delete" and which streams "your streams" are. Titles and notes are plain text,
+HttpOnly, SameSite=Lax, Secure when the server is reached over https), bounded to the last
+`OWNED_AT_MOST`; that cookie is how the page knows to offer "Delete" and which streams "your
+streams" are. Titles and notes are plain text,
 checked here and escaped wherever they are shown.
 """
 
@@ -87,11 +88,18 @@ def owned(request: Request) -> dict[str, str]:
     return dict(list(found.items())[-OWNED_AT_MOST:])
 
 
-def _set_owned(response: Response, streams: Mapping[str, str]) -> None:
+def secure(request: Request) -> bool:
+    """Whether cookies are Secure: the public URL is https, or this request came over TLS."""
+    public: str = request.app.state.settings.public_url
+    return public.lower().startswith("https://") or request.url.scheme == "https"
+
+
+def _set_owned(request: Request, response: Response, streams: Mapping[str, str]) -> None:
     kept = list(streams.items())[-OWNED_AT_MOST:]
     value = ".".join(f"{stream_id}:{token}" for stream_id, token in kept)
+    tls = secure(request)
     if not value:
-        response.delete_cookie(OWNER_COOKIE, path="/", httponly=True, samesite="lax")
+        response.delete_cookie(OWNER_COOKIE, path="/", httponly=True, samesite="lax", secure=tls)
         return
     response.set_cookie(
         OWNER_COOKIE,
@@ -100,7 +108,7 @@ def _set_owned(response: Response, streams: Mapping[str, str]) -> None:
         path="/",
         httponly=True,
         samesite="lax",
-        secure=False,
+        secure=tls,
     )
 
 
@@ -109,7 +117,7 @@ def remember(request: Request, response: Response, stream_id: str, token: str) -
     streams = owned(request)
     streams.pop(stream_id, None)
     streams[stream_id] = token
-    _set_owned(response, streams)
+    _set_owned(request, response, streams)
 
 
 def hand_over(request: Request, response: Response, old_id: str, new_id: str) -> None:
@@ -121,14 +129,14 @@ def hand_over(request: Request, response: Response, old_id: str, new_id: str) ->
         return
     if new_id:
         streams[new_id] = token
-    _set_owned(response, streams)
+    _set_owned(request, response, streams)
 
 
 def forget(request: Request, response: Response, stream_id: str) -> None:
     """Take a deleted stream out of the browser's cookie."""
     streams = owned(request)
     if streams.pop(stream_id, None) is not None:
-        _set_owned(response, streams)
+        _set_owned(request, response, streams)
 
 
 # Titles and notes.
