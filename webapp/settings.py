@@ -29,7 +29,10 @@ class Settings:
     cache_bytes: int = 512 * MB
     """What the caches of readings, traces and comparisons may hold together, in bytes."""
     max_uploads: int = 4
-    """How many uploads one worker reads and checks at once; more get a 503."""
+    """How many uploads one worker checks and stores at once (once their bodies are in); more
+    get a 503."""
+    body_timeout: float = 120.0
+    """Seconds a request's body may take to arrive whole; a slower one gets a 408."""
     timeline_window: int = 120
     """How many timeline rows one window shows, and how many each scroll loads."""
     allow_origins: tuple[str, ...] = ()

@@ -63,7 +63,17 @@ FACTORY = "webapp.web.app:create_app_from_env"
     type=click.IntRange(min=1),
     default=4,
     show_default=True,
-    help="Uploads each worker reads at once; one more gets a 503 (retry).",
+    help="Uploads each worker checks and stores at once, each once its body is in; one more "
+    "gets a 503 (retry).",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(min=0.1),
+    default=120.0,
+    show_default=True,
+    metavar="S",
+    help="Seconds a request's body may take to arrive whole; a slower one gets a 408, so a "
+    "trickling upload holds nothing for long.",
 )
 @click.option(
     "--allow-origins",
@@ -171,6 +181,7 @@ def serve(
     max_bytes: int,
     cache_mb: int,
     max_uploads: int,
+    body_timeout: float,
     allow_origins: str,
     embed_origins: str,
     public_url: str,
@@ -210,6 +221,7 @@ def serve(
         max_bytes=max_bytes,
         cache_bytes=cache_mb * MB,
         max_uploads=max_uploads,
+        body_timeout=body_timeout,
         allow_origins=tuple(allow_origins.replace(",", " ").split()),
         embed_origins=framers,
         public_url=public_url.strip().rstrip("/"),

@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Match, Mount
 
 from webapp.web.appstate import templates_of
 from webapp.web.backend.inflight import Busy
+from webapp.web.backend.ingest import SlowBody
 from webapp.web.backend.service import NotFound, Unreadable
 from webapp.web.htmx import wants_partial
 from webapp.web.query import BadQuery, NoSuchExample
@@ -27,6 +28,7 @@ _HEADINGS = {
     400: "That link has a value this page does not understand",
     404: "Nothing here",
     405: "Not allowed",
+    408: "That upload arrived too slowly",
     413: "That stream is too large",
     422: "That stream does not read",
     500: "Something broke on our side",
@@ -95,6 +97,12 @@ def install(app: FastAPI) -> None:
     async def busy(request: Request, error: Busy) -> Response:
         response = error_response(request, 503, str(error))
         response.headers["Retry-After"] = RETRY_AFTER
+        return response
+
+    @app.exception_handler(SlowBody)
+    async def slow_body(request: Request, error: SlowBody) -> Response:
+        response = error_response(request, 408, str(error))
+        response.headers["Connection"] = "close"  # the rest of that body is not read
         return response
 
     @app.exception_handler(Unreadable)
