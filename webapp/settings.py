@@ -33,6 +33,10 @@ class Settings:
     get a 503."""
     body_timeout: float = 120.0
     """Seconds a request's body may take to arrive whole; a slower one gets a 408."""
+    max_notes_per_stream: int = 200
+    """The most notes one stream may hold; one more is refused (a 422 in words)."""
+    max_notes_per_step: int = 20
+    """The most notes one step of a stream may hold."""
     timeline_window: int = 120
     """How many timeline rows one window shows, and how many each scroll loads."""
     allow_origins: tuple[str, ...] = ()

@@ -76,6 +76,22 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "trickling upload holds nothing for long.",
 )
 @click.option(
+    "--max-notes-per-stream",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    metavar="N",
+    help="Notes one stream may hold; one more is refused in words (a 422).",
+)
+@click.option(
+    "--max-notes-per-step",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="Notes one step of a stream may hold.",
+)
+@click.option(
     "--allow-origins",
     default="",
     metavar="ORIGINS",
@@ -182,6 +198,8 @@ def serve(
     cache_mb: int,
     max_uploads: int,
     body_timeout: float,
+    max_notes_per_stream: int,
+    max_notes_per_step: int,
     allow_origins: str,
     embed_origins: str,
     public_url: str,
@@ -222,6 +240,8 @@ def serve(
         cache_bytes=cache_mb * MB,
         max_uploads=max_uploads,
         body_timeout=body_timeout,
+        max_notes_per_stream=max_notes_per_stream,
+        max_notes_per_step=max_notes_per_step,
         allow_origins=tuple(allow_origins.replace(",", " ").split()),
         embed_origins=framers,
         public_url=public_url.strip().rstrip("/"),

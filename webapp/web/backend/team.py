@@ -28,7 +28,8 @@ from starlette.responses import Response
 from webapp.core.anomalies import severity_of
 from webapp.core.jsvalue import truthy
 from webapp.core.options import Options
-from webapp.storage.team import Library, Notes, StoredNote
+from webapp.settings import Settings
+from webapp.storage.team import Library, NoteBounds, Notes, StoredNote
 from webapp.web.backend.ingest import MAX_TITLE
 from webapp.web.backend.service import NotFound, Service, Unreadable
 from webapp.web.links import Links
@@ -211,6 +212,61 @@ def note_input(body: Mapping[str, Any], last: int, base: StoredNote | None = Non
         text=clean_note(body.get("text")),
         author=clean_line(body.get("author"), "author", MAX_AUTHOR, required=False),
     )
+
+
+def note_bounds(settings: Settings) -> NoteBounds:
+    """The server's bounds on notes (`--max-notes-per-stream`, `--max-notes-per-step`)."""
+    return NoteBounds(settings.max_notes_per_stream, settings.max_notes_per_step)
+
+
+def no_room(total: int, on_step: int, bounds: NoteBounds) -> str | None:
+    """Why a note cannot be added to a stream holding `total` notes, `on_step` of them on the
+    step, in words; None when it can."""
+    if total >= bounds.per_stream:
+        return (
+            f"this stream holds {total:,} notes, the most one stream may "
+            f"(the server's --max-notes-per-stream is {bounds.per_stream:,}): edit or delete "
+            "one to add another"
+        )
+    if on_step >= bounds.per_step:
+        return (
+            f"this step holds {on_step:,} notes, the most one step may (the server's "
+            f"--max-notes-per-step is {bounds.per_step:,}): edit or delete one, or note a "
+            "step next to it"
+        )
+    return None
+
+
+def room_on(service: Service, stream_id: str, step: int, bounds: NoteBounds) -> str | None:
+    """Why no note can be added on this step now, or None (the page's form says so)."""
+    return no_room(*Notes(service.storage).counts(stream_id, step), bounds)
+
+
+def store_note(
+    service: Service, stream_id: str, given: NoteInput, bounds: NoteBounds
+) -> StoredNote:
+    """Store a note within the bounds; Invalid (a 422) in words when there is no room."""
+    why = room_on(service, stream_id, given.step, bounds)
+    note = (
+        None
+        if why
+        else Notes(service.storage).add(stream_id, given.step, given.text, given.author, bounds)
+    )
+    if note is None:  # full, or filled by another request between the count and the insert
+        raise Invalid(why or room_on(service, stream_id, given.step, bounds) or "no room")
+    return note
+
+
+def check_move(
+    service: Service, stream_id: str, note: StoredNote, given: NoteInput, bounds: NoteBounds
+) -> None:
+    """An edit that moves a note to another step needs room on that step (Invalid if not)."""
+    if given.step == note.step:
+        return
+    _, on_step = Notes(service.storage).counts(stream_id, given.step)
+    if on_step >= bounds.per_step:
+        why = no_room(0, on_step, bounds)
+        raise Invalid(f"step {given.step}: {why}")
 
 
 def note_url(stream_id: str, note: StoredNote) -> str:
