@@ -21,9 +21,11 @@ from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import HX, Store
 from webapp.cli import main
 from webapp.core.readers import read
+from webapp.settings import Settings
 from webapp.storage.jobs import Jobs
 from webapp.triage.fingerprint import fingerprint
 from webapp.triage.report import cell
+from webapp.web.app import create_app
 from webapp.web.backend.minimise import Minimiser
 from webapp.web.routes.clients import ClientJobs
 
@@ -300,3 +302,18 @@ def test_one_running_job_per_stream_entry_property_and_policy(app: FastAPI, stor
     assert new and other.id != first.id and other.har_entry is None  # the default entry
     assert jobs.running(stream_id, "fingerprint", "adr-0019", 2) == first
     assert jobs.running(stream_id, "fingerprint", "adr-0019") == other
+
+
+def test_report_step_links_open_the_entry_reported(tmp_path: Path) -> None:
+    settings = Settings(db=str(tmp_path / "links.sqlite3"), public_url="https://sv.example")
+    with TestClient(create_app(settings)) as client:
+        stream_id = client.post("/api/streams", json={"text": har(FIRST, SECOND)}).json()["id"]
+        text = client.get(f"/s/{stream_id}/report.md?har_entry=2").text
+    assert f"(https://sv.example/s/{stream_id}?step=1&har_entry=2)" in text
+    path = tmp_path / "two.har"
+    path.write_text(har(FIRST, SECOND), encoding="utf-8")
+    public = f"https://sv.example/s/{stream_id}"
+    cli = CliRunner().invoke(
+        main, ["report", str(path), "--har-entry", "2", "--public-url", public]
+    )
+    assert f"({public}?step=1&har_entry=2)" in cli.stdout
