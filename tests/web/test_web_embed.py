@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import re
+import shlex
+import subprocess
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
+import uvicorn
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
@@ -144,3 +149,29 @@ def test_links_inside_an_embed_leave_the_frame_unless_they_step(
     # the full pages keep their links in the same tab
     full = client.get(f"/s/{stream_id}?step=1&policy=exact-key").text
     assert re.search(r'<a class="badge rule-new" href="/rules#new">', full)
+
+
+def _make_run(*assignments: str) -> list[str]:
+    """The arguments `make run` gives `streamviz serve` (from `make -n`: nothing is run)."""
+    root = Path(__file__).resolve().parents[2]
+    printed = subprocess.run(
+        ["make", "-n", "-C", str(root), "run", *assignments],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.replace("\\\n", " ")
+    [line] = [line for line in printed.splitlines() if "streamviz serve" in line]
+    return shlex.split(line.split("streamviz serve", 1)[1])
+
+
+def test_make_run_passes_embed_origins_to_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run EMBED_ORIGINS='A B'` starts the server with both origins allowed to frame."""
+    assert "--embed-origins" not in _make_run()
+    args = _make_run(f"EMBED_ORIGINS={ORIGINS[0]} {ORIGINS[1]}", f"DB={tmp_path / 'x.sqlite3'}")
+    started: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: started.append(app))
+    result = CliRunner().invoke(serve, args)
+    assert result.exit_code == 0, result.output
+    assert started[0].state.settings.embed_origins == ORIGINS
