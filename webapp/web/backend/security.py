@@ -23,6 +23,12 @@ EMBED_PREFIX = EMBEDDED + "/"
 """The framable view's paths; every other page refuses to be framed."""
 
 
+REFUSAL_CSP = CSP.replace("frame-ancestors 'none'", "frame-ancestors *")
+"""The policy of an embed's refusal (`webapp.web.framing`): framable by anyone, since it
+shows only that the embed is refused and why, so the framing page shows that instead of the
+browser's blank error."""
+
+
 def embed_csp(origins: tuple[str, ...]) -> str:
     """The policy of the embedded view: framable by `origins` alone ('none' when empty)."""
     for origin in origins:
@@ -37,7 +43,8 @@ class SecurityHeaders:
 
     `docs_csp` is the policy for the OpenAPI page alone, which loads Swagger UI from /static
     and runs one inline script (allowed by its hash, not by 'unsafe-inline'). Pages under
-    `/embed/` may be framed by `embed_origins` (none by default) and have no X-Frame-Options.
+    `/embed/` may be framed by `embed_origins` (none by default) and have no X-Frame-Options;
+    an embed's refusal answers with `REFUSAL_CSP`, which it sets itself and is kept.
     """
 
     def __init__(
@@ -65,7 +72,8 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
-                headers["Content-Security-Policy"] = policy
+                refused = embedded and headers.get("content-security-policy") == REFUSAL_CSP
+                headers["Content-Security-Policy"] = REFUSAL_CSP if refused else policy
                 headers["X-Content-Type-Options"] = "nosniff"
                 headers["Referrer-Policy"] = "no-referrer"
                 if not embedded:
