@@ -1,8 +1,9 @@
 """Take the README screenshots from the real app: `.venv/bin/python scripts/screenshots.py`.
 
 Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens built-in examples
-in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, and the
-diagnosis at laptop (1366 px) and phone (390 px) widths.
+in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, the
+diagnosis at laptop (1366 px) and phone (390 px) widths, the Share menu open, and compare
+embedded in a 960x540 (16:9) frame.
 """
 
 from __future__ import annotations
@@ -93,6 +94,16 @@ def main() -> None:
                 # A phone: the same step, the stepper pinned within reach.
                 page.set_viewport_size({"width": 390, "height": 844})
                 shoot(page, f"{ambiguous}?step=2", "phone-390")
+                # The Share menu, opened from the button at the top of the page.
+                page.set_viewport_size({"width": 1366, "height": 768})
+                page.goto(f"{ambiguous}?step=2")
+                page.locator(".share-jump").click()
+                expect(page.locator("#share")).to_have_attribute("open", "")
+                page.screenshot(path=str(OUT / "share.png"))
+                print("wrote docs/screenshots/share.png")
+                # compare embedded in a slide's frame
+                page.set_viewport_size({"width": 960, "height": 540})
+                shoot(page, f"{base}/embed/examples/continuation/compare?step=2", "embed-960")
                 browser.close()
         finally:
             server.should_exit = True

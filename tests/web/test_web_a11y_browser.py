@@ -92,7 +92,12 @@ PAGES = {
     "present-stream": "/examples/ambiguous?present=1",
     "present-compare": "/examples/continuation/compare?present=1&step=2",
     "library": "/streams",
+    "share-open": "/s/{run}?step=3#open-share",
+    "compare-share-open": "/examples/ambiguous/compare?step=2#open-share",
+    "embed": "/embed/examples/ambiguous",
+    "embed-compare": "/embed/examples/ambiguous/compare?step=2",
 }
+"""Each page audited; `#open-share`: with its Share menu (and the other size's snippet) open."""
 
 
 @pytest.fixture(scope="module", params=SCHEMES)
@@ -111,8 +116,12 @@ def test_no_serious_or_critical_violation(
 ) -> None:
     page = scheme.new_page()
     page.set_default_timeout(15_000)
-    page.goto(live_server + PAGES[name].format(**streams))
+    url, _, then = PAGES[name].format(**streams).partition("#")
+    page.goto(live_server + url)
     page.wait_for_load_state("networkidle")
+    if then == "open-share":
+        page.locator("#share > summary").click()
+        page.locator("#share .share-size > summary").click()
     found = violations(page)
     page.close()
     assert found == [], "\n".join(found)
