@@ -48,6 +48,8 @@ from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.entries import entries
 from webapp.web.views.panels import detail, state
+from webapp.web.views.quirks import panel as quirk_panel
+from webapp.web.views.quirks import quirk_line
 
 router = APIRouter(include_in_schema=False)
 
@@ -103,7 +105,8 @@ def stream_page(request: Request, shown: Shown) -> Response:
         window=views.window_around(view, links, step, size),
         policies=POLICIES,
         paths=PATHS,
-        overview=strip(view.buckets, len(view.trace.steps), links, step),
+        overview=strip(view.buckets, len(view.trace.steps), links, step, view.quirks.in_columns),
+        quirks=quirk_panel(view.trace.contract, links),
         entries=entries(view, links),
         minimise=minimise_routes.section(request, view, links),
         **_anomalies(view, links, step),
@@ -181,6 +184,7 @@ def compare(request: Request, shown: Shown) -> Response:
         return render(templates, request, "_compare_rows.html", context)
     title = stream_title(reading.info)
     context.update(title=title, links=links)
+    context["quirk_line"] = quirk_line(comparison.right.contract, links)
     context["panel"] = step_panel(comparison, records, selected) if selected is not None else None
     sides = comparison.left.policy, comparison.right.policy
     context.update(share_menu(request, links, selected, title, sides))
