@@ -60,6 +60,8 @@ class Settings:
     """A minimise job stops after this many seconds with the smallest stream found so far."""
     minimise_jobs: int = 2
     """How many minimise jobs one worker runs at once; more get a 503."""
+    export_steps: int = 1000
+    """The most steps a stream's self-contained HTML file (`export.html`) holds in full."""
     upstreams: tuple[str, ...] = ()
     """The recording proxy's upstreams, `NAME=URL` each (`/proxy/NAME/...`); none: no proxy."""
     keep_requests: bool = False

@@ -147,6 +147,15 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "stream found so far.",
 )
 @click.option(
+    "--export-steps",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    metavar="N",
+    help="A stream downloaded as one HTML file (export.html, in the Share menu) holds its "
+    "first N steps in full and says what it leaves out.",
+)
+@click.option(
     "--upstream",
     "upstreams",
     multiple=True,
@@ -207,6 +216,7 @@ def serve(
     list_streams: bool,
     retention_days: int,
     minimise_seconds: int,
+    export_steps: int,
     upstreams: tuple[str, ...],
     keep_requests: bool,
     proxy_timeout: float,
@@ -249,6 +259,7 @@ def serve(
         list_streams=list_streams,
         retention_days=retention_days,
         minimise_seconds=minimise_seconds,
+        export_steps=export_steps,
         upstreams=given,
         keep_requests=keep_requests,
         proxy_timeout=proxy_timeout,

@@ -167,10 +167,12 @@ class Links:
         start: int = 0,
         step: int | None = None,
         panel: bool = False,
+        framed: bool = False,
     ) -> str:
         """The compare page of `left` and `right` on these options; `step` selects a row.
 
-        `panel` gives the URL of the selected step's panel alone (htmx) instead of the page.
+        `panel` gives the URL of the selected step's panel alone (htmx) instead of the page;
+        `framed`, those of its embedded view (`/embed/.../compare`), which stay in a frame.
         """
         items: dict[str, str | int] = {"left": left, "right": right}
         items.update(options_query(self.options))
@@ -186,7 +188,8 @@ class Links:
         if self.present:
             items["present"] = "1"
         where = "compare/step" if panel else "compare"
-        return f"{self.page.base}/{where}?{urlencode(items)}"
+        base = self.embedded.base if framed else self.page.base
+        return f"{base}/{where}?{urlencode(items)}"
 
     def _entry_query(self, **first: str) -> str:
         """`?har_entry=N` (after `first`) when these links name a HAR entry, else `first`."""
@@ -257,6 +260,16 @@ class Links:
     def report(self) -> str:
         """The Markdown report under these links' policy (and HAR entry)."""
         return f"{self.stored}/report.md?{self._policy_query()}"
+
+    @property
+    def export(self) -> str:
+        """The stream as one self-contained HTML file, under these links' options (and HAR
+        entry): its timeline, steps, blocks, anomalies, quirks and notes, to open offline
+        (`/s/{id}/export.html`; an example's beside its own pages)."""
+        items = options_query(self.options)
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        return f"{self.page.base}/export.html?{urlencode(items)}"
 
     @property
     def fixture(self) -> str:

@@ -31,6 +31,10 @@ EMBED_PREFIX = EMBEDDED + "/"
 
 _ANY_SITE = re.compile(r"\*|[a-z][a-z0-9+.-]*:(?://\*?)?/?", re.IGNORECASE)
 """`*`, `https:`, `https://*`: sources that let every site (of a scheme) frame the view."""
+REFUSAL_CSP = CSP.replace("frame-ancestors 'none'", "frame-ancestors *")
+"""The policy of an embed's refusal (`webapp.web.framing`): framable by anyone, since it
+shows only that the embed is refused and why, so the framing page shows that instead of the
+browser's blank error."""
 
 
 def embed_csp(origins: tuple[str, ...]) -> str:
@@ -52,7 +56,8 @@ class SecurityHeaders:
 
     `docs_csp` is the policy for the OpenAPI page alone, which loads Swagger UI from /static
     and runs one inline script (allowed by its hash, not by 'unsafe-inline'). Pages under
-    `/embed/` may be framed by `embed_origins` (none by default) and have no X-Frame-Options.
+    `/embed/` may be framed by `embed_origins` (none by default) and have no X-Frame-Options;
+    an embed's refusal answers with `REFUSAL_CSP`, which it sets itself and is kept.
     """
 
     def __init__(
@@ -82,7 +87,8 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
-                headers["Content-Security-Policy"] = policy
+                refused = embedded and headers.get("content-security-policy") == REFUSAL_CSP
+                headers["Content-Security-Policy"] = REFUSAL_CSP if refused else policy
                 headers["X-Content-Type-Options"] = "nosniff"
                 headers["Referrer-Policy"] = "no-referrer"
                 if not embedded:
