@@ -53,9 +53,9 @@ from typing import Any
 
 from webapp.cli import main as cli_main
 from webapp.core.assembler import assemble
-from webapp.core.document import trace_document_parts
 from webapp.core.options import Options
 from webapp.core.readers import decode, read
+from webapp.core.tracejson import trace_document_parts
 
 ARGUMENT_BYTES = 1_000_000
 FRAGMENTS = 100_000

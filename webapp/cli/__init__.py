@@ -22,12 +22,12 @@ from webapp.cli.compareview import compare_lines
 from webapp.cli.render import Painter, check_lines, trace_lines
 from webapp.cli.report import check_document, compare_document, dumps
 from webapp.core.assembler import assemble
-from webapp.core.document import trace_document_stream
 from webapp.core.options import Options
 from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReaderError, ReadResult
 from webapp.core.rules import POLICIES, Policy
 from webapp.core.trace import AssemblyPath
+from webapp.core.tracejson import trace_document_stream
 from webapp.triage.compare import compare as compare_policies
 from webapp.tuning import paused_gc
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.core.document import input_json, trace_document
 from webapp.core.jsoncheck import dumps
 from webapp.core.records import ReadResult
 from webapp.core.trace import SCHEMA, Step, Trace
+from webapp.core.tracejson import input_json, trace_document
 from webapp.triage.compare import Comparison, Outcome
 
 __all__ = ["check_document", "compare_document", "dumps", "input_json", "trace_document"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from webapp.core.delivery import Delivery, deliver
-from webapp.core.jsvalue import truthy
+from webapp.core.jsvalue import js_string, truthy
 
 BlockKind = Literal["toolCall", "text", "thinking"]
 T = TypeVar("T")
@@ -57,6 +57,9 @@ class Block:
     custom_input: list[str] | None = None
     """Freeform (`custom`) tool calls: the input pieces, which upstream hands the tool as
     `{"input": ...}` whatever JSON text came before; None for a JSON function call."""
+    _delivery: tuple[int, Delivery] | None = field(default=None, repr=False)
+    """`delivered` as of how many pieces (a long broken text is parsed, repaired and parsed
+    again: the trace's blocks and an anomaly's words both ask)."""
 
     @property
     def is_phantom(self) -> bool:
@@ -85,6 +88,11 @@ class Block:
         return self.names[-1][1] if self.names else ""
 
     @property
+    def label(self) -> str:
+        """The block's name as of now, for a message, or `(no name)`."""
+        return js_string(self.name) if truthy(self.name) else "(no name)"
+
+    @property
     def text(self) -> str:
         """All the text appended so far, joined on demand."""
         return "".join(self.pieces)
@@ -94,7 +102,10 @@ class Block:
         """What upstream's client would hand the tool for the text so far (parsed on demand)."""
         if self.custom_input is not None:
             return Delivery({"input": "".join(self.custom_input)})
-        return deliver(self.text)
+        known = self._delivery
+        if known is None or known[0] != len(self.pieces):
+            known = self._delivery = (len(self.pieces), deliver(self.text))
+        return known[1]
 
     def append(self, step: int, piece: str) -> None:
         """Record text appended at `step`."""

@@ -4,10 +4,11 @@ The assembler appends rows while it runs; nothing per step is an object. A step'
 and events are the rows from its first one to the next step's first one. A fragment keeps the
 raw index, id, name and arguments it was read with (references to the parsed chunk's values),
 its rule as a small integer, its block, which of the block's pieces it appended, and what its
-index and id missed; its reason is put into words on demand (`webapp.core.rules.reason`). An event
-keeps its type as a small integer, its `contentIndex` and its delta; the `*_end` content is the
-block's final text, read from the block when asked. Rare things (notes, errors, oddities, late
-fragments, ambiguous continuations) live in dicts keyed by row.
+index and id missed; its reason is put into words on demand by its rule's row in the table
+(`webapp.core.rules.reason`). An event keeps its type as a small integer, its `contentIndex`
+and its delta; the `*_end` content is the block's final text, read from the block when asked.
+Rare things (notes, errors, oddities, late fragments, ambiguous continuations) live in dicts
+keyed by row.
 
 `Step`, `Fragment` and `Event` values are built from these rows when a view asks for them.
 """
@@ -20,7 +21,7 @@ from typing import Any, overload
 
 from webapp.core.blocks import Block
 from webapp.core.jsvalue import is_number, truthy
-from webapp.core.rules import RULE_NAMES, reason
+from webapp.core.rules import CONTINUATION, RULE_NAMES, Verdict, reason
 from webapp.core.steps import Event, Fragment, Step, StepKind
 
 STEP_KINDS: tuple[StepKind, ...] = ("chunk", "done", "invalid", "end")
@@ -257,14 +258,16 @@ class Columns:
                 return found
         if number == NONE:
             number = None
-        keys = (
+        verdict = Verdict(
             index if is_number(index) else None,
             call_id if truthy(call_id) else None,
             name if truthy(name) else None,
+            number,
+            *misses,
+            self.server_path,
         )
-        rule = RULE_NAMES[code]
-        why = reason(rule, keys, number, misses, self.server_path)
-        if rule == "continuation":
+        why = reason(code, verdict)
+        if code == CONTINUATION:
             why = f"{why}; {NOT_WAITING if weighed is None else weighed}"
         if key is not None:
             assert cache is not None

@@ -26,8 +26,8 @@ from typing import Any, cast
 
 from webapp.core.blocks import Block, Fold
 from webapp.core.columns import Columns
+from webapp.core.diagnosis import FINAL_CODES, final_words
 from webapp.core.steps import Anomaly
-from webapp.core.toolcalls import FINAL_CODES, final_words
 from webapp.core.trace import Trace
 
 MAGIC = b"SVZTRACE"

@@ -13,11 +13,11 @@ from tests.core.test_golden import CORPUS, STREAMS
 from tests.core.test_properties import any_options, any_records
 from tests.streamkit import chunk, frag, records
 from webapp.core.assembler import assemble
-from webapp.core.document import trace_document_parts
 from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.core.records import ReadResult, Record
 from webapp.core.trace import Trace
+from webapp.core.tracejson import trace_document_parts
 from webapp.storage.tracefile import MAGIC, TraceFileError, dump, load
 
 SOME = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
