@@ -13,6 +13,11 @@ in the `strings` section, and the columns that held it hold its number instead; 
 for `strings[k]`, and -2 - k for `values[k]`. An anomaly judged on a final block (a phantom
 call, arguments that are not a JSON object) keeps no message: it is worded again from the
 loaded block when read (version 1 kept every message).
+
+A fragment's rule is stored as its row in the rules table, and `meta` names the table's rules in
+that order (`rules`), so that a trace stored before a rule was added, removed or moved loads
+with each fragment's rule by name (a trace without `rules` was stored with the five rules in
+the order they had then). A rule this streamviz does not know is refused.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any, cast
 from webapp.core.blocks import Block, Fold
 from webapp.core.columns import Columns
 from webapp.core.diagnosis import FINAL_CODES, final_words
+from webapp.core.rules import RULE_NAMES
 from webapp.core.steps import Anomaly
 from webapp.core.trace import Trace
 
@@ -120,6 +126,7 @@ def _meta(trace: Trace, every: list[Block], position: dict[int, int]) -> dict[st
         "server_tools": list(trace.server_tools),
         "choice": trace.choice,
         "stop_reason": trace.stop_reason,
+        "rules": list(RULE_NAMES),
         "rule_counts": list(trace.rule_counts.items()),
         "tool_blocks": len(trace.blocks),
         "content": [position[id(block)] for block in trace.content],
@@ -253,6 +260,7 @@ def _trace(sections: dict[str, Any]) -> Trace:
         if not isinstance(column, array):
             raise TypeError(f"section {name!r} is not integers")
         setattr(columns, name, column)  # in the type it was stored in: a loaded trace is final
+    columns.fragment_rule = _rules_by_name(columns.fragment_rule, meta.get("rules", _FIVE))
     for name in _REFERENCES:
         getattr(columns, name).extend(resolve(sections[name]))
     columns.lines.update((int(step), line) for step, line in meta["lines"])
@@ -291,6 +299,23 @@ def _trace(sections: dict[str, Any]) -> Trace:
         rule_counts=Counter(dict(meta["rule_counts"])),
         stop_reason=meta["stop_reason"],
     )
+
+
+_FIVE = ("exact-index", "exact-id", "continuation", "drop", "new")
+"""The rules, in order, of a trace stored before `meta` named them."""
+
+
+def _rules_by_name(stored: array[int], names: list[str] | tuple[str, ...]) -> array[int]:
+    """The stored rule column with each code mapped, by the rule's name, to today's table."""
+    if tuple(names) == RULE_NAMES:
+        return stored
+    unknown = [name for name in names if name not in RULE_NAMES]
+    if unknown:
+        raise ValueError(f"rules this streamviz does not know: {', '.join(map(str, unknown))}")
+    now = [RULE_NAMES.index(name) for name in names]
+    if len(stored) and not 0 <= min(stored) <= max(stored) < len(now):
+        raise ValueError("a fragment's rule is past the stored table")
+    return array("b", [now[code] for code in stored])
 
 
 def _anomaly(
