@@ -260,9 +260,16 @@ by this small process, not by the bench: a process's peak resident set counts th
 started from (Linux keeps the larger at `exec`), and the bench holds the inputs."""
 
 
+PYCACHE = Path(tempfile.gettempdir()) / "streamviz-bench-pycache"
+"""Where the commands keep their bytecode: an installed package has its modules compiled, so the
+bench lets Python write (and then read) bytecode there even where the environment says not to
+(PYTHONDONTWRITEBYTECODE: every start would compile every module from source again)."""
+
+
 def run(command: list[str], stdin: Path | None = None) -> Run:
     """Run `command` to completion, stdout to /dev/null, and measure it with `wait4`."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.NamedTemporaryFile("r", suffix=".json") as report:
         with open(os.devnull, "wb") as sink, open(stdin or os.devnull, "rb") as source:
             done = subprocess.run(
@@ -302,6 +309,16 @@ def pi_ai_request(path: Path) -> Path:
     request = path.with_suffix(".pi-ai.json")
     request.write_text(json.dumps({"streams": [path.read_text(encoding="utf-8")]}))
     return request
+
+
+def warm_up(folder: Path) -> None:
+    """Run every command once on a small stream, untimed: the first run compiles the modules'
+    bytecode (`PYCACHE`) and reads them into the page cache."""
+    path = folder / "warm-up.sse"
+    path.write_text(INPUTS["openai-gpt4o"](100), encoding="utf-8")
+    for command in commands(path).values():
+        run(command)
+    run(["node", str(LENS), "pi-ai"], pi_ai_request(path))
 
 
 def measure(name: str, chunks: int, folder: Path, repeat: int, peers: bool) -> dict[str, Any]:
@@ -384,6 +401,7 @@ def main() -> None:
         if args.profile:
             profile(args.profile, folder, 30, args.chunks)
             return
+        warm_up(folder)
         rows = []
         sizes = (args.chunks,) if args.no_small else (args.chunks // 10, args.chunks)
         for input_name in args.only or INPUTS:
