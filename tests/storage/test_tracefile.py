@@ -176,7 +176,7 @@ def test_a_fragments_rule_is_loaded_by_its_name_not_its_row() -> None:
     same(load(_rewritten(dump(trace), five)), trace)
 
     def unknown(sections: dict[str, Any]) -> None:
-        sections["meta"]["rules"] = [*RULE_NAMES[:-1], "exact-name"]
+        sections["meta"]["rules"] = [*RULE_NAMES[:-1], "no-such-rule"]
 
-    with pytest.raises(TraceFileError, match="exact-name"):
+    with pytest.raises(TraceFileError, match="no-such-rule"):
         load(_rewritten(dump(trace), unknown))

@@ -16,7 +16,7 @@ keyed by row.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 from webapp.core.blocks import Block
@@ -121,6 +121,25 @@ class Columns:
         self.event_delta: list[str | None] = []
         self.event_stop: dict[int, tuple[str, str | None]] = {}
         """`done` and `error` events: their reason and message."""
+
+    @classmethod
+    def restored(
+        cls, server_path: bool, rows: dict[str, Any], rare: dict[str, Iterable[Any]]
+    ) -> Columns:
+        """Columns written before and kept (`webapp.storage.tracefile`): `rows` holds every row
+        column by name (the integer ones in any array type: a loaded trace is final), `rare`
+        the entries of the rare things' dicts and sets by name. A missing or unknown name is a
+        `KeyError`, an integer column that is not an array a `TypeError`."""
+        columns = cls(server_path)
+        if set(rows) != _ROW_COLUMNS or not set(rare) <= _RARE:
+            raise KeyError(f"not the columns' names: {sorted(set(rows) ^ _ROW_COLUMNS)}")
+        for name, column in rows.items():
+            if isinstance(getattr(columns, name), array) and not isinstance(column, array):
+                raise TypeError(f"column {name!r} is not integers")
+            setattr(columns, name, column if isinstance(column, array) else list(column))
+        for name, entries in rare.items():
+            getattr(columns, name).update(entries)
+        return columns
 
     # Recording.
 
@@ -287,6 +306,13 @@ class Columns:
             assert index is not None
             return Event(EVENT_TYPES[code], index, content=content[index].text)
         return Event(EVENT_TYPES[code], index, self.event_delta[row])
+
+
+_RARE = frozenset(
+    ("lines", "notes", "errors", "finish_reasons", "unassembled", "late", "oddities", "weighed",
+     "event_stop")
+)  # fmt: skip
+_ROW_COLUMNS = frozenset(Columns.__slots__) - _RARE - {"server_path"}
 
 
 class Steps(Sequence[Step]):

@@ -254,24 +254,24 @@ def _trace(sections: dict[str, Any]) -> Trace:
             raise ValueError("a reference past the strings or values")
         return list(map(table.__getitem__, column))
 
-    columns = Columns(bool(meta["server_path"]))
-    for name in _ARRAYS:
-        column = sections[name]
-        if not isinstance(column, array):
-            raise TypeError(f"section {name!r} is not integers")
-        setattr(columns, name, column)  # in the type it was stored in: a loaded trace is final
-    columns.fragment_rule = _rules_by_name(columns.fragment_rule, meta.get("rules", _FIVE))
-    for name in _REFERENCES:
-        getattr(columns, name).extend(resolve(sections[name]))
-    columns.lines.update((int(step), line) for step, line in meta["lines"])
-    columns.notes.update((int(step), note) for step, note in meta["notes"])
-    columns.errors.update((int(step), error) for step, error in meta["errors"])
-    columns.finish_reasons.update((int(step), why) for step, why in meta["finish_reasons"])
-    columns.unassembled.update(meta["unassembled"])
-    columns.late.update(meta["late"])
-    columns.oddities.update((int(row), tuple(found)) for row, found in meta["oddities"])
-    columns.weighed.update((int(row), text) for row, text in meta["weighed"])
-    columns.event_stop.update((int(row), (why, text)) for row, why, text in meta["event_stop"])
+    rows: dict[str, Any] = {name: sections[name] for name in _ARRAYS}
+    rows["fragment_rule"] = _rules_by_name(rows["fragment_rule"], meta.get("rules", _FIVE))
+    rows.update((name, resolve(sections[name])) for name in _REFERENCES)
+    columns = Columns.restored(
+        bool(meta["server_path"]),
+        rows,
+        {
+            "lines": ((int(step), line) for step, line in meta["lines"]),
+            "notes": ((int(step), note) for step, note in meta["notes"]),
+            "errors": ((int(step), error) for step, error in meta["errors"]),
+            "finish_reasons": ((int(step), why) for step, why in meta["finish_reasons"]),
+            "unassembled": meta["unassembled"],
+            "late": meta["late"],
+            "oddities": ((int(row), tuple(found)) for row, found in meta["oddities"]),
+            "weighed": ((int(row), text) for row, text in meta["weighed"]),
+            "event_stop": ((int(row), (why, text)) for row, why, text in meta["event_stop"]),
+        },
+    )
     pieces = resolve(sections["piece_text"])
     piece_steps: array[int] = sections["piece_steps"]
     every: list[Block] = []
