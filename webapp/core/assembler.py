@@ -195,9 +195,12 @@ class Assembler:
         calls = delta.get("tool_calls")
         if calls is not None:
             if type(calls) is list:
-                fragment = self._fragment
-                for position, raw in enumerate(calls):
-                    fragment(step, position, raw)
+                if len(calls) == 1:  # the usual chunk: one fragment
+                    self._fragment(step, 0, calls[0])
+                else:
+                    fragment = self._fragment
+                    for position, raw in enumerate(calls):
+                        fragment(step, position, raw)
             elif truthy(calls):
                 self._anomaly(
                     "malformed-delta", step, None,
@@ -381,7 +384,8 @@ class Assembler:
                 others = calls.weigh(step, block)
                 if others is not None:
                     columns.weighed[row] = others
-            calls.register(step, block, rule, index, call_id, name, custom_only)
+            if call_id is not None or name is not None or custom_only or not block.indexes:
+                calls.register(step, block, rule, index, call_id, name, custom_only)
         piece = number = NONE
         if block is not None:
             number = block.number  # type: ignore[assignment]  # a tool call: numbered
