@@ -52,7 +52,7 @@ from webapp.core.diagnosis import final_verdicts, final_words
 from webapp.core.jsvalue import js_string, map_key, read_keys, truthy
 from webapp.core.options import Options
 from webapp.core.records import Payloads, Record
-from webapp.core.rules import CONTINUATION, DROP, NEW, RULE_NAMES, decide
+from webapp.core.rules import CONTINUATION, DROP, EXACT_ID, EXACT_INDEX, NEW, RULE_NAMES, decide
 from webapp.core.steps import Anomaly, Step
 from webapp.core.toolcalls import ToolCalls
 from webapp.core.trace import Trace
@@ -322,19 +322,13 @@ class Assembler:
     # Fragments.
 
     def _fragment(self, step: int, position: int, raw: Any) -> None:
-        """Resolve one fragment: the heart of the tool.
-
-        Its keys are read with JavaScript truthiness (`read_keys`; here, for the usual types:
-        a string or null each, an integer index); `decide` names its rule and block; `new`
-        opens one, the other rules register the fragment's keys on the block they found; then
-        its text lands there. Anything odd on the way (keys of the wrong type, a dropped
-        fragment with text, a late fragment on the server-tools path) is reported as an
-        anomaly at this step.
+        """Resolve one fragment, the heart of the tool: read its keys as JavaScript would (the
+        usual types here, any other with `read_keys`), let `decide` name its rule and block,
+        open or register (`_unusual` for all but an exact match), land its text, write its rows.
         """
-        columns = self._columns
-        calls = self._calls
-        row = len(columns.fragment_rule)
+        columns, calls = self._columns, self._calls
         function = raw.get("function") if type(raw) is dict else None
+        usual = False
         if type(function) is dict and "custom" not in raw:
             raw_index, raw_id = raw.get("index"), raw.get("id")
             raw_name, raw_arguments = function.get("name"), function.get("arguments")
@@ -344,48 +338,24 @@ class Assembler:
                 and (raw_name is None or type(raw_name) is str)
                 and (raw_arguments is None or type(raw_arguments) is str)
             )
-        else:
-            usual = False
         if usual:
             index, call_id, name = raw_index, raw_id or None, raw_name or None
             text, custom_only, custom_input = raw_arguments or "", False, ""
             oddities: tuple[str, ...] = ()
         else:
-            (
-                index, call_id, name, text, raw_index, raw_id, raw_name, raw_arguments,
-                custom_only, custom_input, oddities,
-            ) = read_keys(raw) if type(raw) is dict else _NO_KEYS  # fmt: skip
-            if type(raw) is not dict:
-                oddities = (_not_an_object(raw),)
+            (index, call_id, name, text, raw_index, raw_id, raw_name, raw_arguments, custom_only,
+             custom_input, oddities) = _odd_keys(raw)  # fmt: skip
         columns.fragment_index.append(raw_index)
         columns.fragment_id.append(raw_id)
         columns.fragment_name.append(raw_name)
         columns.fragment_arguments.append(raw_arguments)
         rule, block, index_miss, id_miss = decide(index, call_id, name, calls, calls.adr)
-        server = calls.server_path
-        late = server and calls.names_folded(index, call_id)
-        if oddities:
-            self._anomaly("malformed-fragment", step, None, "; ".join(oddities))
-            columns.oddities[row] = oddities
-        if rule == DROP:
-            if text:
-                self._anomaly(
-                    "dropped-fragment", step, None,
-                    f"fragment {position} carried arguments {excerpt(text)} and was "
-                    "dropped: no block was open to continue",
-                )  # fmt: skip
-        elif rule == NEW:
-            block = calls.open(step, index, call_id, raw_name, custom_only)
-            if not server:
-                self._start(block, step, None)
-        else:
-            assert block is not None
-            if rule == CONTINUATION:
-                others = calls.weigh(step, block)
-                if others is not None:
-                    columns.weighed[row] = others
-            if call_id is not None or name is not None or custom_only or not block.indexes:
-                calls.register(step, block, rule, index, call_id, name, custom_only)
+        server, late = calls.server_path, False
+        if oddities or server or rule not in _EXACT:
+            block, late = self._unusual(step, position, rule, block, index, call_id, name,
+                                        raw_name, text, custom_only, oddities)  # fmt: skip
+        elif block is not None and (call_id or name or custom_only or not block.indexes):
+            calls.register(step, block, rule, index, call_id, name, custom_only)
         piece = number = NONE
         if block is not None:
             number = block.number  # type: ignore[assignment]  # a tool call: numbered
@@ -404,12 +374,51 @@ class Assembler:
         columns.fragment_index_miss.append(index_miss)
         columns.fragment_id_miss.append(id_miss)
         if late:
-            columns.late.add(row)
-            self._anomaly(
-                "late-fragment", step, None if block is None else block.number,
-                f"fragment {position} names a candidate that has already folded; it was "
-                f"resolved as if nothing matched ({RULE_NAMES[rule]})",
-            )  # fmt: skip
+            self._late(step, position, block, rule)
+
+    def _unusual(
+        self, step: int, position: int, rule: int, block: Block | None, index: Any,
+        call_id: Any, name: Any, raw_name: Any, text: str, custom_only: bool,
+        oddities: tuple[str, ...],
+    ) -> tuple[Block | None, bool]:  # fmt: skip
+        """Every rule but an exact match on the client path, and any fragment with odd keys or
+        on the server-tools path: what it opens or registers, what is reported; returns its
+        block and whether it is late (its index or id names a folded candidate)."""
+        columns, calls = self._columns, self._calls
+        row = len(columns.fragment_rule)
+        late = calls.server_path and calls.names_folded(index, call_id)
+        if oddities:
+            self._anomaly("malformed-fragment", step, None, "; ".join(oddities))
+            columns.oddities[row] = oddities
+        if rule == DROP:
+            if text:
+                self._anomaly(
+                    "dropped-fragment", step, None,
+                    f"fragment {position} carried arguments {excerpt(text)} and was "
+                    "dropped: no block was open to continue",
+                )  # fmt: skip
+            return None, late
+        if rule == NEW:
+            block = calls.open(step, index, call_id, raw_name, custom_only)
+            if not calls.server_path:
+                self._start(block, step, None)
+            return block, late
+        assert block is not None
+        if rule == CONTINUATION:
+            others = calls.weigh(step, block)
+            if others is not None:
+                columns.weighed[row] = others
+        calls.register(step, block, rule, index, call_id, name, custom_only)
+        return block, late
+
+    def _late(self, step: int, position: int, block: Block | None, rule: int) -> None:
+        """Server-tools path: the fragment just written named a folded candidate."""
+        self._columns.late.add(len(self._columns.fragment_rule) - 1)
+        self._anomaly(
+            "late-fragment", step, None if block is None else block.number,
+            f"fragment {position} names a candidate that has already folded; it was "
+            f"resolved as if nothing matched ({RULE_NAMES[rule]})",
+        )  # fmt: skip
 
     # Finishing.
 
@@ -531,12 +540,18 @@ START, TEXT_DELTA, THINKING_DELTA, DONE, ERROR, TOOLCALL_START, TOOLCALL_DELTA =
     )
 )
 _NO_KEYS = read_keys({})
+_EXACT = frozenset((EXACT_INDEX, EXACT_ID))
+"""The rules that find a block by a key: the usual fragment's, resolved in `_fragment` itself."""
 
 
-def _not_an_object(raw: Any) -> str:
-    return f"the fragment is {type_name(raw)}, not an object: read as one with no keys" + (
+def _odd_keys(raw: Any) -> tuple[Any, ...]:
+    """`read_keys` of a fragment whose keys are not of the usual types, or that is no object."""
+    if type(raw) is dict:
+        return tuple(read_keys(raw))
+    oddity = f"the fragment is {type_name(raw)}, not an object: read as one with no keys" + (
         " (upstream's client fails on it with a TypeError)" if raw is None else ""
     )
+    return (*_NO_KEYS[:-1], (oddity,))
 
 
 def _hashable(value: Any) -> object:
