@@ -13,13 +13,19 @@ Invariants:
   same key; `scrub` never raises;
 - assembler: `assemble` never raises under either policy and path, every trace ends with an
   `end` step, its JSON serializes, the streamed JSON is the same document, and assembling twice
-  gives the same bytes.
+  gives the same bytes;
+- playground: its form parser, edits and link decoder raise nothing but `BadPlay` on any form,
+  edit or link (odd places like `c¹`, deep or huge values, lone surrogates, zlib bombs); a state
+  they accept survives its link, and its stream reads and runs under both policies.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import string
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +42,9 @@ from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReaderError, Record
 from webapp.core.redact import redact
 from webapp.core.redact.content import apply, scan, scrub
+from webapp.web.text import as_sse
+from webapp.web.views import playground
+from webapp.web.views.playground import BadPlay
 
 MESSAGE_LIMIT = 2000
 """A reader's error message is a sentence or two with a snippet, never a dump of the input."""
@@ -397,6 +406,139 @@ def check_assembler(case: tuple[list[Record], Options]) -> None:
     check_trace(records, options)
 
 
+# -- the playground -------------------------------------------------------------------------------
+
+SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, exclude_categories=())
+ANY_TEXT = st.text(st.one_of(st.characters(exclude_categories=()), SURROGATES), max_size=12)
+"""Any text, lone surrogates included (plain `st.text()` all but never draws one)."""
+PLACES = st.one_of(
+    st.integers(0, 9).map(str),
+    st.sampled_from(["¹", "²", "\u0661", "\U0001d7d8", "00", "-1", "+1", " 1", "1_0", "9" * 5000]),
+    ANY_TEXT,
+)
+PLAY_KEYS = st.sampled_from([*playground.KEYS, "finish", "f", ""]) | ANY_TEXT
+PLAY_VALUES = st.one_of(
+    ANY_TEXT,
+    st.sampled_from(
+        [
+            "[" * 20_000,
+            "[" * 900 + "]" * 900,
+            '{"a":' * 40 + "1" + "}" * 40,
+            "1" * 5000,
+            "NaN",
+            "-Infinity",
+            "1e999",
+            '"\\ud800"',
+            "\ud800",
+            "[]",
+            "{}",
+            "null",
+            "x" * (playground.MAX_TEXT + 1),
+        ]
+    ),
+)
+
+
+@st.composite
+def play_field(draw: st.DrawFn) -> str:
+    """A field name shaped like the editor's (`c0.f1.name`, `c0.f1.name.on`, `c2.finish`)."""
+    chunk, frag, key = draw(PLACES), draw(PLACES), draw(PLAY_KEYS)
+    shape = draw(st.integers(0, 4))
+    if shape == 0:
+        return f"c{chunk}.finish"
+    if shape == 1:
+        return draw(ANY_TEXT)
+    name = f"c{chunk}.f{frag}.{key}"
+    return name + ".on" if shape == 2 else name
+
+
+PLAY_FORMS = st.dictionaries(play_field(), PLAY_VALUES, max_size=10).map(
+    lambda form: {**form, **{name + ".on": "on" for name in list(form)[:3]}}
+)
+PLAY_OPS = st.one_of(
+    st.sampled_from(["add:0", "del:0", "up:1", "down:0", "frag:0", "unfrag:0.0", "unfrag:0.¹"]),
+    st.builds(lambda verb, at: f"{verb}:{at}", st.sampled_from(["add", "unfrag", "x"]), PLACES),
+    ANY_TEXT,
+)
+_PLAY_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), ANY_TEXT, st.just("\ud800")
+)
+PLAY_JSON = st.recursive(
+    _PLAY_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ANY_TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+PLAY_STATES = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "f": st.lists(
+                st.dictionaries(st.sampled_from(playground.KEYS), PLAY_JSON, max_size=4),
+                max_size=3,
+            )
+            | PLAY_JSON,
+            "finish": st.one_of(ANY_TEXT, PLAY_JSON),
+        },
+    )
+    | PLAY_JSON,
+    max_size=4,
+)
+
+
+def _token(data: bytes) -> str:
+    """A link's state token for these bytes (what `playground.encode` does to its JSON)."""
+    packed = zlib.compress(data, 9)
+    return base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
+
+
+def _state_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+PLAY_TOKENS = st.one_of(
+    PLAY_STATES.map(_state_bytes).map(_token),
+    st.builds(
+        lambda opener, n: _token(opener * n),
+        st.sampled_from([b"[", b'{"a":', b'[{"f":[{"index":']),
+        st.sampled_from([1, 100, 900, 20_000, 900_000, playground.MAX_JSON + 1]),
+    ),
+    st.binary(max_size=40).map(_token),
+    st.text("ABCabc019-_=+/ %", max_size=40),
+    ANY_TEXT,
+)
+
+
+@dataclass(frozen=True)
+class PlayCase:
+    """One playground input: a posted form with an edit, and a link's state token."""
+
+    form: dict[str, str]
+    op: str
+    token: str
+
+
+def _accepted(state: tuple[playground.Chunk, ...]) -> None:
+    """A state the playground took: its link gives it back; its stream reads and runs."""
+    assert repr(playground.decode(playground.encode(state))) == repr(state)  # NaN is not NaN
+    result = read(as_sse(playground.to_records(state)), "sse")
+    for policy in ("adr-0019", "exact-key"):
+        assemble(result.records, Options(policy=policy))  # type: ignore[arg-type]
+
+
+def check_playground(case: PlayCase) -> None:
+    """The form, the edit and the link: a state or BadPlay, nothing else."""
+    try:
+        state = playground.from_form(case.form)
+    except BadPlay:
+        state = None
+    if state is not None:
+        _accepted(state)
+        with contextlib.suppress(BadPlay):
+            _accepted(playground.edited(state, case.op))
+    with contextlib.suppress(BadPlay):
+        _accepted(playground.decode(case.token))
+
+
 # -- the targets ----------------------------------------------------------------------------------
 
 
@@ -418,5 +560,6 @@ TARGETS = (
     Target("reader-bytes", raw_bytes(), check_reader_bytes),
     Target("redaction", texts() | st.text(max_size=80), check_redaction),
     Target("assembler", st.tuples(any_records, any_options), check_assembler),
+    Target("playground", st.builds(PlayCase, PLAY_FORMS, PLAY_OPS, PLAY_TOKENS), check_playground),
 )
 """Every fuzz target, by name."""

@@ -69,3 +69,12 @@ def test_load_script_counts_busy_refusals_apart_from_failures(
     assert "refused, busy: 2 posts got 503 with Retry-After" in capsys.readouterr().out
     run.tallies["page"].server_errors = 1
     assert load.report(run, 1.0) is False
+
+
+def test_proxy_script_reports_latency_throughput_and_memory() -> None:
+    done = _run("proxy.py", "--chunks", "40", "--latency-runs", "1", "--streams", "2",
+                "--burst", "200", "--rounds", "2", "--no-fail")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "latency added by the proxy: p50 " in done.stdout
+    assert "throughput proxy  2 at once: per stream min " in done.stdout
+    assert "summary: added p95 " in done.stdout and "server RSS: " in done.stdout

@@ -18,7 +18,13 @@ from webapp.core.options import Options
 from webapp.core.records import Record
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = {"readers": 150, "reader-bytes": 100, "redaction": 200, "assembler": 100}
+EXAMPLES = {
+    "readers": 150,
+    "reader-bytes": 100,
+    "redaction": 200,
+    "assembler": 100,
+    "playground": 200,
+}
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=lambda target: target.name)

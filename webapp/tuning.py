@@ -1,27 +1,57 @@
-"""Pausing the cyclic garbage collector around batch work on a big stream.
+"""Process-wide tuning: every setting that changes the whole interpreter or its allocator.
 
-Records, steps and block histories hold no reference cycles, and on a 100,000-step stream the
-collector's passes over the growing trace cost about as much as the work itself.
+Nothing else in the package sets process-wide state. What is set, by whom, and why:
 
-The collector is process-wide: a pause in one thread pauses it for every thread. So pauses are
-counted (the collector comes back when the last one ends, whichever thread ends it, and only if
-it was enabled when the first began), and a long-running process that serves many requests at
-once turns them off with `allow_pauses(False)`: the web app does, so one large assembly in a
-worker thread never stops collection for every other request. The CLI, which does one thing
-per process, keeps them.
+- `paused_gc` (the core's reading and assembly, triage's comparison, the CLI's commands): the
+  cyclic garbage collector is paused around batch work on a big stream. Records, steps and
+  block histories hold no reference cycles, yet the collector's passes over a growing trace
+  cost about as much as the work itself on a long stream.
+- `serving` (once, by the app factory's lifespan): what a long-running server with many
+  threads needs, undone when it stops:
+  - no GC pauses (`allow_pauses(False)`): a pause is process-wide, and one large assembly in
+    a worker thread must not stop collection for every other request;
+  - at most `ARENAS` glibc arenas (`few_arenas`): glibc gives each thread that contends for
+    the heap an arena of its own (up to eight per core), and a freed trace leaves every arena
+    it touched half empty, so the server's resident memory stays far above its live objects;
+  - a GIL switch interval of `SWITCH_INTERVAL` instead of Python's 5 ms: a thread waiting for
+    the GIL asks for it after this long, and the event loop, which takes it for a moment many
+    times per request, then waits less behind an assembly that holds it.
+- `trim` (after a request during which heavy work ended): a large trace is millions of small
+  objects; freed, most go back to Python's own allocator, but what glibc's `malloc` handed out
+  stays in the process until `malloc_trim` returns it.
+
+The CLI does one thing per process and keeps the GC pauses; it needs nothing else here.
+The allocator calls reach glibc through ctypes, loaded on first use (a command that never
+trims never loads it); where the C library is not glibc (macOS, musl) they do nothing.
+The measured effect of each setting: bench/README.md, "Measured figures moved from docstrings".
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
+
+SWITCH_INTERVAL = 0.002
+"""Seconds between the GIL's hand-overs in a server (Python's default is 0.005)."""
+ARENAS = 2
+"""The most glibc malloc arenas a server's threads share."""
+_M_ARENA_MAX = -8
+"""`mallopt`'s parameter for the most arenas (glibc's malloc.h)."""
 
 _lock = threading.Lock()
 _depth = 0
 _restore = False
 _allowed = True
+_serving = 0
+_switch = 0.005
 
 
 def allow_pauses(allowed: bool) -> None:
@@ -32,7 +62,10 @@ def allow_pauses(allowed: bool) -> None:
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """Disable the cyclic GC for the duration of the block (when pauses are allowed)."""
+    """Disable the cyclic GC for the duration of the block (when pauses are allowed).
+
+    Pauses are counted across threads: the collector comes back when the last one ends,
+    whichever thread ends it, and only if it was enabled when the first began."""
     global _depth, _restore
     if not _allowed:
         yield
@@ -49,3 +82,61 @@ def paused_gc() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _restore:
                 gc.enable()
+
+
+@cache
+def _glibc() -> ctypes.CDLL | None:
+    """glibc's handle with `malloc_trim` and `mallopt`, or None where the C library differs."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # loaded only by the first allocator call: the CLI never pays for it
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim  # noqa: B018 (musl has no malloc_trim: then nothing is done)
+        libc.mallopt  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def few_arenas(arenas: int = ARENAS) -> bool:
+    """Cap glibc's arenas (call before the worker threads start); False where not glibc."""
+    libc = _glibc()
+    if libc is None:
+        return False
+    return bool(libc.mallopt(_M_ARENA_MAX, arenas))
+
+
+def trim() -> bool:
+    """Return freed heap memory to the system; False where not glibc or nothing was returned."""
+    libc = _glibc()
+    if libc is None:
+        return False
+    return bool(libc.malloc_trim(0))
+
+
+@contextmanager
+def serving() -> Iterator[None]:
+    """A server's tuning for the block: no GC pauses, few arenas, a shorter switch interval.
+
+    Enter it before the worker threads start. Blocks may overlap (two apps in one process, as
+    in tests): when the last one ends, pauses are allowed again and the switch interval is
+    the one before the first began; the arena cap stays for the life of the process."""
+    global _serving, _switch
+    with _lock:
+        if _serving == 0:
+            _switch = sys.getswitchinterval()
+            allow_pauses(False)
+            few_arenas()
+            sys.setswitchinterval(SWITCH_INTERVAL)
+        _serving += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _serving -= 1
+            if _serving == 0:
+                sys.setswitchinterval(_switch)
+                allow_pauses(True)

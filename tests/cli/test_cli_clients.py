@@ -25,7 +25,18 @@ def test_the_records_example_with_the_real_libraries(invoke: Invoke) -> None:
         got = result_from_json(column["client"], column["version"], column)
         assert column["install"] is None
         assert normal(got, STREAMS["record-example"]) == golden["results"][column["client"]]
-    assert document["verdict"].startswith("2 of 5 clients get search_docs's arguments wrong")
+    assert document["comparison"].startswith("2 of 5 clients get search_docs's arguments wrong")
+    grades = {graded["client"]: graded["grade"] for graded in document["grades"]}
+    assert grades == {
+        "pi-ai": "damaged", "openai-python": "flagged", "langchain": "damaged",
+        "vercel-ai": "intact", "litellm": "intact", "adr-0019": "intact", "exact-key": "damaged",
+    }  # fmt: skip
+    assert [q["code"] for q in document["quirks"]] == ["missing-index", "bare-continuation"]
+    assert document["verdict"].startswith(
+        "The provider (example-model) departs from the contract: missing-index and "
+        "bare-continuation break"
+    )
+    assert [party["kind"] for party in document["file"]] == ["provider"]
 
 
 def test_text_shows_every_column_each_call_and_the_verdict(
@@ -42,9 +53,14 @@ def test_text_shows_every_column_each_call_and_the_verdict(
     lines = result.output.splitlines()
     assert any(line.startswith("  pi-ai ") and "ok" in line for line in lines)
     assert any("unavailable" in line and "make clients" in line for line in lines)
+    compared = next(line for line in lines if line.startswith("compared with adr-0019"))
+    assert "openai-python fails (openai-python crashed (exit status 139)" in compared
+    assert "not installed: litellm" in compared
     verdict = next(line for line in lines if line.startswith("verdict"))
-    assert "openai-python fails (openai-python crashed (exit status 139)" in verdict
-    assert "not installed: litellm" in verdict
+    assert "The provider (gpt-4o-mini) keeps the contract: no quirk." in verdict
+    assert "Flagged: openai-python 3.57.0 (fails: openai-python crashed" in verdict
+    assert "Not run: litellm (make clients)" in verdict
+    assert "File with openai 3.57.0: the stream keeps the contract" in verdict
     assert "get_weather (call_Q2x8)" in lines
 
 

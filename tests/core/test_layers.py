@@ -4,7 +4,8 @@ Bottom to top: the base (`webapp/__init__.py`, `settings.py`, `tuning.py`), `cor
 `lenses/`, `triage/`, `storage/`, `web/`, `cli/`. Inside `web/`: the shared `web/*.py` helpers
 and `backend/` at the bottom (they may use each other), then `views/`, then `routes/`, then
 `web/app.py`, the factory, which may import anything in the web. Every import counts: those
-inside functions and under `if TYPE_CHECKING:` too. The core is also imported in a fresh
+inside functions and under `if TYPE_CHECKING:` too. No web module reads the trace's columns
+(`webapp.core.columns`): it asks the `Trace` instead. The core is also imported in a fresh
 interpreter, which must load neither the web stack nor the storage (house style 1 and 6).
 """
 
@@ -170,6 +171,49 @@ def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
         "webapp.web.app:2 (web/app) imports webapp.cli (cli)",
         "webapp.cli:2 imports webapp.nowhere, which does not exist",
         "webapp.examples:1 (examples) imports webapp.triage.report (triage)",
+    ]
+
+
+COLUMNS = "webapp.core.columns"
+"""The trace's internal arrays: only the core reads them; the web asks `Trace` instead."""
+
+
+def trace_internals(sources: Mapping[str, str], packages: Collection[str] = ()) -> list[str]:
+    """Each import of the trace's columns and each read of an attribute named `columns`, in a
+    module under `webapp/web` (no web object but a trace has one, so the name is enough)."""
+    known = set(sources)
+    found: list[str] = []
+    for name, source in sources.items():
+        if not name.startswith("webapp.web"):
+            continue
+        for line, target in imports(name, source, known, set(packages)):
+            if target == COLUMNS or target.startswith(COLUMNS + "."):
+                found.append(f"{name}:{line} imports {target}")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Attribute) and node.attr == "columns":
+                found.append(f"{name}:{node.lineno} reads .columns")
+    return found
+
+
+def test_no_web_module_reads_the_traces_columns() -> None:
+    sources, packages = real_sources()
+    assert COLUMNS in sources
+    assert trace_internals(sources, packages) == []
+
+
+def test_the_check_sees_the_columns_read_from_the_web() -> None:
+    sources = {
+        "webapp.core.columns": "",
+        "webapp.core.trace": "from webapp.core.columns import Columns\n",
+        "webapp.web.backend.runs": "from webapp.core import columns\n",
+        "webapp.web.views.timeline": "import webapp.core.columns as c\n",
+        "webapp.web.backend.service": "def f(trace):\n    return trace.columns.step_kind[0]\n",
+        "webapp.web.views.panels": "def f(view):\n    return view.trace.steps[0]\n",
+    }
+    assert trace_internals(sources) == [
+        "webapp.web.backend.runs:1 imports webapp.core.columns",
+        "webapp.web.views.timeline:1 imports webapp.core.columns",
+        "webapp.web.backend.service:2 reads .columns",
     ]
 
 

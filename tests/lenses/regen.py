@@ -1,11 +1,22 @@
-"""Rewrite the golden files: `python -m tests.lenses.regen` (needs `make clients`)."""
+"""Rewrite the golden files: `python -m tests.lenses.regen` (needs `make clients`).
+
+Each stream's lens results (golden/NAME.json), and the grades made from them against the
+stream's intended reading (golden/grades/NAME.json).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from tests.lenses.streams import STREAMS, golden_path, normal, pinned_versions
+from tests.lenses.streams import (
+    STREAMS,
+    golden_path,
+    grade_document,
+    grade_path,
+    normal,
+    pinned_versions,
+)
 from webapp.core.readers import read
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import POLICY_COLUMNS
@@ -38,6 +49,13 @@ def main() -> int:
         path = golden_path(name)
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {path}")
+        grades = grade_path(name)
+        grades.parent.mkdir(exist_ok=True)
+        grades.write_text(
+            json.dumps(grade_document(name, document), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+        print(f"wrote {grades}")
     return 0
 
 

@@ -7,15 +7,22 @@ review the diff before committing it.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+from tests.contract.streams import QUIRK_STREAMS
 from tests.streamkit import chunk, frag, sse
+from webapp.core.contract import read_contract
+from webapp.core.readers import read
 from webapp.lenses.pins import PINS
-from webapp.lenses.results import LensResult
+from webapp.lenses.results import LensResult, result_from_json
+from webapp.triage.verdict import BUILD, Verdict, judge
 
 GOLDEN = Path(__file__).parent / "golden"
+GRADES = GOLDEN / "grades"
 CORPUS = Path(__file__).parent.parent / "corpus"
+REAL = CORPUS / "real"
 
 STREAMS: dict[str, str] = {
     "clean": sse(
@@ -55,9 +62,16 @@ STREAMS: dict[str, str] = {
         chunk(finish="tool_calls"),
     ),
     "record-example": (CORPUS / "no-index.sse").read_text(encoding="utf-8"),
+    "two-calls-open": (CORPUS / "two-calls-open-continuations.sse").read_text(encoding="utf-8"),
+    **{f"quirk-{code}": text for code, text in QUIRK_STREAMS.items()},
+    **{
+        f"real-{path.stem}": path.read_text(encoding="utf-8") for path in sorted(REAL.glob("*.sse"))
+    },
 }
 """Name -> SSE text. `record-example` is decision 0019's own case: argument chunks with no
-index, no id and no name after a header."""
+index, no id and no name after a header; `two-calls-open` the case it has to guess; then a
+stream for each quirk code (tests/contract/streams.py) and the real recordings
+(tests/corpus/real/ORIGINS.md)."""
 
 _GENERATED = "<generated>"
 
@@ -67,15 +81,22 @@ GENERATES_IDS = ("vercel-ai",)
 
 
 def normal(result: LensResult, sse_text: str) -> dict[str, Any]:
-    """A result as a golden file holds it: ids that Vercel made up become `<generated>`."""
+    """A result as a golden file holds it: ids that Vercel made up become `<generated>`, and
+    memory addresses in a message (`<built-in method index of str object at 0x7f...>`) `0x?`."""
     calls = []
     for call in result.calls:
         out = call.to_json()
         made_up = out["id"] and json.dumps(out["id"]) not in sse_text
         if result.client in GENERATES_IDS and made_up:
             out["id"] = _GENERATED
+        if out.get("invalid") is not None:
+            out["invalid"] = _ADDRESS.sub("0x?", out["invalid"])
         calls.append(out)
-    return {"status": result.status, "calls": calls, "error": result.error}
+    error = None if result.error is None else _ADDRESS.sub("0x?", result.error)
+    return {"status": result.status, "calls": calls, "error": error}
+
+
+_ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
 
 
 def golden_path(name: str) -> Path:
@@ -89,3 +110,34 @@ def load_golden(name: str) -> dict[str, Any]:
 
 def pinned_versions() -> dict[str, str]:
     return {pin.client: pin.version for pin in PINS}
+
+
+def golden_verdict(name: str, golden: dict[str, Any]) -> Verdict:
+    """The verdict on a stream from its golden lens results: what the grade goldens hold."""
+    versions = golden["versions"]
+    columns = [result_from_json(client, versions[client], found)
+               for client, found in golden["results"].items()]  # fmt: skip
+    columns += [result_from_json(policy, BUILD, found)
+                for policy, found in golden["policies"].items()]  # fmt: skip
+    contract = read_contract(read(STREAMS[name], "sse").records)
+    return judge(contract, columns)
+
+
+def grade_document(name: str, golden: dict[str, Any]) -> dict[str, Any]:
+    """A grade golden: the stream's quirks and intended reading, every grade, the sentence."""
+    verdict = golden_verdict(name, golden)
+    contract = verdict.contract
+    return {
+        "stream": name,
+        "versions": golden["versions"],
+        "quirks": [found.code for found in contract.quirks],
+        "intended": None if contract.intended is None else contract.intended.to_json(),
+        "why": contract.why,
+        "grades": {g.client: {"grade": g.grade, "detail": g.detail} for g in verdict.grades},
+        "verdict": verdict.sentence,
+        "file": [party.kind for party in verdict.parties],
+    }
+
+
+def grade_path(name: str) -> Path:
+    return GRADES / f"{name}.json"

@@ -15,7 +15,7 @@ from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.core.readers.writer import to_sse
 from webapp.core.records import Record
-from webapp.triage.minimise import Progress, PropertyDoesNotHold, ddmin, minimize
+from webapp.triage.minimise import Progress, PropertyDoesNotHold, ddmin, minimise
 from webapp.triage.predicates import parse_until
 
 
@@ -37,7 +37,7 @@ def test_a_buried_continuation_shrinks_to_a_handful_of_chunks() -> None:
     stream = buried(5_000)
     seen: list[Progress] = []
     until = parse_until("anomaly:ambiguous-continuation", Options())
-    result = minimize(stream, until.predicate, progress=seen.append)
+    result = minimise(stream, until.predicate, progress=seen.append)
     assert len(result.records) <= 6
     assert until.predicate(result.records)
     assert not result.timed_out
@@ -49,7 +49,7 @@ def test_a_buried_continuation_shrinks_to_a_handful_of_chunks() -> None:
 
 def test_the_result_reads_back_as_the_same_records() -> None:
     until = parse_until("anomaly:ambiguous-continuation", Options())
-    result = minimize(records(TWO_HEADERS), until.predicate)
+    result = minimise(records(TWO_HEADERS), until.predicate)
     again = read(to_sse(result.records))
     assert [r.value for r in again.records] == [r.value for r in result.records]
     assert until.predicate(again.records)
@@ -66,7 +66,7 @@ def test_fragments_inside_a_chunk_and_argument_text_shrink() -> None:
     # get_weather's arguments are complete here: nothing is ambiguous until they shrink
     assert not until.predicate(records(values))
     until = parse_until("rule:continuation", Options())
-    result = minimize(records(values), until.predicate)
+    result = minimise(records(values), until.predicate)
     assert until.predicate(result.records)
     calls = [c for r in result.records if r.kind == "chunk"
              for c in r.value["choices"][0]["delta"].get("tool_calls", [])]  # fmt: skip
@@ -75,7 +75,7 @@ def test_fragments_inside_a_chunk_and_argument_text_shrink() -> None:
 
 
 def test_policies_differ_shrinks_to_one_header_and_one_continuation() -> None:
-    result = minimize(records(TWO_HEADERS), parse_until("differs", Options()).predicate)
+    result = minimise(records(TWO_HEADERS), parse_until("differs", Options()).predicate)
     chunks = [r for r in result.records if r.kind == "chunk"]
     assert len([c for c in chunks if c.value["choices"][0]["delta"].get("tool_calls")]) <= 2
     assert _holds("differs", result.records)
@@ -84,14 +84,14 @@ def test_policies_differ_shrinks_to_one_header_and_one_continuation() -> None:
 def test_a_property_the_input_does_not_have_is_refused() -> None:
     clean = records([chunk(frag(0, "a", "f", "{}")), chunk(finish="tool_calls")])
     with pytest.raises(PropertyDoesNotHold):
-        minimize(clean, parse_until("anomaly:phantom-call", Options()).predicate)
+        minimise(clean, parse_until("anomaly:phantom-call", Options()).predicate)
 
 
 def test_the_deadline_stops_between_tests_with_the_best_so_far() -> None:
     ticks = iter(range(10_000))
     until = parse_until("anomaly:ambiguous-continuation", Options())
     stream = buried(400)
-    result = minimize(stream, until.predicate, deadline=10, clock=lambda: next(ticks))
+    result = minimise(stream, until.predicate, deadline=10, clock=lambda: next(ticks))
     assert result.timed_out
     assert result.tests <= 10
     assert until.predicate(result.records)
@@ -137,7 +137,7 @@ def test_the_result_keeps_the_property_and_is_never_larger(
     for until in wanted:
         if not _holds(until, stream, policy):
             continue
-        result = minimize(stream, parse_until(until, Options(policy=policy)).predicate)  # type: ignore[arg-type]
+        result = minimise(stream, parse_until(until, Options(policy=policy)).predicate)  # type: ignore[arg-type]
         assert _holds(until, result.records, policy)
         assert len(result.records) <= len(stream)
         assert len(to_sse(result.records)) <= len(to_sse(stream))

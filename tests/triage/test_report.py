@@ -27,11 +27,15 @@ def test_the_sections_in_order() -> None:
     heads = re.findall(r"(?m)^#+ .*$", text)
     assert heads == [
         "# two \\| headers",
+        "## Quirks",
+        "## What the stream means",
         "## Anomalies",
         "## Offending chunks",
         "## Final calls",
         "### adr-0019",
         "### exact-key",
+        "## Where to file",
+        "### The provider",
         "## Notes",
     ]
     assert "- **Input:** sse, 6 records" in text

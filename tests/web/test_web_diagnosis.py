@@ -23,7 +23,7 @@ from webapp.core.rules import RULE_NAMES
 from webapp.settings import Settings
 from webapp.web.app import create_app
 from webapp.web.backend.overview import buckets
-from webapp.web.query import Links
+from webapp.web.links import Links
 from webapp.web.views.anomaly_list import PAGE, PREVIEW
 from webapp.web.views.panels import DETAIL_ANOMALIES
 
@@ -41,9 +41,15 @@ def template(response: Any) -> str:
 
 
 def items(html: str) -> list[tuple[str, str]]:
-    """The anomaly list's instance links: (href, text)."""
+    """The anomaly list's instance links: (the step's URL, text); each href is that URL
+    scrolled to the anomaly's box in the detail panel (`#why-CODE`)."""
     found = re.findall(r'<a class="aitem" href="([^"]+)".*?>(.*?)</a>', html, re.S)
-    return [(href.replace("&amp;", "&"), re.sub(r"<[^>]+>", "", text)) for href, text in found]
+    links = []
+    for href, text in found:
+        url, _, anchor = href.replace("&amp;", "&").partition("#")
+        assert anchor.startswith("why-"), href
+        links.append((url, re.sub(r"<[^>]+>", "", text)))
+    return links
 
 
 def test_the_list_groups_by_code_errors_first_and_links_every_instance(
@@ -185,13 +191,16 @@ def test_the_overview_has_a_column_per_step_each_a_link_marked_by_severity(
     classes = [c for c, _, _ in cells]
     new, continuation = RULE_NAMES.index("new"), RULE_NAMES.index("continuation")
     assert classes[0] == f"oc r{new}"  # step 0: two `new` fragments
-    assert classes[1] == f"oc r{continuation} e"  # a continuation, errors
-    assert classes[2] == f"oc r{continuation} e cur"
+    # continuation, errors; bare pieces are a provider quirk too (`qk`, marked apart)
+    assert classes[1] == f"oc r{continuation} e qk"
+    assert classes[2] == f"oc r{continuation} e qk cur"
     assert classes[5] == "oc z w"  # the end: no fragments, a warning
     assert [urlsplit(href.replace("&amp;", "&")).query.split("&")[0] for _, href, _ in cells] == [
         f"step={n}" for n in range(6)
     ]
-    assert cells[1][2] == "step 1 · continuation 1 · 1 error"
+    assert cells[1][2] == (
+        "step 1 · continuation 1 · 1 error · quirks: missing-index, bare-continuation"
+    )
 
 
 def test_buckets_cover_every_step_and_land_on_the_first_error() -> None:

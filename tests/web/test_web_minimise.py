@@ -20,7 +20,7 @@ from webapp.storage.jobs import Jobs
 from webapp.web.backend import service as service_module
 from webapp.web.backend.minimise import Minimiser
 from webapp.web.backend.service import Service
-from webapp.web.routes import minimise as minimise_routes
+from webapp.web.views import minimise as minimise_views
 
 CONTINUATION = EXAMPLES["continuation"].data().decode()
 """Seven records; exact-key makes phantom calls of its bare continuations, adr-0019 does not."""
@@ -239,22 +239,31 @@ def test_a_job_of_a_worker_that_died_is_failed_before_the_next_starts(
 # The control on the page.
 
 
+def opened(client: TestClient, url: str) -> str:
+    """The Minimise form as the page at `url` loads it when its section is opened (htmx)."""
+    page = client.get(url).text
+    link = re.search(r'id="minimise-open" href="([^"]+)"', page)
+    assert link, "the page links to its Minimise form"
+    assert 'id="minimise-target"' not in page  # the choices come with the form, not the page
+    return client.get(link.group(1).replace("&amp;", "&"), headers=HX).text
+
+
 def test_the_page_offers_the_streams_anomalies_and_the_difference(
     client: TestClient, inline: Minimiser
 ) -> None:
     original = stored(client)
-    page = client.get(f"/s/{original}?policy=exact-key").text
+    page = opened(client, f"/s/{original}?policy=exact-key")
     assert 'action="/s/' + original + '/minimise"' in page
     under_exact_key = page.index('<optgroup label="an anomaly under exact-key">')
     phantom = page.index('<option value="exact-key anomaly:phantom-call">phantom-call (error')
     assert under_exact_key < phantom < page.index('value="exact-key differs"')
     # the other policy's anomalies too, after the page's own (adr-0019 has none here)
     assert 'label="an anomaly under adr-0019"' not in page
-    agree = client.get(f"/s/{stored(client, AGREE)}").text
+    agree = opened(client, f"/s/{stored(client, AGREE)}")
     assert '<option value="adr-0019 anomaly:id-conflict">' in agree
     assert '<option value="exact-key anomaly:id-conflict">' in agree
     assert "differs" not in agree
-    clean = client.get(f"/s/{stored(client, CLEAN)}").text
+    clean = opened(client, f"/s/{stored(client, CLEAN)}")
     assert "nothing to keep" in clean and 'id="minimise-start"' not in clean
     example = client.get("/examples/continuation").text
     assert 'id="minimise"' not in example
@@ -270,7 +279,7 @@ def test_a_large_stream_on_other_options_assembles_no_second_trace(
     # Over DIFFERS_CHECK_STEPS steps, a page on the server-tools path (not the options a job
     # runs with) must not assemble the client path's trace only to list its anomalies: 16
     # such pages at once held 16 large traces each waiting for a second one.
-    monkeypatch.setattr(minimise_routes, "DIFFERS_CHECK_STEPS", 3)
+    monkeypatch.setattr(minimise_views, "DIFFERS_CHECK_STEPS", 3)
     made: list[Options] = []
     real = service_module.assemble
 
@@ -280,16 +289,16 @@ def test_a_large_stream_on_other_options_assembles_no_second_trace(
 
     monkeypatch.setattr(service_module, "assemble", counted)
     original = stored(client)
-    page = client.get(f"/s/{original}?policy=exact-key&path=server-tools&server_tools=x").text
+    page = opened(client, f"/s/{original}?policy=exact-key&path=server-tools&server_tools=x")
     assert [options.path for options in made] == ["server-tools"]
     link = f"/s/{original}?step=0&amp;policy=exact-key&amp;path=client"
     assert f'<a href="{link}">{HINT}</a>' in page
     assert 'value="exact-key differs"' in page  # offered unchecked, as on any large stream
     made.clear()
-    own = client.get(f"/s/{original}?policy=exact-key").text  # the job's options: its own view
+    own = opened(client, f"/s/{original}?policy=exact-key")  # the job's options: its own view
     assert [options.path for options in made] == ["client"]
     assert '<option value="exact-key anomaly:phantom-call">' in own and HINT not in own
-    again = client.get(f"/s/{original}?policy=exact-key&path=server-tools&server_tools=x").text
+    again = opened(client, f"/s/{original}?policy=exact-key&path=server-tools&server_tools=x")
     assert '<option value="exact-key anomaly:phantom-call">' in again  # cached now: listed
     assert HINT not in again
 
@@ -422,3 +431,24 @@ def test_a_job_already_running_gives_no_token_to_a_second_asker(
     second = start(client, original, until="differs", policy="adr-0019").json()
     assert first["job"] == second["job"]
     assert "delete_token" in first and "delete_token" not in second
+
+
+def test_the_form_opens_as_a_page_without_javascript(client: TestClient, inline: Minimiser) -> None:
+    original = stored(client)
+    page = client.get(f"/s/{original}?policy=exact-key").text
+    section = page.split('<details id="minimise"')[1].split("</details>")[0]
+    link = re.search(r'id="minimise-open" href="([^"]+)"', section)
+    assert link and 'hx-trigger="toggle once"' in page
+    form_url = link.group(1).replace("&amp;", "&")
+    assert form_url == f"/s/{original}/minimise?policy=exact-key&path=client"
+    whole = client.get(form_url)
+    assert whole.status_code == 200 and "<html" in whole.text.lower()
+    assert '<option value="exact-key anomaly:phantom-call">' in whole.text
+    assert f'href="/s/{original}?step=0&amp;policy=exact-key&amp;path=client"' in whole.text
+    posted = client.post(
+        f"/s/{original}/minimise", data={"target": "exact-key anomaly:phantom-call"}
+    )
+    assert posted.status_code == 303 and "/minimise/" in posted.headers["location"]
+    assert client.get("/s/example:continuation/minimise").status_code == 422
+    assert client.get("/s/no-such-stream/minimise").status_code == 404
+    assert client.get(f"/s/{original}/minimise?policy=sideways").status_code == 400

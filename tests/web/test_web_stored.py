@@ -282,3 +282,37 @@ def test_the_page_is_answered_before_its_trace_is_stored(
         release.set()
     service.settle()
     assert service.storage.artefact(*key) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        STREAM,
+        STREAM.replace("\n", "\r\n"),
+        "\ufeff" + STREAM,
+        'event: x\ndata: {"choices":[]}\n\n: note\ndata: 1\ndata: 2\n\n'
+        "data: {bad\n\ndata: [DONE]\n",
+    ],
+    ids=["sse", "crlf", "bom", "odd-sse"],
+)
+def test_with_no_reading_cached_a_steps_record_is_read_from_its_own_lines(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """Once the stream's reading has left the cache, a step's record is the one the reader gave,
+    read again from its own lines only (the whole stream is not read again)."""
+    stream_id = client.post("/api/streams", json={"text": text}).json()["id"]
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    records = service.reading(stream_id).result.records
+    views = [service.view(stream_id, options) for options in (Options(), Options("exact-key"))]
+    service.cache.discard(lambda key: isinstance(key, tuple) and key[0] == "reading")
+    _refuse(monkeypatch)
+    for view in views:
+        for step in range(len(records)):
+            got, want = view.record(step), records[step]
+            assert got is not None
+            assert (got.kind, got.line, got.value, got.text) == (
+                want.kind,
+                want.line,
+                want.value,
+                want.text,
+            )

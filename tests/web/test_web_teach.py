@@ -15,9 +15,9 @@ from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.core.assembler import assemble
 from webapp.core.readers import decode, read
 from webapp.core.rules import RULES
-from webapp.examples import EXAMPLES, TOUR, record
+from webapp.examples import EXAMPLES, TOUR, decision
+from webapp.web.views.decision import TERMS
 from webapp.web.views.playground import MAX_CHUNKS
-from webapp.web.views.record import TERMS
 from webapp.web.views.stories import SEE_IT
 
 
@@ -57,7 +57,8 @@ def test_an_examples_links_stay_on_its_stable_url(client: TestClient) -> None:
     hrefs = set(re.findall(r'href="([^"]+)"', html))
     steps = {unescape(h) for h in hrefs if "step=" in h and "compare" not in h}
     assert steps, "the page links to its steps"
-    assert all(h.startswith("/examples/continuation?") for h in steps), steps
+    stable = ("/examples/continuation?", "/embed/examples/continuation?")  # the Share menu's
+    assert all(h.startswith(stable) for h in steps), steps
     assert "/s/" not in html
     # the htmx routes beside it answer partials, and a browser is sent to the page
     assert client.get("/examples/continuation?step=3", headers=HX).status_code == 200
@@ -136,7 +137,7 @@ def test_tour_next_and_previous_walk_the_order(client: TestClient) -> None:
 
 def test_the_record_renders_with_its_terms_linked(client: TestClient) -> None:
     page = client.get("/record")
-    assert page.status_code == 200 and template(page) == "record.html"
+    assert page.status_code == 200 and template(page) == "decision.html"
     html = page.text
     assert "<h2>Consequences</h2>" in html
     assert "<code>!toolCall.id</code>" in html
@@ -146,7 +147,7 @@ def test_the_record_renders_with_its_terms_linked(client: TestClient) -> None:
     # the text is the record's own, unchanged
     words = re.sub(r"<[^>]+>", "", html)
     assert "strictly safer than inventing an empty-name call" in unescape(words)
-    assert "Status: Trial" in record()
+    assert "Status: Trial" in decision()
 
 
 def test_the_rules_page_has_the_flow_and_see_it_links(client: TestClient) -> None:

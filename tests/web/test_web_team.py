@@ -180,10 +180,10 @@ def test_the_operator_deletes_any_stream(client: TestClient, settings: Settings)
     from webapp.cli import main
 
     stream_id = created(client)["id"]
-    result = CliRunner().invoke(main, ["delete", "--db", settings.db, stream_id])
+    result = CliRunner().invoke(main, ["delete", "--db", settings.db, "--", stream_id])
     assert result.exit_code == 0, result.output
     assert client.get(f"/s/{stream_id}").status_code == 404
-    again = CliRunner().invoke(main, ["delete", "--db", settings.db, stream_id])
+    again = CliRunner().invoke(main, ["delete", "--db", settings.db, "--", stream_id])
     assert again.exit_code == 1 and "no stream" in again.output
 
 
@@ -432,10 +432,16 @@ def test_the_fixture_bundle_replays_to_its_expected_traces(client: TestClient) -
     assert "attachment" in response.headers["content-disposition"]
     bundle = zipfile.ZipFile(io.BytesIO(response.content))
     names = set(bundle.namelist())
-    assert names == {"stream.sse", "expected.adr-0019.json", "expected.exact-key.json", "README.md"}
+    assert names == {
+        "stream.sse", "expected.adr-0019.json", "expected.exact-key.json", "README.md",
+        "cassette.yaml",
+    }  # fmt: skip
     sse_text = bundle.read("stream.sse").decode()
     assert secret not in sse_text and "sk-proj-" in sse_text
     replay = read(sse_text, "sse")
+    cassette = read(bundle.read("cassette.yaml").decode())
+    assert cassette.format == "cassette" and tuple(cassette.records) == tuple(replay.records)
+    assert secret not in bundle.read("cassette.yaml").decode()
     for policy in ("adr-0019", "exact-key"):
         expected = json.loads(bundle.read(f"expected.{policy}.json"))
         actual = assemble(replay.records, Options(policy=policy)).to_json()  # type: ignore[arg-type]
@@ -564,7 +570,7 @@ def test_the_api_masks_content_secrets_unless_told_not_to(client: TestClient) ->
     assert kept.status_code == 201 and kept.json()["redacted"] == []
     assert SECRET in client.get(f"/api/streams/{kept.json()['id']}/raw").text
     bad = client.post("/api/streams", json={"text": WITH_SECRET, "redact": "some"})
-    assert bad.status_code == 400
+    assert bad.status_code == 422
     files = {"file": ("s.sse", WITH_SECRET.encode())}
     multipart = client.post("/api/streams", files=files, data={"redact": "none"})
     assert multipart.status_code == 201 and multipart.json()["redacted"] == []

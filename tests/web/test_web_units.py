@@ -14,7 +14,8 @@ from webapp.cli.palette import RULE_COLOURS
 from webapp.core.options import Options
 from webapp.core.rules import RULE_NAMES
 from webapp.web.backend.cache import Memo
-from webapp.web.query import BadQuery, Links, parse_options
+from webapp.web.links import Links
+from webapp.web.query import BadQuery, parse_options
 from webapp.web.templating import STATIC, TEMPLATES
 from webapp.web.text import clipped, excerpt, printable
 

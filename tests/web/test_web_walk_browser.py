@@ -101,7 +101,9 @@ def test_two_browsers_triage_a_stream_together(
     note_link = page.url
     note_anchor = note_link.rsplit("#", 1)[1]
 
-    # 5. Minimise to a handful of chunks, keeping the phantom call.
+    # 5. Minimise to a handful of chunks, keeping the phantom call (the choices load when the
+    # section is opened).
+    page.locator("#minimise summary").click()
     page.select_option("#minimise-target", "exact-key anomaly:phantom-call")
     page.locator("#minimise-start").click()
     expect(page.locator("#minimise-job")).to_have_attribute("data-status", "done", timeout=60_000)

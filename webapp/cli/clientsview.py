@@ -1,4 +1,4 @@
-"""Text view of every client's view: the verdict, then each call with every column's cell."""
+"""Text view of every client's view: the grades, the verdict, then each call's cells."""
 
 from __future__ import annotations
 
@@ -6,22 +6,39 @@ from collections.abc import Iterator
 
 from webapp.cli.render import Painter, escape, input_lines, shorten
 from webapp.core.records import ReadResult
-from webapp.lenses.matrix import Cell, Matrix
+from webapp.lenses.matrix import Cell
 from webapp.lenses.pins import BY_CLIENT
 from webapp.lenses.results import LensResult
+from webapp.triage.verdict import Verdict
 
 _STATUS_STYLE = {"ok": "green", "error": "red", "unavailable": "yellow"}
+_GRADE_STYLE = {"intact": "green", "damaged": "bold red", "flagged": "yellow", "guessed": "cyan"}
 ARGUMENTS_SHOWN = 60
 
 
-def clients_lines(matrix: Matrix, source: ReadResult | None, paint: Painter) -> Iterator[str]:
+def clients_lines(verdict: Verdict, source: ReadResult | None, paint: Painter) -> Iterator[str]:
     """What `streamviz clients` prints."""
+    matrix = verdict.matrix
+    assert matrix is not None, "the clients ran"
     yield from input_lines(source, paint)
     width = max(len(column.client) for column in matrix.columns)
     yield paint("clients", "bold")
     for column in matrix.columns:
         yield "  " + _column_line(column, width, paint)
-    yield f"{paint('verdict', 'bold')}  {escape(matrix.verdict)}"
+    yield paint("grades", "bold") + "  (against the calls the stream means)"
+    for graded in verdict.grades:
+        shown = graded.grade or "not run"
+        grade = paint(f"{shown:<8}", _GRADE_STYLE.get(shown, "dim"))
+        yield f"  {graded.client:<{width}}  {grade} {escape(graded.detail)}"
+    contract = verdict.contract
+    for found in contract.quirks:
+        yield f"{paint('quirk', 'bold')}    {found.code}: {escape(found.message)}"
+    if contract.intended is not None:
+        yield f"{paint('means', 'bold')}    {escape(contract.intended.describe())}"
+    else:
+        yield f"{paint('means', 'bold')}    no single reading: {escape(contract.why or '')}"
+    yield f"{paint('verdict', 'bold')}  {escape(verdict.sentence)}"
+    yield f"{paint('compared with adr-0019', 'dim')}  {escape(matrix.verdict)}"
     for row in matrix.rows:
         yield ""
         yield paint(escape(row.label), "bold")

@@ -8,11 +8,10 @@ a style name into escape codes, once per style.
 
 from __future__ import annotations
 
+import builtins
+import os
 from collections.abc import Iterator, Sequence
-from typing import Any
-
-from rich.console import COLOR_SYSTEMS, Console
-from rich.style import Style
+from typing import TYPE_CHECKING, Any, TextIO
 
 from webapp.cli.palette import rule_style
 from webapp.core.jsoncheck import dumps
@@ -21,6 +20,9 @@ from webapp.core.records import ReadResult
 from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Anomaly, Event, Fragment, Step, Trace
 from webapp.core.words import count, quote
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DELTA_CLIP = 16
 ARGUMENTS_CLIP = 60
@@ -51,6 +53,9 @@ class Painter:
         return f"{codes[0]}{text}{codes[1]}"
 
     def _make(self, style: str) -> tuple[str, str]:
+        from rich.console import COLOR_SYSTEMS
+        from rich.style import Style
+
         assert self._console is not None
         parsed = Style.parse(style)
         if self._console.no_color:
@@ -59,6 +64,25 @@ class Painter:
         rendered = parsed.render("\x00", color_system=system)
         before, _, after = rendered.partition("\x00")
         return before, after
+
+
+def painter_for(file: TextIO) -> Painter:
+    """A painter for `file` that colours when Rich's `Console` would.
+
+    Rich is loaded only when it might colour: `file` is a terminal, or `FORCE_COLOR` or
+    `TTY_COMPATIBLE` is set, or this is IPython (a Jupyter notebook colours). Otherwise its
+    answer is known, no colour, and a piped command does without it."""
+    isatty = getattr(file, "isatty", None)
+    try:
+        terminal = bool(isatty()) if isatty is not None else False
+    except ValueError:  # closed
+        terminal = False
+    forced = any(name in os.environ for name in ("FORCE_COLOR", "TTY_COMPATIBLE"))
+    if not (terminal or forced or hasattr(builtins, "get_ipython")):
+        return Painter(None)
+    from rich.console import Console
+
+    return Painter(Console(file=file))
 
 
 def escape(text: str) -> str:
@@ -178,6 +202,8 @@ def trace_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iter
     yield ""
     yield from anomaly_lines(trace, paint)
     yield ""
+    yield from quirk_lines(trace, paint)
+    yield ""
     yield summary_line(trace, paint)
 
 
@@ -251,6 +277,27 @@ def anomaly_row(trace: Trace, anomaly: Anomaly, paint: Painter) -> str:
     return f"{code} {where} {escape(anomaly.message)}"
 
 
+def quirk_lines(trace: Trace, paint: Painter) -> Iterator[str]:
+    """Where the provider's stream departs from the contract, and the calls it means."""
+    contract = trace.contract
+    if contract is None:
+        return
+    if not contract.quirks:
+        yield paint("quirks: none (the stream keeps the contract)", "bold green")
+    else:
+        yield paint(f"quirks: {len(contract.quirks)}", "bold yellow")
+    for found in contract.quirks:
+        harm = {"none": "harmless", "loud": "clients complain", "silent": "silent damage"}
+        code = paint(f"{found.code:<22}", "yellow" if found.harm != "none" else "dim")
+        yield f"{paint('quirk', 'bold')}  {code} {harm[found.harm]:<16} {escape(found.message)}"
+    if contract.intended is not None:
+        repairs = f" (repaired: {'; '.join(contract.intended.repairs)})"
+        line = escape(f"intended: {contract.intended.describe()}")
+        yield paint(line, "bold") + escape(repairs if contract.intended.repairs else "")
+    else:
+        yield paint("intended: no single reading: ", "bold red") + escape(contract.why or "")
+
+
 def step_input_line(trace: Trace, step: int) -> int | None:
     """The input line a step's record started on (None for the end step)."""
     return trace.line_of(step)
@@ -277,4 +324,5 @@ def check_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iter
     yield from input_lines(source, paint)
     yield options_line(trace, paint)
     yield from anomaly_lines(trace, paint)
+    yield from quirk_lines(trace, paint)
     yield summary_line(trace, paint)

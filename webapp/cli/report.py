@@ -1,4 +1,4 @@
-"""The JSON documents the CLI prints: the schema-1 trace plus what was read, checks, comparisons.
+"""The JSON documents of `check` and `compare` (the trace's own is `webapp.core.tracejson`'s).
 
 They are written with `webapp.core.jsoncheck.dumps` (orjson, with a fallback for the lone
 surrogates and integers beyond 64 bits that a JavaScript parser accepts).
@@ -6,15 +6,14 @@ surrogates and integers beyond 64 bits that a JavaScript parser accepts).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from webapp.core.jsoncheck import dumps
 from webapp.core.records import ReadResult
 from webapp.core.trace import SCHEMA, Step, Trace
-from webapp.core.tracejson import input_json, trace_document
-from webapp.triage.compare import Comparison, Outcome
+from webapp.core.tracejson import input_json
 
-__all__ = ["check_document", "compare_document", "dumps", "input_json", "trace_document"]
+if TYPE_CHECKING:
+    from webapp.triage.compare import Comparison, Outcome
 
 
 def check_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
@@ -29,6 +28,7 @@ def check_document(trace: Trace, source: ReadResult) -> dict[str, Any]:
             {**anomaly.to_json(), "line": _line(trace, anomaly.step)} for anomaly in trace.anomalies
         ],
         "summary": trace.summary_json(),
+        **({} if trace.contract is None else trace.contract.to_json()),
         "input": input_json(source),
     }
 

@@ -8,7 +8,7 @@ from webapp.cli.serve import store_errors
 from webapp.storage import open_storage
 
 
-@click.command(short_help="Remove a stored stream (the operator).")
+@click.command()
 @click.option(
     "--db",
     default="data/streamviz.sqlite3",

@@ -1,8 +1,7 @@
-"""Commands for triaging a stream: minimize it, report it in Markdown, make it a fixture.
+"""Commands for triaging a stream: minimise it, report it in Markdown, make it a fixture.
 
-`check --expect` (a fixture's replay) and `--redact` are options of the commands in
-`webapp.cli`; their work is done here. Registered by `webapp.cli`, which imports this module
-once `main` and the shared helpers exist.
+`check --expect` (a fixture's replay) is an option of `check` (`webapp.cli.trace`); its work
+is done here.
 """
 
 from __future__ import annotations
@@ -17,26 +16,35 @@ from urllib.parse import urlsplit
 
 import click
 
-from webapp.cli import Input, InputError, _emit, main, options
+from webapp.cli.inputs import Input, InputError, options
+from webapp.cli.output import emit
 from webapp.core.assembler import assemble
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers import FORMATS, read
 from webapp.core.readers.writer import to_sse
 from webapp.core.records import ReadResult, Record
-from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES
 from webapp.core.words import count
 from webapp.triage.expect import first_difference, not_a_trace
-from webapp.triage.minimise import Minimized, Progress, PropertyDoesNotHold, minimize
-from webapp.triage.predicates import Until, parse_until
-from webapp.triage.report import Links, render
+from webapp.triage.minimise import Minimised, Progress, PropertyDoesNotHold, minimise
+from webapp.triage.predicates import FINGERPRINT, Until, parse_until
+from webapp.triage.report import Links, cell, render
 
 if TYPE_CHECKING:
-    from webapp.lenses.matrix import Matrix
+    from webapp.core.trace import Trace
+    from webapp.triage.verdict import Verdict
 
 F = TypeVar("F", bound=Callable[..., Any])
-_UNTIL_HELP = "The property to keep: anomaly:CODE, differs (the policies disagree) or rule:RULE."
+_UNTIL_HELP = (
+    "The property to keep: fingerprint (the quirks, the anomalies with their blocks' names, and "
+    "the grades: the default), anomaly:CODE, differs (the policies disagree) or rule:RULE."
+)
+_LENSES_HELP = (
+    "Put the client lenses' grades in the fingerprint too. Slow: every candidate runs the "
+    "five client libraries in subprocesses (seconds each), so a minimisation takes minutes; "
+    "without it the fingerprint holds this build's two policies' grades only."
+)
 
 
 def _input_options(command: F) -> F:
@@ -55,63 +63,77 @@ def _input_options(command: F) -> F:
     return command
 
 
-def _until(text: str | None, chosen: Options) -> Until | None:
+def _until(
+    text: str | None, chosen: Options, source: ReadResult, with_lenses: bool = False
+) -> Until | None:
     if text is None:
         return None
+    if with_lenses and text != FINGERPRINT:
+        raise click.BadParameter("--with-lenses goes with the fingerprint only",
+                                 param_hint="--with-lenses")  # fmt: skip
     try:
-        return parse_until(text, chosen)
+        return parse_until(text, chosen, source.records, None if with_lenses else ())
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--until") from None
 
 
+def _speaker() -> str:
+    """Who speaks in the minimiser's messages: the spelling the command was called by."""
+    context = click.get_current_context(silent=True)
+    return "minimize" if context is not None and context.info_name == "minimize" else "minimise"
+
+
 def _progress(found: Progress) -> None:
-    click.echo(f"minimize: {found.phase:<9} {count(found.records, 'record')} "
+    click.echo(f"{_speaker()}: {found.phase:<9} {count(found.records, 'record')} "
                f"after {count(found.tests, 'test')}", err=True)  # fmt: skip
 
 
-def _minimized(source: ReadResult, until: Until, max_seconds: float | None) -> Minimized:
+def _minimised(source: ReadResult, until: Until, max_seconds: float | None) -> Minimised:
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     try:
-        result = minimize(source.records, until.predicate, deadline, _progress)
+        result = minimise(source.records, until.predicate, deadline, _progress)
     except PropertyDoesNotHold:
         click.echo(f"Error: the input does not show {until.words} (--until {until.text}): "
                    "nothing to minimise", err=True)  # fmt: skip
         sys.exit(1)
     if result.timed_out:
-        click.echo(f"minimize: stopped at --max-seconds {max_seconds:g}: the smallest stream "
+        click.echo(f"{_speaker()}: stopped at --max-seconds {max_seconds:g}: the smallest stream "
                    "found so far follows", err=True)  # fmt: skip
     return result
 
 
-@main.command(short_help="Shrink a stream to the chunks that still show a property.")
+@click.command("minimise")
 @_input_options
-@click.option("--until", "until_text", required=True, metavar="PROPERTY", help=_UNTIL_HELP)
+@click.option("--until", "until_text", default=FINGERPRINT, show_default=True,
+              metavar="PROPERTY", help=_UNTIL_HELP)  # fmt: skip
+@click.option("--with-lenses", is_flag=True, help=_LENSES_HELP)
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="N", help="Stop after N seconds with the smallest stream found.")  # fmt: skip
 @click.option("--redact", is_flag=True, help="Mask secrets in the input first.")
-def minimize_command(
+def minimise_command(
     file: str,
     policy: str,
     input_format: str,
     har_entry: int | None,
     until_text: str,
+    with_lenses: bool,
     max_seconds: float | None,
     redact: bool,
 ) -> None:
     """Print the smallest stream found that still shows --until, as SSE; progress on stderr.
 
-    Delta debugging over chunks, then over the fragments in each chunk, then over argument
-    text. Exit 1 when the input itself does not show the property.
+    By default a candidate is kept only if its fingerprint is the input's: the same quirk
+    codes, the same anomalies on blocks of the same names, and the same grades (this build's
+    two policies; the client lenses too with --with-lenses, slowly). Delta debugging over
+    chunks, then over the fragments in each chunk, then over argument text. Exit 1 when the
+    input itself does not show the property. `minimize` is the same command.
     """
     chosen = options(policy, None, None, 0)
-    until = _until(until_text, chosen)
-    assert until is not None
     source = Input(file, input_format, har_entry, redact).load()
-    result = _minimized(source, until, max_seconds)
-    _emit([_sse(result.records).encode("utf-8", "backslashreplace")])
-
-
-minimize_command.name = "minimize"
+    until = _until(until_text, chosen, source, with_lenses)
+    assert until is not None
+    result = _minimised(source, until, max_seconds)
+    emit([_sse(result.records).encode("utf-8", "backslashreplace")])
 
 
 def _sse(records: Sequence[Record]) -> str:
@@ -120,7 +142,7 @@ def _sse(records: Sequence[Record]) -> str:
     return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
 
 
-@main.command(short_help="A Markdown report to paste into a bug tracker.")
+@click.command()
 @_input_options
 @click.option(
     "--public-url",
@@ -131,7 +153,7 @@ def _sse(records: Sequence[Record]) -> str:
 @click.option("--redact", is_flag=True, help="Mask secrets in the input first.")  # fmt: skip
 @click.option(
     "--clients", "with_clients", is_flag=True,
-    help="Also run the client libraries (streamviz clients) and include their matrix.",
+    help="Also run the client libraries (streamviz clients): their grades and matrix.",
 )  # fmt: skip
 def report(
     file: str,
@@ -143,28 +165,33 @@ def report(
     with_clients: bool,
 ) -> None:
     """Print a Markdown report: input, verdict, anomalies, offending chunks, final calls."""
-    links = _links(public_url)
+    links = _links(public_url, har_entry)
     chosen = options(policy, None, None, 0)
     source = Input(file, input_format, har_entry, redact).load()
     other = "exact-key" if policy == "adr-0019" else "adr-0019"
+    trace = assemble(source.records, chosen)
     text = render(
         source,
-        assemble(source.records, chosen),
-        assemble(source.records, options(other, None, None, 0)),
+        trace,
+        assemble(source.records, options(other, None, None, 0), contract=False),
         title=f"streamviz report: {'stdin' if file == '-' else Path(file).name}",
         links=links,
-        clients=_clients_matrix(source) if with_clients else None,
+        judged=_judged(source, trace, with_clients),
     )
-    _emit([text.encode("utf-8", "backslashreplace")])
+    emit([text.encode("utf-8", "backslashreplace")])
 
 
-def _clients_matrix(source: ReadResult) -> Matrix:
-    from webapp.lenses import clients_view  # the lenses load only when asked for
+def _judged(source: ReadResult, trace: Trace, with_clients: bool) -> Verdict:
+    """The clients run and graded (`--clients`), or this build's two policies alone."""
+    from webapp.triage.verdict import clients_verdict, policies_verdict  # lenses when asked
 
-    return clients_view(source.records)
+    contract, model = trace.contract, source.model
+    if with_clients:
+        return clients_verdict(source.records, contract=contract, model=model)
+    return policies_verdict(source.records, contract=contract, model=model)
 
 
-def _links(public_url: str | None) -> Links | None:
+def _links(public_url: str | None, har_entry: int | None = None) -> Links | None:
     if public_url is None:
         return None
     parts = urlsplit(public_url)
@@ -174,10 +201,10 @@ def _links(public_url: str | None) -> Links | None:
             f"{public_url!r}: give the stream's page, e.g. https://streamviz.example/s/abc123",
             param_hint="--public-url",
         )
-    return Links(f"{parts.scheme}://{parts.netloc}{head}", stream_id)
+    return Links(f"{parts.scheme}://{parts.netloc}{head}", stream_id, har_entry)
 
 
-@main.command(short_help="Write a regression fixture: the stream and its expected traces.")
+@click.command()
 @_input_options
 @click.option(
     "-o",
@@ -216,9 +243,9 @@ def fixture(
     """Write DIR/stream.sse (redacted; minimised with --until), DIR/expected.POLICY.json for
     both policies, and DIR/README.md saying how to replay it with `streamviz check --expect`."""
     chosen = options(policy, None, None, 0)
-    until = _until(until_text, chosen)
     source = Input(file, input_format, har_entry, True).load()
-    records = source.records if until is None else _minimized(source, until, max_seconds).records
+    until = _until(until_text, chosen, source)
+    records = source.records if until is None else _minimised(source, until, max_seconds).records
     text = _sse(records)
     replay = read(text, "sse")
     try:
@@ -235,8 +262,8 @@ def fixture(
 
 
 def _readme(file: str, until: Until | None) -> str:
-    source = "stdin" if file == "-" else Path(file).name
-    how = f", minimised until {until.text}" if until else ""
+    source = "stdin" if file == "-" else cell(Path(file).name)  # inert Markdown, like the web's
+    how = f", minimised until {cell(until.text)}" if until else ""
     return (
         f"Regression fixture from {source}{how}, redacted. Replay: "
         "`streamviz check stream.sse --expect expected.adr-0019.json` and "
@@ -267,14 +294,3 @@ def check_expected(source: ReadResult, chosen: Options, expect: Path) -> int:
         click.echo(f"  (the expected trace is under {expected['policy']}: "
                    f"pass --policy {expected['policy']})")  # fmt: skip
     return 1
-
-
-def scrubbed(text: str) -> str:
-    """`--redact`: the text with secrets masked; what was removed is said on stderr."""
-    masked, removed = scrub(text)
-    if removed:
-        shown = "; ".join(removed[:5]) + (
-            f"; and {len(removed) - 5} more" if len(removed) > 5 else ""
-        )
-        click.echo(f"redacted {count(len(removed), 'secret')}: {shown}", err=True)
-    return masked

@@ -1,1 +1,2 @@
-"""The pure core: readers, assembler, rules, trace, diagnosis (no I/O, no web, no storage)."""
+"""The pure core: readers, assembler, rules, trace, diagnosis, the contract (no I/O, no web, no
+storage)."""

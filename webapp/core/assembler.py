@@ -32,7 +32,8 @@ histories are append-only, so `Trace.state_at(n)` bisects them instead of storin
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -48,6 +49,7 @@ from webapp.core.chunks import (
 )
 from webapp.core.columns import CHUNK, END, EVENT_CODES, INVALID, NONE, Columns
 from webapp.core.columns import DONE as STEP_DONE
+from webapp.core.contract import read_contract
 from webapp.core.diagnosis import final_verdicts, final_words
 from webapp.core.jsvalue import js_string, map_key, read_keys, truthy
 from webapp.core.options import Options
@@ -509,12 +511,24 @@ class Assembler:
 
 
 def assemble(
-    records: Iterable[Record], options: Options | None = None, *, consume: bool = False
+    records: Iterable[Record],
+    options: Options | None = None,
+    *,
+    consume: bool = False,
+    contract: bool = True,
 ) -> Trace:
     """Assemble a whole stream in one call; `consume`: see `Assembler.payloads` (the records
-    of a plain stream are then no longer readable, only counted)."""
+    of a plain stream are then no longer readable, only counted). `contract`: also read the
+    stream's quirks and intended reading (`webapp.core.contract`), from the records."""
     assembler = Assembler(options)
     with paused_gc():
+        if contract and not isinstance(records, Sequence):
+            records = tuple(records)  # read twice: once for the contract, once to assemble
+        found = (
+            read_contract(records, assembler.options.choice)
+            if contract and isinstance(records, Sequence)
+            else None
+        )
         if isinstance(records, Payloads):
             assembler.payloads(records, consume=consume)
         else:
@@ -522,7 +536,7 @@ def assemble(
             for item in records:
                 record(item)
         assembler.close()
-    return assembler.trace
+    return assembler.trace if found is None else replace(assembler.trace, contract=found)
 
 
 _REASONING_KEYS = frozenset((*REASONING_FIELDS, "reasoning_details"))

@@ -8,14 +8,17 @@ replaying the stream or storing a snapshot per step.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from webapp.core.blocks import Block, BlockKind, BlockState, Fold, value_as_of
-from webapp.core.columns import CHUNK, Columns, Steps
-from webapp.core.rules import Policy
+from webapp.core.columns import CHUNK, EVENT_CODES, NONE, STEP_KINDS, Columns, Steps
+from webapp.core.contract import Contract
+from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.steps import Anomaly, Event, Fragment, Step, StepKind
 from webapp.core.tracejson import document_parts, steps_json
 from webapp.tuning import paused_gc
@@ -61,6 +64,9 @@ class Trace:
     """Every chunk's value came from orjson (the plain lane): then none holds a lone surrogate
     or an integer beyond 64 bits, so orjson writes the whole document and it can be streamed
     (`webapp.core.tracejson.trace_document_stream`) without the fallback ever being needed."""
+    contract: Contract | None = None
+    """The stream's quirks and intended reading (`webapp.core.contract`), read from the records
+    and the same under every policy and path; `assemble` sets it."""
 
     @property
     def steps(self) -> Steps:
@@ -131,6 +137,7 @@ class Trace:
             ],
             "anomalies": [anomaly.to_json() for anomaly in self.anomalies],
             "summary": self.summary_json(),
+            **({} if self.contract is None else self.contract.to_json()),
         }
 
     def summary_json(self) -> dict[str, Any]:
@@ -152,6 +159,88 @@ class Trace:
         """For each rule, the steps with a fragment it resolved, in order (from the columns)."""
         return self.columns.steps_by_rule()
 
+    # What the web asks of a trace, answered here so that no page reads the columns.
+
+    def kind_of(self, step: int) -> StepKind:
+        """The kind of step `step`: "chunk", "done", "invalid" or "end"."""
+        return STEP_KINDS[self.columns.step_kind[step]]
+
+    def fragments_in(self, first: int, stop: int) -> int:
+        """How many fragments steps `first` to `stop` (exclusive) carry."""
+        return self._fragment_row(stop) - self._fragment_row(first)
+
+    def rules_in(self, first: int, stop: int) -> Counter[str]:
+        """Fragments per rule in steps `first` to `stop` (exclusive); a rule without any is
+        absent."""
+        rules = self.columns.fragment_rule[self._fragment_row(first) : self._fragment_row(stop)]
+        return Counter({RULE_NAMES[code]: n for code, n in Counter(rules).items()})
+
+    def same_verdicts(self, other: Trace) -> bool:
+        """Every fragment took the same rule onto the same block in both traces (so their
+        steps are the same: two policies that agree on a stream)."""
+        mine, theirs = self.columns, other.columns
+        return (
+            mine.fragment_rule == theirs.fragment_rule
+            and mine.fragment_block == theirs.fragment_block
+        )
+
+    def is_phantom_block(self, number: int | None) -> bool:
+        """Block `number` is a tool-call block whose name is still empty at the end (False for
+        None, a dropped fragment's "block", or a number out of range)."""
+        return (
+            number is not None and 0 <= number < len(self.blocks) and self.blocks[number].is_phantom
+        )
+
+    def quiet_verdicts(self) -> Iterator[tuple[str, int | None] | None]:
+        """For each step in order, (rule, block) when the step is a quiet chunk: assembled, its
+        fragments all taken by one rule onto one block (None: dropped), none late or odd, no
+        event but `toolcall_delta`, no note, error or finish reason; else None. (The timeline
+        folds runs of alike quiet steps into one row.)"""
+        columns = self.columns
+        kinds, step_fragment, step_event = (
+            columns.step_kind,
+            columns.step_fragment,
+            columns.step_event,
+        )
+        rules, blocks, types = columns.fragment_rule, columns.fragment_block, columns.event_type
+        odd = columns.late | {row for row, found in columns.oddities.items() if found}
+        loud = set(columns.unassembled)
+        for marked in (columns.errors, columns.notes, columns.finish_reasons):
+            loud.update(step for step, text in marked.items() if text)
+        total, rows_end, events_end = len(columns), len(rules), len(types)
+        verdicts: dict[int, tuple[str, int | None]] = {}  # one tuple per (rule, block)
+        width = len(RULE_NAMES)
+        for number in range(total):
+            if kinds[number] != CHUNK or number in loud:
+                yield None
+                continue
+            start = step_fragment[number]
+            stop = step_fragment[number + 1] if number + 1 < total else rows_end
+            event = step_event[number]
+            last_event = step_event[number + 1] if number + 1 < total else events_end
+            if stop - start == 1 and last_event - event == 1:  # most steps of a long stream
+                quiet = types[event] == _TOOLCALL_DELTA and start not in odd
+            else:
+                quiet = stop > start and _only_deltas(types, event, last_event)
+                quiet = quiet and _one_verdict(rules, blocks, start, stop, odd)
+            if not quiet:
+                yield None
+                continue
+            code = rules[start] + width * (blocks[start] + 1)
+            verdict = verdicts.get(code)
+            if verdict is None:
+                block = blocks[start]
+                verdict = verdicts[code] = (
+                    RULE_NAMES[rules[start]],
+                    None if block == NONE else block,
+                )
+            yield verdict
+
+    def _fragment_row(self, step: int) -> int:
+        """The first fragment row of `step`; the number of rows for the step past the last."""
+        columns = self.columns
+        return columns.step_fragment[step] if step < len(columns) else len(columns.fragment_rule)
+
 
 def _block_json(block: Block) -> dict[str, Any]:
     delivered = block.delivered
@@ -169,3 +258,25 @@ def _block_json(block: Block) -> dict[str, Any]:
         "delivered": delivered.arguments,
         "delivered_error": delivered.error,
     }
+
+
+_TOOLCALL_DELTA = EVENT_CODES["toolcall_delta"]
+
+
+def _only_deltas(types: array[int], start: int, stop: int) -> bool:
+    """Whether the event rows from `start` to `stop` are all `toolcall_delta`."""
+    if stop - start == 1:
+        return types[start] == _TOOLCALL_DELTA
+    return all(types[row] == _TOOLCALL_DELTA for row in range(start, stop))
+
+
+def _one_verdict(
+    rules: array[int], blocks: array[int], start: int, stop: int, odd: AbstractSet[int]
+) -> bool:
+    """Whether every fragment row from `start` to `stop` has the first one's rule and block,
+    none of them odd."""
+    rule, block = rules[start], blocks[start]
+    for row in range(start, stop):
+        if rules[row] != rule or blocks[row] != block or row in odd:
+            return False
+    return True

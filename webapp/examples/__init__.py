@@ -153,6 +153,6 @@ TOUR: tuple[str, ...] = (
 """The examples in teaching order (the guided tour)."""
 
 
-def record() -> str:
+def decision() -> str:
     """Decision record 0019's Markdown text, as handed to the project."""
-    return (_FOLDER / "record-0019.md").read_text(encoding="utf-8")
+    return (_FOLDER / "decision-0019.md").read_text(encoding="utf-8")

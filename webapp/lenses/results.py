@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal["ok", "error", "unavailable"]
-STATUSES: tuple[Status, ...] = ("ok", "error", "unavailable")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The store's schema as numbered migrations, applied in order at open and recorded.
+"""The store's schema as numbered migrations, applied in order at open, each noted as applied.
 
 Each migration is one SQL text for both dialects; a column type such as `{blob}` is the
 only difference, filled in per dialect. A migration is never edited once released: a change is a
@@ -131,13 +131,62 @@ MIGRATIONS = (
         (
             # A stream's bytes in a table of their own: a row of `streams` is looked up on
             # every request, and SQLite reads a column stored after a large blob by walking
-            # the blob's overflow pages (43 ms per lookup for a 210 MB stream).
+            # the blob's overflow pages (slow for a long stream's every lookup).
             """CREATE TABLE stream_bytes (
                 stream_id TEXT PRIMARY KEY REFERENCES streams (id) ON DELETE CASCADE,
                 raw {blob} NOT NULL
             )""",
             "INSERT INTO stream_bytes (stream_id, raw) SELECT id, raw FROM streams",
             "ALTER TABLE streams DROP COLUMN raw",
+        ),
+    ),
+    Migration(
+        6,
+        "captures",
+        (
+            # A stream the proxy recorded: the request's facts (never its headers, its query
+            # or, without --keep-requests, its body), how it ended, when its bytes came.
+            """CREATE TABLE captures (
+                stream_id TEXT PRIMARY KEY REFERENCES streams (id) ON DELETE CASCADE,
+                upstream TEXT NOT NULL,
+                method TEXT NOT NULL,
+                path TEXT NOT NULL,
+                model TEXT NOT NULL DEFAULT '',
+                streamed INTEGER,
+                tools TEXT NOT NULL DEFAULT '[]',
+                status INTEGER NOT NULL,
+                content_type TEXT NOT NULL DEFAULT '',
+                state TEXT NOT NULL,
+                detail TEXT NOT NULL DEFAULT '',
+                started TEXT NOT NULL,
+                ended TEXT NOT NULL DEFAULT '',
+                headers_ms DOUBLE PRECISION,
+                pieces BIGINT NOT NULL DEFAULT 0,
+                arrivals TEXT NOT NULL DEFAULT '',
+                request {blob}
+            )""",
+            "CREATE INDEX captures_state ON captures (state)",
+            # While a capture is live its bytes arrive in parts (bounded batches, in order);
+            # when it ends they become its row of stream_bytes and the parts go.
+            """CREATE TABLE capture_parts (
+                stream_id TEXT NOT NULL REFERENCES streams (id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                data {blob} NOT NULL,
+                arrivals TEXT NOT NULL,
+                PRIMARY KEY (stream_id, seq)
+            )""",
+        ),
+    ),
+    Migration(
+        7,
+        "minimise a HAR entry",
+        (
+            # A HAR file holds several streams: a job minimises the entry on screen (0: the
+            # reader's default entry), and one job runs per (stream, entry, property, policy).
+            "ALTER TABLE minimise_jobs ADD COLUMN har_entry BIGINT NOT NULL DEFAULT 0",
+            "DROP INDEX minimise_jobs_running",
+            "CREATE UNIQUE INDEX minimise_jobs_running ON minimise_jobs (stream_id, har_entry, "
+            "until_text, policy) WHERE status = 'running'",
         ),
     ),
 )
@@ -153,7 +202,7 @@ _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
 
 
 def migrate(run: Run, dialect: Dialect, migrations: Sequence[Migration] = MIGRATIONS) -> int:
-    """Apply the migrations not yet recorded; the caller holds the store's migration lock."""
+    """Apply the migrations not yet applied; the caller holds the store's migration lock."""
     run(_LEDGER, ())
     done = {int(row[0]) for row in run("SELECT version FROM schema_migrations", ())}
     if done and max(done) > migrations[-1].version:

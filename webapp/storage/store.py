@@ -91,7 +91,7 @@ class Storage:
         delete_hash: str = "",
         parent: str = "",
     ) -> StreamInfo:
-        """Store the bytes as given and return the new stream's record.
+        """Store the bytes as given and return the new stream's `StreamInfo`.
 
         `delete_hash` is a hash of the token that may delete the stream (never the token).
         """
@@ -124,7 +124,7 @@ class Storage:
         return info
 
     def info(self, stream_id: str) -> StreamInfo | None:
-        """The stream's record, or None when no stream has this id (its bytes are not read)."""
+        """The stream's `StreamInfo`, or None when no stream has this id (its bytes unread)."""
         rows = self.backend.run(f"SELECT {_COLUMNS} FROM streams WHERE id = ?", (stream_id,))
         if not rows:
             return None
@@ -141,14 +141,28 @@ class Storage:
         )
 
     def raw(self, stream_id: str) -> bytes | None:
-        """The stored bytes, exactly as stored, or None."""
-        rows = self.backend.run("SELECT raw FROM stream_bytes WHERE stream_id = ?", (stream_id,))
-        return bytes(rows[0][0]) if rows else None
+        """The stored bytes, exactly as stored, or None; for a capture still live, the bytes
+        that have arrived so far (its parts, read in the same statement: no gap when it ends)."""
+        rows = self.backend.run(
+            "SELECT 0, 0, raw FROM stream_bytes WHERE stream_id = ? UNION ALL "
+            "SELECT 1, seq, data FROM capture_parts WHERE stream_id = ? ORDER BY 1, 2",
+            (stream_id, stream_id),
+        )
+        if rows and rows[0][0] == 0:
+            return bytes(rows[0][2])
+        if rows:
+            return b"".join(bytes(row[2]) for row in rows)
+        live = self.backend.run("SELECT 1 FROM captures WHERE stream_id = ?", (stream_id,))
+        return b"" if live else None
 
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
-        """The first `size` stored bytes (all of them for a shorter stream), or None; a 210 MB
-        stream's first megabyte comes in a millisecond, not with the rest."""
-        return self.backend.raw_prefix(stream_id, size)
+        """The first `size` stored bytes (all of them for a shorter stream), or None; a long
+        stream's first megabyte comes at once, not with the rest."""
+        found = self.backend.raw_prefix(stream_id, size)
+        if found is None:  # a live capture has no row of stream_bytes yet
+            so_far = self.raw(stream_id)
+            return None if so_far is None else so_far[:size]
+        return found
 
     def delete_hash(self, stream_id: str) -> str | None:
         """The hash of the stream's delete token ("" when it has none), or None."""

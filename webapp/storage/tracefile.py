@@ -6,7 +6,8 @@ Layout (version 2), all integers little-endian:
     per section: u8 name length, name (ASCII), u8 type, u64 payload length, payload
 
 A section's type is an `array` typecode (`b`, `h`, `i`, `q`: the column's integers in the
-smallest type that holds them) or `j` (JSON text in UTF-8, lone surrogates kept). Every text
+smallest type that holds them), `j` (JSON text in UTF-8, lone surrogates kept) or `z` (the
+same, zlib-compressed: the stream's contract, whose intended arguments repeat the text). Every text
 value of the trace (a fragment's arguments, an event's delta, a block's piece) is stored once
 in the `strings` section, and the columns that held it hold its number instead; other values
 (an index, an id of an unexpected type) go to `values`. A reference is -1 for None, k >= 0
@@ -25,12 +26,14 @@ from __future__ import annotations
 import json
 import struct
 import sys
+import zlib
 from array import array
 from collections import Counter
 from typing import Any, cast
 
 from webapp.core.blocks import Block, Fold
 from webapp.core.columns import Columns
+from webapp.core.contract import contract_from_json
 from webapp.core.diagnosis import FINAL_CODES, final_words
 from webapp.core.rules import RULE_NAMES
 from webapp.core.steps import Anomaly
@@ -106,6 +109,10 @@ def dump(trace: Trace) -> bytes:
     sections.append(("meta", _meta(trace, every, position)))
     sections.append(("strings", list(interner.strings)))
     sections.append(("values", interner.values))
+    if trace.contract is not None:  # its intended arguments repeat the text: compressed
+        found = trace.contract
+        contract = {**found.to_json(), "model": found.model, "error": found.error}
+        sections.append(("contract", _Compressed(contract)))
     out = [_HEAD.pack(MAGIC, VERSION, len(sections))]
     for name, payload in sections:
         out.append(_section(name, payload))
@@ -165,9 +172,20 @@ def _block_meta(block: Block) -> dict[str, Any]:
     }
 
 
+class _Compressed:
+    """A JSON section stored zlib-compressed (type `z`)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def _section(name: str, payload: Any) -> bytes:
     if isinstance(payload, array):
         kind, data = _packed(payload)
+    elif isinstance(payload, _Compressed):
+        kind = "z"
+        text = json.dumps(payload.value, ensure_ascii=False, separators=(",", ":"))
+        data = zlib.compress(text.encode("utf-8", "surrogatepass"))
     else:
         kind = "j"
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
@@ -232,6 +250,12 @@ def _sections(data: bytes) -> dict[str, Any]:
 def _payload(kind: str, payload: memoryview) -> Any:
     if kind == "j":
         return json.loads(bytes(payload).decode("utf-8", "surrogatepass"))
+    if kind == "z":
+        try:
+            text = zlib.decompress(payload)
+        except zlib.error as error:
+            raise TraceFileError(f"a compressed section is damaged: {error}") from None
+        return json.loads(text.decode("utf-8", "surrogatepass"))
     if kind not in _INT_TYPES:
         raise TraceFileError(f"unknown section type {kind!r}")
     column = array(kind)
@@ -298,6 +322,7 @@ def _trace(sections: dict[str, Any]) -> Trace:
         ),
         rule_counts=Counter(dict(meta["rule_counts"])),
         stop_reason=meta["stop_reason"],
+        contract=None if "contract" not in sections else contract_from_json(sections["contract"]),
     )
 
 

@@ -45,7 +45,7 @@ class Progress:
 
 
 @dataclass(frozen=True, slots=True)
-class Minimized:
+class Minimised:
     """The smallest stream found, how many tests it took, and whether the deadline hit."""
 
     records: tuple[Record, ...]
@@ -98,13 +98,13 @@ class _Search:
             self.progress(Progress(self.phase, len(items), self.tests))
 
 
-def minimize(
+def minimise(
     records: Sequence[Record],
     predicate: Predicate,
     deadline: float | None = None,
     progress: Callable[[Progress], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> Minimized:
+) -> Minimised:
     """The smallest stream found that still satisfies `predicate` (see the module docstring)."""
     items = list(enumerate(records))
     search = _Search(predicate, deadline, clock, progress)
@@ -127,7 +127,7 @@ def minimize(
         items, timed_out = search.best, True
     search.phase = "done"
     search.report(items)
-    return Minimized(tuple(record for _, record in items), search.tests, timed_out)
+    return Minimised(tuple(record for _, record in items), search.tests, timed_out)
 
 
 def ddmin(items: list[T], fits: Callable[[list[T]], bool], allow_empty: bool = False) -> list[T]:

@@ -1,24 +1,32 @@
-"""What a minimised stream must still show: `anomaly:CODE`, `differs` or `rule:RULE`.
+"""What a minimised stream must still show: `fingerprint` (the default), `anomaly:CODE`,
+`differs` or `rule:RULE`.
 
 `parse_until` reads the `--until` text into a `Predicate`, a function of the records that
 assembles them and answers yes or no. It refuses an unknown code or rule by name, so that a
-typo is not taken for "the property does not hold".
+typo is not taken for "the property does not hold". The fingerprint
+(`webapp.triage.fingerprint`) is the original stream's: the predicate keeps a candidate only
+if its fingerprint is the same, so it needs the original records (`parse_until(..., records)`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from webapp.core.anomalies import KINDS
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.records import Record
-from webapp.core.rules import RULE_NAMES
+from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.trace import Trace
-from webapp.triage.compare import compare
+from webapp.triage.fingerprint import Predicate, fingerprint, keeps
 
-Predicate = Callable[[Sequence[Record]], bool]
+if TYPE_CHECKING:
+    from webapp.lenses.runner import Lens
+
+FINGERPRINT = "fingerprint"
+__all__ = ["FINGERPRINT", "Predicate", "Until", "keeps_fingerprint", "parse_until"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +60,19 @@ def policies_differ(options: Options) -> Predicate:
     """exact-key and adr-0019 disagree on some step, or end with different blocks."""
 
     def test(records: Sequence[Record]) -> bool:
-        comparison = compare(records, options)
-        if comparison.differing:
-            return True
-        return final_calls(comparison.left) != final_calls(comparison.right)
+        left, right = (assemble(records, replace(options, policy=name)) for name in COMPARED)
+        return traces_differ(left, right)
 
     return test
+
+
+COMPARED: tuple[Policy, Policy] = ("exact-key", "adr-0019")
+
+
+def traces_differ(left: Trace, right: Trace) -> bool:
+    """The same stream's traces under two policies disagree: on some fragment's rule or block
+    (which is where their steps would differ, `webapp.triage.compare`), or on the final calls."""
+    return not left.same_verdicts(right) or final_calls(left) != final_calls(right)
 
 
 def final_calls(trace: Trace) -> list[tuple[object, object, str]]:
@@ -65,9 +80,27 @@ def final_calls(trace: Trace) -> list[tuple[object, object, str]]:
     return [(block.id, block.name, block.text) for block in trace.blocks]
 
 
-def parse_until(text: str, options: Options) -> Until:
-    """Read `anomaly:CODE`, `differs` or `rule:RULE`; ValueError says what is accepted."""
+def keeps_fingerprint(
+    records: Sequence[Record], options: Options, lenses: Sequence[Lens] | None = ()
+) -> Until:
+    """The records' fingerprint, with the lenses' grades when `lenses` is not `()`."""
+    original = fingerprint(records, options, lenses)
+    with_lenses = " (with the client lenses)" if lenses != () else ""
+    return Until(FINGERPRINT, keeps(original, options, lenses),
+                 f"the same fingerprint{with_lenses}: {original.describe()}")  # fmt: skip
+
+
+def parse_until(
+    text: str,
+    options: Options,
+    records: Sequence[Record] = (),
+    lenses: Sequence[Lens] | None = (),
+) -> Until:
+    """Read `fingerprint`, `anomaly:CODE`, `differs` or `rule:RULE`; ValueError says what is
+    accepted. The fingerprint is that of `records` (with `lenses`' grades when given)."""
     kind, _, name = text.partition(":")
+    if text == FINGERPRINT:
+        return keeps_fingerprint(records, options, lenses)
     if text == "differs":
         return Until(text, policies_differ(options), "exact-key and adr-0019 differ")
     if kind == "anomaly" and name in KINDS:
@@ -79,4 +112,6 @@ def parse_until(text: str, options: Options) -> Until:
         raise ValueError(f"unknown anomaly code {name!r}: one of {', '.join(KINDS)}")
     if kind == "rule":
         raise ValueError(f"unknown rule {name!r}: one of {', '.join(RULE_NAMES)}")
-    raise ValueError(f"{text!r}: give anomaly:CODE, differs or rule:RULE")
+    raise ValueError(
+        f"{text!r}: give anomaly:CODE, differs or rule:RULE (or fingerprint, the default)"
+    )

@@ -19,12 +19,15 @@ from webapp.core.jsoncheck import dumps
 from webapp.core.readers.writer import record_text
 from webapp.core.records import ReadResult
 from webapp.core.trace import Anomaly, Block, Trace
-from webapp.core.words import count, number
+from webapp.core.words import count, number, visible
 from webapp.triage.compare import outcome
 
 if TYPE_CHECKING:  # the lenses are only described here, never run
     from webapp.lenses.matrix import Cell, Matrix
+    from webapp.triage.verdict import Verdict
 
+STEPS_SHOWN = 12
+"""At most this many steps are listed per quirk (each a link when the stream has a page)."""
 CHUNKS_SHOWN = 8
 """At most this many offending chunks are shown, each clipped to `CHUNK_CLIP` characters."""
 CHUNK_CLIP = 2_000
@@ -44,19 +47,24 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Links:
-    """Where the stream's page is: `{base}/s/{id}?step=N` links to a step."""
+    """Where the stream's page is: `{base}/s/{id}?step=N` links to a step (of HAR entry
+    `har_entry`, when the report is of one)."""
 
     base: str
     stream_id: str
+    har_entry: int | None = None
 
     def step(self, step: int) -> str:
         """The URL of a step of the stream's page."""
-        return f"{self.base.rstrip('/')}/s/{url_quote(self.stream_id, safe='')}?step={step}"
+        entry = "" if self.har_entry is None else f"&har_entry={self.har_entry}"
+        return (f"{self.base.rstrip('/')}/s/{url_quote(self.stream_id, safe='')}?step={step}"
+                f"{entry}")  # fmt: skip
 
 
 def cell(text: str) -> str:
-    """Text that stays inert in a Markdown table cell or a line of prose."""
-    return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", text))
+    """Text that stays inert in a Markdown table cell or a line of prose (invisible and
+    reordering characters shown as escapes, `webapp.core.words.visible`)."""
+    return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", visible(text)))
 
 
 def fence(text: str, info: str = "") -> str:
@@ -75,26 +83,108 @@ def render(
     notes: Sequence[Note] = (),
     links: Links | None = None,
     clients: Matrix | None = None,
+    judged: Verdict | None = None,
 ) -> str:
     """The whole report (see the module docstring); `trace` is the chosen policy's.
 
-    `clients`, when the client libraries were run on the stream, adds their matrix.
+    `judged`, the verdict on the stream (`webapp.triage.verdict`: the clients graded, or only
+    this build's policies), adds the grades and says where to file; without it the report
+    says so from the quirks alone. `clients` (or `judged.matrix`), when the client libraries
+    were run on the stream, adds their matrix.
     """
+    if judged is None:
+        judged = _unjudged(trace)
+    matrix = clients if clients is not None else judged.matrix if judged else None
     parts = [
         f"# {cell(title)}",
         _input(source, trace),
         f"**Verdict:** {cell(verdict(trace))}",
+        *((f"**Whose fault:** {cell(judged.sentence)}",) if judged else ()),
+        "## Quirks",
+        _quirks(trace, links),
+        "## What the stream means",
+        _intended(trace),
         "## Anomalies",
         _anomalies(trace, links),
         "## Offending chunks",
         _chunks(source, trace, links),
         "## Final calls",
         *(_calls(side) for side in (trace, other)),
-        *(("## Every client's view", _clients(clients)) if clients is not None else ()),
+        *(("## Grades", _grades(judged)) if judged and judged.grades else ()),
+        *(("## Every client's view", _clients(matrix)) if matrix is not None else ()),
+        *(("## Where to file", _file(judged, links)) if judged else ()),
         "## Notes",
         _notes(notes, links),
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def _unjudged(trace: Trace) -> Verdict | None:
+    """The verdict from the quirks alone (no client graded), when the trace has a contract."""
+    if trace.contract is None:
+        return None
+    from webapp.triage.verdict import judge  # triage's own: the lenses' tables, nothing run
+
+    return judge(trace.contract, ())
+
+
+def _quirks(trace: Trace, links: Links | None) -> str:
+    contract = trace.contract
+    if contract is None:
+        return "Not read."
+    if not contract.quirks:
+        return "None: the stream keeps the contract."
+    rows = ["| quirk | harm | steps | blocks | what the wire shows | seen in |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+    for found in contract.quirks:
+        steps = ", ".join(_step(step, links) for step in found.steps[:STEPS_SHOWN])
+        if len(found.steps) > STEPS_SHOWN:
+            steps += f" and {number(found.count - STEPS_SHOWN)} more"
+        blocks = ", ".join(f"b{block}" for block in found.blocks)
+        seen = ", ".join(  # autolinks: no step-style `](` link where there is no public page
+            f"{cell(item.thread or item.by)} <{item.url}>" if item.url else cell(item.by)
+            for item in found.quirk.seen
+        )
+        rows.append(f"| {cell(found.code)} | {found.harm} | {steps} | {blocks} | "
+                    f"{cell(found.message)} | {seen} |")  # fmt: skip
+    return "\n".join(rows)
+
+
+def _intended(trace: Trace) -> str:
+    contract = trace.contract
+    if contract is None:
+        return "Not read."
+    if contract.intended is None:
+        return f"No single reading: {cell(contract.why or '')}"
+    lines = [
+        f"{'(no id)' if call.id is None else dumps(call.id).decode()} "
+        f"{call.name if isinstance(call.name, str) else '(no name)'} {call.arguments}"
+        for call in contract.intended.calls
+    ]
+    body = fence("\n".join(lines)) if lines else "No tool call."
+    repairs = "".join(f"\n- {cell(repair)}" for repair in contract.intended.repairs)
+    return body + (f"\n\nRepaired:{repairs}" if repairs else "")
+
+
+def _grades(judged: Verdict) -> str:
+    rows = ["| client | version | grade | what the application gets |", "|---|---|---|---|"]
+    for graded in judged.grades:
+        rows.append(f"| {cell(graded.client)} | {cell(graded.version)} | "
+                    f"{graded.grade or 'not run'} | {cell(graded.detail)} |")  # fmt: skip
+    return "\n".join(rows)
+
+
+def _file(judged: Verdict, links: Links | None) -> str:
+    if not judged.parties:
+        return cell(judged.sentence.rsplit(". ", 1)[-1]) if judged.grades else (
+            "Nothing to file from the quirks alone: run the clients (`--clients`) to see "
+            "whether any of them mishandles the stream."
+        )  # fmt: skip
+    sections = []
+    for party in judged.parties:
+        sections.append(f"### {cell(party.name)}\n\n{cell(party.says)}\n\n"
+                        f"{fence(chr(10).join(party.evidence))}")  # fmt: skip
+    return "\n\n".join(sections)
 
 
 def verdict(trace: Trace) -> str:

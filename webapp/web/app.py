@@ -6,7 +6,6 @@ uses: each worker process reads its settings from `STREAMVIZ_*` environment vari
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,21 +15,36 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from webapp.settings import Settings
-from webapp.tuning import allow_pauses
-from webapp.web.backend import heap
+from webapp.tuning import serving
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
-from webapp.web.backend.security import CSP, RefuseCrossSite, SecurityHeaders
+from webapp.web.backend.security import (
+    CSP,
+    AllowedHosts,
+    RefuseCrossSite,
+    RefuseUnknownHosts,
+    SecurityHeaders,
+)
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Retention
-from webapp.web.routes import api, embed, errors, pages, teach, team_api, triage
+from webapp.web.links import EMBEDDED, EXAMPLE, STORED
+from webapp.web.routes import (
+    api,
+    capture,
+    embed,
+    errors,
+    home,
+    pages,
+    proxy,
+    teach,
+    team_api,
+    triage,
+)
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
+from webapp.web.routes.proxy import ProxyRoutes
 from webapp.web.templating import STATIC, make_templates, warm
 from webapp.web.views import flow, stories
-
-SWITCH_INTERVAL = 0.002
-"""Seconds; Python's default is 0.005."""
 
 TEACHING: dict[str, Callable[..., Any]] = {
     "story_of": stories.story_of,
@@ -46,28 +60,21 @@ def create_app(settings: Settings) -> FastAPI:
     """A new app on the store `settings.db` names (created and migrated if needed)."""
     service = Service(settings)
     retention = Retention(service, settings.retention_days)
+    forwarder = proxy.forwarder(settings, service)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        allow_pauses(False)  # one request's assembly must not stop the collector for all others
-        heap.few_arenas()  # before the worker threads make arenas of their own
-        warm(app.state.templates)
-        # A thread waiting for the GIL asks for it after this long: the event loop, which
-        # takes it for a moment many times per request, waits 2 ms behind an assembly that
-        # holds it, not 5 (bench/memory.py: small pages during 16 assemblies waited up to
-        # 1.2 s with the default, 0.4-0.5 s with 1-2 ms; bench/load.py's mix of small
-        # requests is as fast within its noise).
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL)
-        sweeping = await retention.start()
-        try:
-            yield
-        finally:
-            if sweeping is not None:
-                sweeping.cancel()
-            allow_pauses(True)
-            sys.setswitchinterval(switch)
-            service.close()
+        with serving():  # the process's tuning (webapp.tuning), before the worker threads start
+            warm(app.state.templates)
+            sweeping = await retention.start()
+            try:
+                yield
+            finally:
+                if sweeping is not None:
+                    sweeping.cancel()
+                if forwarder is not None:
+                    await forwarder.aclose()
+                service.close()
 
     app = FastAPI(
         title="streamviz",
@@ -83,13 +90,17 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates(TEACHING)
     app.state.templates.env.globals["retention_days"] = settings.retention_days
+    app.add_middleware(ProxyRoutes, forwarder=forwarder, allow_origins=settings.allow_origins)
     app.add_middleware(RequestScope, done=lambda: service.heavy_done)
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
+    hosts = AllowedHosts.of(settings.allowed_hosts, settings.public_url)
+    app.add_middleware(RefuseUnknownHosts, hosts=hosts)  # before any route, the proxy's too
     app.add_middleware(
         SecurityHeaders,
         docs_path=DOCS_PATH,
         docs_csp=docs_csp(),
         embed_origins=settings.embed_origins,
+        hsts=settings.public_url.lower().startswith("https://"),
     )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
@@ -97,9 +108,12 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(triage.router)
     app.include_router(minimise_routes.router)
     app.include_router(minimise_routes.api_router)
-    app.include_router(pages.router)
+    app.include_router(home.router)
+    for mount in (STORED, EXAMPLE):  # one router for a stream's pages, an example's too
+        app.include_router(pages.router, prefix=mount)
+        app.include_router(embed.router, prefix=EMBEDDED + mount)
     app.include_router(teach.router)
-    app.include_router(embed.router)
+    app.include_router(capture.router)
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs(request: Request) -> HTMLResponse:

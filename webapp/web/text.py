@@ -1,21 +1,32 @@
-"""Text helpers for views: clipping long strings, pretty JSON, making any string printable."""
+"""Text helpers for views: clipping long strings, pretty JSON, making any string printable, SSE."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from webapp.core.readers.writer import to_sse
+from webapp.core.records import Record
+from webapp.core.words import visible
 from webapp.storage import StreamInfo
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def as_sse(records: Sequence[Record]) -> str:
+    """The records as SSE ending with `data: [DONE]` (added when the last record is not it): a
+    minimised stream, a fixture's stream, the playground's stream."""
+    text = to_sse(records)
+    return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
+
+
 def stream_title(info: StreamInfo) -> str:
-    """The stream's title, or "Untitled stream"."""
-    return info.title or "Untitled stream"
+    """The stream's title as pages print it (invisible characters shown as escapes,
+    `webapp.core.words.visible`), or "Untitled stream"."""
+    return visible(info.title or "Untitled stream")
 
 
 def printable(text: str) -> str:
@@ -25,6 +36,15 @@ def printable(text: str) -> str:
     except UnicodeEncodeError:
         return _SURROGATE.sub("\ufffd", text)
     return text
+
+
+_LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """The text printable and on one line: control characters (line breaks too) become spaces,
+    runs of spaces one, and the ends are trimmed."""
+    return " ".join(_LINE_BREAKING.sub(" ", printable(text)).split())
 
 
 def tally(items: Iterable[str]) -> tuple[str, ...]:

@@ -30,8 +30,8 @@ HAR = json.dumps(
 )
 
 
-def test_formats_are_the_five_named() -> None:
-    assert FORMATS == ("sse", "json", "jsonl", "har", "repr")
+def test_formats_are_the_six_named() -> None:
+    assert FORMATS == ("sse", "json", "jsonl", "har", "repr", "cassette")
 
 
 @pytest.mark.parametrize(

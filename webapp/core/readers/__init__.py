@@ -2,7 +2,8 @@
 
 `read(text)` detects the format; these are tried in this order, the first that applies reads:
 
-1. HAR: a JSON object that opens with `"log"`, or parses to one with a `log.entries` list.
+1. HAR: a JSON object that opens with `"log"`, or parses to one with a `log.entries` list;
+   a vcrpy cassette: a top-level `interactions:` (YAML) or a JSON object opening with it.
 2. HTTP dump: a status line (`HTTP/1.1 200 OK`, or `< HTTP/2 200` from `curl -v`) before the
    body, perhaps after a pasted curl command and curl's own lines; the body is then read as
    SSE if a line starts with `data:`, else as JSON Lines or JSON (steps 5 and 6).
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from webapp.core.readers import foreign, http
+from webapp.core.readers.cassette import looks_like_cassette, read_cassette
 from webapp.core.readers.har import entries_of as _har_entries
 from webapp.core.readers.har import looks_like_har, might_be_har, read_har, read_har_value
 from webapp.core.readers.jsontext import read_any_json, read_json, read_jsonl
@@ -35,7 +37,7 @@ from webapp.core.readers.sse import has_data_line, read_sse
 from webapp.core.records import ReaderError, ReadResult
 from webapp.tuning import paused_gc
 
-FORMATS = ("sse", "json", "jsonl", "har", "repr")
+FORMATS = ("sse", "json", "jsonl", "har", "repr", "cassette")
 
 __all__ = ["FORMATS", "ReaderError", "decode", "read"]
 
@@ -48,8 +50,9 @@ def decode(data: bytes) -> str:
 def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResult:
     """Read a stream in the named format, or the detected one with "auto".
 
-    `har_entry` picks a HAR's entry by its 1-based place in `log.entries` (default: the first
-    event stream); `ReadResult.entries` lists the ones there are.
+    `har_entry` picks a HAR's entry by its 1-based place in `log.entries`, or a cassette's
+    interaction by its place in `interactions` (default: the first event stream);
+    `ReadResult.entries` lists the ones there are.
     """
     if fmt != "auto" and fmt not in FORMATS:
         raise ReaderError(f"unknown format {fmt!r}: choose auto, {', '.join(FORMATS)}")
@@ -64,9 +67,9 @@ def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResu
             if foreign.is_langchain(text):
                 raise ReaderError(foreign.langchain_message()) from None
             raise error from None
-        if har_entry is not None and result.format != "har":
+        if har_entry is not None and result.format not in ("har", "cassette"):
             raise ReaderError(
-                f"an entry ({har_entry}) was chosen, but the input is not a HAR file "
+                f"an entry ({har_entry}) was chosen, but the input is not a HAR file or a cassette "
                 f"(it reads as {_NAMES.get(result.format, result.format)})"
             )
         result = foreign.adapt(result)
@@ -101,6 +104,8 @@ def _detect(text: str, har_entry: int | None) -> ReadResult:
         value, error = parse_json(text)
         if error is None and _har_entries(value) is not None:
             return read_har_value(value, har_entry)
+    if looks_like_cassette(text):
+        return read_cassette(text, har_entry)
     dump = http.split_dump(text)
     if dump is not None:
         return _read_body(dump, None)
@@ -126,6 +131,7 @@ def _unrecognised(text: str, json_error: str) -> str:
         where += '; some lines have spaces before "data:", which upstream does not read as data'
     return (
         "not a stream streamviz can read: tried HAR (not a HAR object), "
+        "cassette (no top-level interactions:), "
         'HTTP dump (no status line), SSE (no line starts with "data:"), '
         "openai-python repr (no line starts with ChatCompletionChunk( or ChoiceDelta...), "
         f"JSON/JSON Lines ({json_error}){where}"
@@ -137,12 +143,21 @@ _PLAIN: dict[str, Callable[[str, int], ReadResult | None]] = {
     "json": read_json,
     "jsonl": read_jsonl,
 }
-_NAMES = {"sse": "SSE", "json": "JSON", "jsonl": "JSON Lines", "har": "HAR", "repr": "repr"}
+_NAMES = {
+    "sse": "SSE",
+    "json": "JSON",
+    "jsonl": "JSON Lines",
+    "har": "HAR",
+    "repr": "repr",
+    "cassette": "cassette",
+}
 
 
 def _read_as(text: str, fmt: str, har_entry: int | None) -> ReadResult:
     if fmt == "har":
         return read_har(text, har_entry)
+    if fmt == "cassette":
+        return read_cassette(text, har_entry)
     if fmt == "repr" and foreign.is_langchain(text):
         raise ReaderError(foreign.langchain_message())
     if fmt == "repr":

@@ -41,9 +41,11 @@ def kind_of(records: Sequence[Record]) -> str | None:
         if "choices" in value or value.get("object") == "chat.completion.chunk":
             return None
         kind = value.get("type")
+        if not isinstance(kind, str):
+            kind = None  # a list or an object names no event (and cannot be looked up)
         if kind in ANTHROPIC_EVENTS or record.event in ANTHROPIC_EVENTS:
             return "anthropic"
-        if isinstance(kind, str) and kind.startswith("response."):
+        if kind is not None and kind.startswith("response."):
             return "responses"
         if isinstance(value.get("candidates"), list):
             return "gemini"

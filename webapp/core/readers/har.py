@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from webapp.core.records import Entry, ReaderError, ReadResult
 
 _HAR_START = re.compile(r'\s*\{\s*"log"\s*:')
 _FIRST_DATA = re.compile(r"\s*data:")
+_PHASES = ("blocked", "dns", "connect", "ssl", "send", "wait", "receive")
 
 
 def looks_like_har(text: str) -> bool:
@@ -107,6 +109,22 @@ def _request(entry: dict[str, Any]) -> tuple[str | None, tuple[dict[str, Any], .
     return (model if isinstance(model, str) else None), kept
 
 
+def _timings(entry: dict[str, Any]) -> dict[str, float]:
+    """The entry's `timings` (HAR 1.2: blocked, dns, connect, ssl, send, wait, receive, in
+    ms; -1 where not applicable), numbers only."""
+    found = _get(entry, "timings")
+    if not isinstance(found, dict):
+        return {}
+    return {
+        key: float(value)
+        for key, value in found.items()
+        if key in _PHASES
+        and isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    }
+
+
 def read_har(text: str, entry: int | None = None) -> ReadResult:
     """Read a HAR file's chosen event-stream entry, or its first one."""
     value, error = parse_json(text)
@@ -182,6 +200,9 @@ def _result(chosen: _Stream, streams: list[_Stream], total: int) -> ReadResult:
         "url": public_url(_text(_get(chosen.entry, "request", "url"))),
         "status": _get(chosen.entry, "response", "status"),
     }
+    timings = _timings(chosen.entry)
+    if timings:
+        meta["timings"] = timings  # time to the first byte and to the end (`readers.timing`)
     return ReadResult(
         format="har",
         records=body.records,

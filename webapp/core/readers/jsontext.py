@@ -20,13 +20,12 @@ from webapp.core.readers.comments import Cleaned, clean
 from webapp.core.readers.parse import (
     LINE_BREAK,
     TRUNCATED,
-    JsonError,
     LineCounter,
     parse_json,
     split_lines,
     strip_js,
 )
-from webapp.core.readers.recovery import Resumer, scan_window
+from webapp.core.readers.recovery import Resumer, Waste, WindowError, scan_window
 from webapp.core.readers.shape import as_chunk, is_fragment_list, members
 from webapp.core.records import ReadResult, Record
 
@@ -50,8 +49,10 @@ class _Scanner:
         self.cleaned = cleaned
         self.text = text = cleaned.text
         self.source = cleaned.source
+        self.first_line = first_line
         self.lines = LineCounter(text, first_line)
         self.resumer = Resumer(text)
+        self.waste = Waste(len(text))
         self.last_size = 0
         self.records: list[Record] = []
         self.notes: list[str] = []
@@ -72,10 +73,13 @@ class _Scanner:
             pos = _skip(text, pos)
 
     def _take(self, pos: int) -> tuple[_Item | Record, int]:
+        limit = None
+        if self.waste.spent_at is not None and self.text[pos] in "[{":
+            limit = self.resumer.resume(pos)  # past the budget: no further than this
         try:
-            value, end = scan_window(self.text, pos, self.last_size)
-        except JsonError:
-            return self._broken(pos)
+            value, end = scan_window(self.text, pos, self.last_size, limit)
+        except WindowError as error:
+            return self._broken(pos, error.reach, limit)
         self.last_size = end - pos
         return (value, self.lines.line_at(pos), self.source[pos:end]), end
 
@@ -123,9 +127,11 @@ class _Scanner:
         if self.loose_line is None:
             self.loose_line = self.lines.line_at(pos)
 
-    def _broken(self, pos: int) -> tuple[_Item | Record, int]:
+    def _broken(self, pos: int, reach: int, resume: int | None) -> tuple[_Item | Record, int]:
         text = self.text
-        resume = self.resumer.resume(pos)
+        if resume is None:
+            resume = self.resumer.resume(pos)
+            self.waste.add(pos, resume, reach)
         raw = text[pos:resume].rstrip(" \t\r\n")
         if raw.endswith(","):
             raw = raw[:-1].rstrip(" \t\r\n")
@@ -156,12 +162,28 @@ def _read_json(cleaned: Cleaned, first_line: int) -> ReadResult:
     scanner.run()
     notes = _cleaning_note(cleaned)
     notes.extend(scanner.notes)
+    notes.extend(_waste_note(scanner))
     if scanner.loose_line is not None:
         notes.append(
             f"the separators between array elements are not strict JSON "
             f"(first on line {scanner.loose_line}); read the elements one by one"
         )
     return ReadResult(format="json", records=tuple(scanner.records), notes=tuple(notes))
+
+
+def _waste_note(scanner: _Scanner) -> list[str]:
+    waste = scanner.waste
+    if waste.spent_at is None or waste.first is None:
+        return []
+    lines = LineCounter(scanner.text, scanner.first_line)
+    first, cut = lines.line_at(waste.first), lines.line_at(waste.spent_at)
+    return [
+        f"broken values from line {first} on stay open far past where they were cut, so each "
+        "value after them would be parsed again to the same far error: from line "
+        f"{cut} on, a value that opens with a bracket is read only until its brackets close or "
+        "a line opens another value no deeper than its own (a valid value that goes on past "
+        "such a line is reported broken there)"
+    ]
 
 
 def _cleaning_note(cleaned: Cleaned) -> list[str]:

@@ -13,6 +13,13 @@ its line. While brackets are open, a line that opens a new value (`{` or `[`) in
 deeper than the broken value's own line, or closes an enclosing one from further left, ends it
 too: a truncated record costs only itself. Every character is looked at a bounded number of
 times, whatever the indentation.
+
+What the windows read past a broken value's end is read again by the values after it: a value
+nested in a broken one that stays open (`[` on every line) is parsed again from each line, to
+the same far error. That re-reading is counted (`Waste`); past a budget linear in the input,
+a value starting with a bracket is parsed only up to where the resumer ends it, so the rest of
+the input costs only itself. A valid value that goes on past a line opening another value at
+its own indentation is then reported broken there, with a note saying why.
 """
 
 from __future__ import annotations
@@ -27,17 +34,31 @@ _WINDOW = 1024
 _MARGIN = 64
 """An error this close to a window's end may be the window's doing: look again with more."""
 
+WASTE_PER_CHAR = 4
+WASTE_FLOOR = 1 << 16
+"""The re-reading allowed before values are cut where the resumer ends them: this many
+characters per character of input, plus the floor (so no ordinary paste comes near it)."""
+
 _TOKEN = re.compile(r'"(?:[^"\\\r\n]|\\.)*+"?|[\[\]{},]|\r\n|\r|\n')
 _BLANKS = re.compile(r"[ \t]*+")
 _OPENER = {"]": "[", "}": "{"}
 
 
-def scan_window(text: str, pos: int, hint: int = 0) -> tuple[Any, int]:
-    """The JSON value starting at `pos` and where it ends; JsonError (with an absolute `pos`).
+class WindowError(JsonError):
+    """A value that does not parse; `reach` is how far the windows that found it went."""
 
-    `hint` is the length the value is likely to have (the previous value's), to size the window.
+    def __init__(self, message: str, pos: int | None, reach: int) -> None:
+        super().__init__(message, pos)
+        self.reach = reach
+
+
+def scan_window(text: str, pos: int, hint: int = 0, limit: int | None = None) -> tuple[Any, int]:
+    """The JSON value starting at `pos` and where it ends; WindowError (with absolute positions).
+
+    `hint` is the length the value is likely to have (the previous value's), to size the window;
+    with `limit`, the value must end by then (the text beyond it is not read).
     """
-    size = len(text)
+    size = len(text) if limit is None else min(limit, len(text))
     width = max(_WINDOW, 2 * hint)
     while True:
         stop = min(size, pos + width)
@@ -47,17 +68,41 @@ def scan_window(text: str, pos: int, hint: int = 0) -> tuple[Any, int]:
             value, end = scan_json(window, 0)
         except JsonError as error:
             at = error.pos
-            if final or not _maybe_cut(window, error, at):
-                raise JsonError(str(error), None if at is None else pos + at) from None
+            # Without a position the error is the nesting's or a constant's (NaN): a wider
+            # window would meet it again.
+            if final or at is None or not _maybe_cut(window, error, at):
+                raise WindowError(str(error), None if at is None else pos + at, stop) from None
         else:
             if final or end < len(window):
                 return value, pos + end
         width *= 2
 
 
-def _maybe_cut(window: str, error: JsonError, at: int | None) -> bool:
+class Waste:
+    """The characters windows read past the ends of broken values, against a budget."""
+
+    def __init__(self, size: int) -> None:
+        self.budget = WASTE_PER_CHAR * size + WASTE_FLOOR
+        self.read = 0
+        self.first: int | None = None
+        """The offset of the first broken value that was read past its end."""
+        self.spent_at: int | None = None
+        """The offset where the budget ran out, if it did."""
+
+    def add(self, start: int, end: int, reach: int) -> None:
+        """A broken value from `start` to `end` whose windows read up to `reach`."""
+        if reach <= end:
+            return
+        if self.first is None:
+            self.first = start
+        self.read += reach - end
+        if self.spent_at is None and self.read > self.budget:
+            self.spent_at = end
+
+
+def _maybe_cut(window: str, error: JsonError, at: int) -> bool:
     """Whether the error may come from the window ending inside the value."""
-    if at is None or at >= len(window) - _MARGIN:
+    if at >= len(window) - _MARGIN:
         return True
     return cut_short(window)
 

@@ -15,7 +15,9 @@ Masking keeps the stream's structure and its story:
   `x`/`X`/`0` except its last six letters or digits, which come from a keyed hash of the
   secret: the same secret always gets the same mask and two secrets get two masks, so ids that
   carried one still match exactly where they matched before, and nowhere else;
-- the key is random per scan unless given, so a mask says nothing about the secret.
+- the key is random per scan unless given, so a mask says nothing about the secret;
+- what a reader decodes is never touched: a HAR body exported as base64 is left whole (a masked
+  run in it would leave a body that no longer decodes), so secrets inside one are not masked.
 A page shows `scan`'s findings and passes the ones the user kept to `apply`; findings with the
 same `mask` are one secret, and should be kept or dropped together (an id used twice).
 """
@@ -31,13 +33,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.core.redact import redact
+from webapp.core.redact import is_har, redact
 from webapp.core.redact.copies import splice
+from webapp.core.redact.har import encoded_bodies
 
 _START = r"(?:(?<![A-Za-z0-9_\\-])|(?<=\\[nrtbf]))"
 """A word start: not after a letter, digit, `_`, `-` or a backslash (but after `\\n` etc.)."""
 _END = r"(?![A-Za-z0-9_-])"
 
+_LOCAL_MOST = 64
+"""An address's local part is at most 64 characters (RFC 5321). Without that bound, a run like
+`a.a.a.a...` (every `a` a word start) had each start read the whole run looking for an `@`."""
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("jwt", r"(?P<jwt>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
     ("api-key", r"(?P<openai>sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?)"
@@ -47,8 +53,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("api-key", r"(?P<slack>xox[abprs]-)[A-Za-z0-9-]{10,}"),
     ("api-key", r"(?P<aws>AKIA|ASIA)[0-9A-Z]{16}"),
     ("bearer", r"(?P<bearer>Bearer[ \t]+)[A-Za-z0-9._~+/=-]{16,}"),
-    ("email", r"(?P<email>[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
-              r"\.[A-Za-z]{2,})"),
+    ("email", rf"(?P<email>[A-Za-z0-9][A-Za-z0-9._%+-]{{0,{_LOCAL_MOST - 1}}}@[A-Za-z0-9-]+"
+              r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"),
     ("hex", r"(?P<hex>[0-9a-fA-F]{32,})"),
     ("base64", r"(?P<base64>[A-Za-z0-9+/]{40,}={0,2})"),
 )  # fmt: skip
@@ -111,23 +117,53 @@ class Finding:
 def scan(text: str, key: bytes | None = None) -> list[Finding]:
     """Every secret in the text, in order, with its mask (`key`: the masks' hash key)."""
     key = secrets.token_bytes(16) if key is None else key
-    masks: dict[str, str] = {}
+    masks: dict[str, str | None] = {}
+    taken: set[str] = set()
     findings: list[Finding] = []
     line, counted = 1, 0
+    kept = _kept(text)
     for match in _matches(text):
         group = match.lastgroup
         assert group is not None
         value = match.group(0)
-        if not _plausible(group, value):
+        if not _plausible(group, value) or kept.holds(match.start(), match.end()):
+            continue
+        if value in masks:
+            mask = masks[value]
+        else:
+            keep = len(match.group(group)) if group in _KEEP else 0
+            mask = masks[value] = _mask(value, keep, key, taken)
+            if mask is not None:
+                taken.add(mask)  # kept as it grows: a set of all masks per new secret is n * n
+        if mask is None:
             continue
         line += text.count("\n", counted, match.start())
         counted = match.start()
-        keep = len(match.group(group)) if group in _KEEP else 0
-        mask = masks.get(value)
-        if mask is None:
-            mask = masks[value] = _mask(value, keep, key, set(masks.values()))
         findings.append(Finding(_KINDS[group], line, match.start(), match.end(), mask))
     return findings
+
+
+class _Kept:
+    """Spans no finding may touch, asked about in increasing order."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self._spans = spans
+        self._next = 0
+
+    def holds(self, start: int, end: int) -> bool:
+        """Whether [start, end) overlaps a kept span (`start` never decreases between calls)."""
+        spans = self._spans
+        while self._next < len(spans) and spans[self._next][1] <= start:
+            self._next += 1
+        return self._next < len(spans) and spans[self._next][0] < end
+
+
+def _kept(text: str) -> _Kept:
+    """What the readers need as it is: a HAR's base64 bodies (masking a run in one would leave
+    a body that no longer decodes, and the stream with no fragment)."""
+    if '"base64"' not in text or not is_har(text):
+        return _Kept([])
+    return _Kept(encoded_bodies(text))
 
 
 def apply(text: str, findings: Iterable[Finding]) -> str:
@@ -153,7 +189,7 @@ def _matches(text: str) -> Iterator[re.Match[str]]:
 
 def _in_runs(text: str) -> Iterator[re.Match[str]]:
     # A stream repeats its runs (`chat.completion.chunk` once per chunk: a million times in
-    # a 210 MB upload): a run found clean is not read again. What the patterns find in a run
+    # a long upload): a run found clean is not read again. What the patterns find in a run
     # depends only on its text and the two characters before it (`_START` looks back that
     # far; the run's end is the search's end), unless `Bearer ` precedes it.
     clean: set[tuple[str, str]] = set()
@@ -200,8 +236,26 @@ def _plausible(group: str, value: str) -> bool:
             any(c.isdigit() for c in value)
             and any(c.islower() for c in value)
             and any(c.isupper() for c in value)
+            and not _identifier(value)
         )
     return True
+
+
+_NAME_PARTS = re.compile(r"(?:[A-Z]?[a-z]++|[A-Z]{1,5}(?![a-z])|[0-9]{1,4}+)++")
+_WORD = re.compile(r"[A-Z][a-z]{2,}|[a-z]{3,}")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+
+
+def _identifier(value: str) -> bool:
+    """Whether a run reads as a camelCase name made of words (`getS3BucketObjectsForRegion`),
+    not as random base64: only words, short capital runs and short numbers, and words of three
+    letters or more that hold a vowel make 70% of it. Random base64 almost always holds a `+`,
+    a `/`, or a lone lower-case letter between capitals or digits, so real secrets stay
+    caught."""
+    if _NAME_PARTS.fullmatch(value) is None:
+        return False
+    spoken = sum(len(word) for word in _WORD.findall(value) if _VOWEL.search(word))
+    return spoken * 10 >= len(value) * 7
 
 
 def _class(char: str) -> str | None:
@@ -214,20 +268,27 @@ def _class(char: str) -> str | None:
     return None
 
 
-def _mask(value: str, keep: int, key: bytes, taken: set[str]) -> str:
-    """Fill after the kept prefix, the last letters or digits from a keyed hash of the value."""
-    for attempt in range(100):
-        digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), key=key,
-                                 salt=attempt.to_bytes(16, "big")).digest()  # fmt: skip
-        positions = [i for i in range(keep, len(value)) if _class(value[i])]
-        hashed = set(positions[-_HASHED:])
-        out = list(value)
+def _mask(value: str, keep: int, key: bytes, taken: set[str]) -> str | None:
+    """Fill after the kept prefix, the last letters or digits from a keyed hash of the value.
+
+    None when no mask is free: nothing after the prefix is a letter or digit (`sk-` and dashes
+    is no key), or every mask of its shape is taken; the value is then left as it is."""
+    positions = [i for i in range(keep, len(value)) if _class(value[i])]
+    if not positions:
+        return None
+    hashed = set(positions[-_HASHED:])
+    filled = list(value)
+    for i in positions:
+        if i not in hashed:
+            filled[i] = _FILL[_class(value[i]) or "lower"]
+    data = value.encode("utf-8", "surrogatepass")
+    for attempt in range(_ATTEMPTS):
+        digest = hashlib.blake2b(data, key=key, salt=attempt.to_bytes(16, "big")).digest()
+        out = filled.copy()
         for turn, i in enumerate(positions):
-            kind = _class(value[i])
-            assert kind is not None
             if i not in hashed:
-                out[i] = _FILL[kind]
                 continue
+            kind = _class(value[i])
             byte = digest[turn % len(digest)]
             letter = _LOWER[byte % 26]
             out[i] = _DIGITS[byte % 10] if kind == "digit" else (
@@ -235,7 +296,11 @@ def _mask(value: str, keep: int, key: bytes, taken: set[str]) -> str:
         mask = "".join(out)
         if mask not in taken and mask != value:
             return mask
-    raise AssertionError("no free mask after 100 keyed hashes")
+    return None
+
+
+_ATTEMPTS = 100
+"""Keyed hashes tried for a free mask before a value is left unmasked."""
 
 
 def scrub(text: str) -> tuple[str, list[str]]:

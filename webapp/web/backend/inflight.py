@@ -14,20 +14,21 @@ Retry-After), never a hang. Outside a request (a minimise job's thread) the tick
 back as soon as the view is made.
 
 `RequestScope` also trims the heap after a request during which heavy work ended
-(`webapp.web.backend.heap`).
+(`webapp.tuning.trim`). `Gate` holds a worker's budget together with its other bound:
+how many pieces of heavy work run at once.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webapp.web.backend import heap
+from webapp import tuning
 
 
 class Busy(Exception):
@@ -137,4 +138,36 @@ class RequestScope:
             for ticket in tickets:
                 ticket.release()
             if self.done() != before:
-                await anyio.to_thread.run_sync(heap.trim)
+                await anyio.to_thread.run_sync(tuning.trim)
+
+
+class Gate:
+    """One worker's memory gate: at most `at_once` pieces of heavy work at a time (reading,
+    assembling, comparing or packing a large stream), and the views being made share one
+    `InFlight` budget of `budget` bytes (a request waits up to `wait` seconds for room)."""
+
+    def __init__(self, at_once: int, budget: int, wait: float) -> None:
+        self.heavy = threading.BoundedSemaphore(at_once)
+        self.inflight = InFlight(budget, wait)
+        self.heavy_done = 0
+        """How many pieces of heavy work have ended (`RequestScope` trims the heap after a
+        request during which one did)."""
+
+    def making(self, estimate: int | None) -> AbstractContextManager[Ticket | None]:
+        """A ticket for making a view of about `estimate` bytes (`holding`); nothing to wait
+        for when `estimate` is None (a light stream, made in milliseconds)."""
+        return nullcontext() if estimate is None else holding(self.inflight, estimate)
+
+    def heavy_for(self, light: bool) -> AbstractContextManager[object]:
+        """The bound on heavy work, for work on a large stream; none for a light one, whose
+        work takes milliseconds and must not queue behind seconds of someone else's."""
+        return nullcontext() if light else self.heavy_work()
+
+    @contextmanager
+    def heavy_work(self) -> Iterator[None]:
+        """One piece of heavy work, inside the bound."""
+        with self.heavy:
+            try:
+                yield
+            finally:
+                self.heavy_done += 1  # a lost update under a race only skips one trim

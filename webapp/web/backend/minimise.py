@@ -13,28 +13,32 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from webapp.core.options import Options
 from webapp.core.readers import read
-from webapp.core.readers.writer import to_sse
 from webapp.core.records import Record
 from webapp.core.rules import POLICIES
+from webapp.lenses.ours import trace_result
 from webapp.storage.jobs import Job, Jobs
-from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimize
-from webapp.triage.predicates import Until, final_calls, parse_until
+from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
+from webapp.triage.predicates import FINGERPRINT, Until, parse_until, traces_differ
+from webapp.triage.verdict import grade
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.ingest import Prepared
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Invalid
-from webapp.web.text import stream_title
+from webapp.web.backend.traceview import TraceView
+from webapp.web.text import as_sse, stream_title
 
 log = logging.getLogger(__name__)
 WRITE_EVERY = 0.5
 """A running job writes its progress to the store (and reads its cancel flag) this often, s."""
-PHASES = ("records", "fragments", "arguments", "ending", "done")
 DIFFERS = "differs"
+BUILT_IN = (
+    "a built-in example is served from the package and cannot be minimised here: "
+    "store a copy (edit a copy, then store it) or run `streamviz minimise`"
+)
 Spawn = Callable[[Callable[[], None]], None]
 
 
@@ -55,12 +59,6 @@ def chunks_in(records: Sequence[Record]) -> int:
     return sum(1 for record in records if record.kind == "chunk")
 
 
-def as_sse(records: Sequence[Record]) -> str:
-    """The records as SSE ending with `data: [DONE]` (as `streamviz minimize` prints them)."""
-    text = to_sse(records)
-    return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
-
-
 @dataclass(frozen=True, slots=True)
 class Checked:
     """A request to minimise that can run: the stream's records and the property to keep."""
@@ -70,41 +68,62 @@ class Checked:
     records: Sequence[Record]
     until: Until
     policy: str
+    har_entry: int | None = None
+    """The HAR file's entry minimised (None: the reader's default)."""
 
 
-def check(service: Service, stream_id: str, until_text: object, policy: object) -> Checked:
-    """The request checked against the stream (NotFound, or Invalid saying what is wrong)."""
+def check(
+    service: Service,
+    stream_id: str,
+    until_text: object,
+    policy: object,
+    har_entry: int | None = None,
+) -> Checked:
+    """The request checked against the stream, or its HAR entry `har_entry` (NotFound, or
+    Invalid saying what is wrong)."""
     info = service.info(stream_id)
     if example_of(stream_id) is not None:
-        raise Invalid(
-            "a built-in example is served from the package and cannot be minimised here: "
-            "store a copy (edit a copy, then store it) or run `streamviz minimize`"
-        )
+        raise Invalid(BUILT_IN)
     if not isinstance(policy, str) or policy not in POLICIES:
         raise Invalid(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     if not isinstance(until_text, str) or not until_text:
-        raise Invalid("say what to keep: until is anomaly:CODE, differs or rule:RULE")
+        raise Invalid("say what to keep: until is fingerprint, anomaly:CODE, differs or rule:RULE")
     options = Options(policy=policy)
+    if until_text != FINGERPRINT:
+        try:
+            parse_until(until_text, options)  # an unknown code or rule, in words
+        except ValueError as error:
+            raise Invalid(str(error)) from error
+    _holds(service, stream_id, until_text, options, har_entry)
+    records = service.reading(stream_id, har_entry).result.records
     try:
-        until = parse_until(until_text, options)
+        until = parse_until(until_text, options, records)
     except ValueError as error:
         raise Invalid(str(error)) from error
-    _holds(service, stream_id, until_text, options)
-    reading = service.reading(stream_id)
-    return Checked(stream_id, stream_title(info), reading.result.records, until, policy)
+    title = stream_title(info) + ("" if har_entry is None else f" (HAR entry {har_entry})")
+    return Checked(stream_id, title, records, until, policy, har_entry)
 
 
-def _holds(service: Service, stream_id: str, until_text: str, options: Options) -> None:
+def _holds(
+    service: Service, stream_id: str, until_text: str, options: Options, har_entry: int | None
+) -> None:
     """Invalid unless the stream itself shows the property (from the cached traces)."""
     kind, _, name = until_text.partition(":")
     if until_text == DIFFERS:
-        if not policies_differ(service, stream_id):
+        if not policies_differ(service, stream_id, har_entry):
             raise Invalid(
                 "exact-key and adr-0019 agree on this stream (same steps, same calls): "
                 "there is no difference to keep"
             )
         return
-    view = service.view(stream_id, options)
+    view = service.view(stream_id, options, har_entry)
+    if until_text == FINGERPRINT:
+        if not shows_a_bug(service, stream_id, view, har_entry):
+            raise Invalid(
+                "this stream shows no quirk and no anomaly, and both policies read it as it "
+                "means: its fingerprint holds no bug to keep"
+            )
+        return
     if kind == "anomaly":
         codes = sorted({anomaly.code for anomaly in view.trace.anomalies})
         if name not in codes:
@@ -116,19 +135,28 @@ def _holds(service: Service, stream_id: str, until_text: str, options: Options) 
         raise Invalid(f"no fragment of this stream takes rule {name} under {options.policy}")
 
 
-def policies_differ(service: Service, stream_id: str) -> bool:
-    """exact-key and adr-0019 disagree on a fragment or on the final calls.
+def policies_differ(service: Service, stream_id: str, har_entry: int | None = None) -> bool:
+    """exact-key and adr-0019 disagree on the stream (`webapp.triage.predicates.traces_differ`),
+    judged from the two cached (or stored) trace views, not from a comparison."""
+    left = service.view(stream_id, Options(policy="exact-key"), har_entry).trace
+    right = service.view(stream_id, Options(policy="adr-0019"), har_entry).trace
+    return traces_differ(left, right)
 
-    From the two cached (or stored) trace views, not a comparison: the same verdicts for every
-    fragment (rule and block) make the same steps, so comparing those columns is enough.
-    """
-    left = service.view(stream_id, Options(policy="exact-key")).trace
-    right = service.view(stream_id, Options(policy="adr-0019")).trace
-    return (
-        left.columns.fragment_rule != right.columns.fragment_rule
-        or left.columns.fragment_block != right.columns.fragment_block
-        or final_calls(left) != final_calls(right)
-    )
+
+def shows_a_bug(
+    service: Service, stream_id: str, view: TraceView, har_entry: int | None = None
+) -> bool:
+    """The stream's fingerprint holds something to keep: a quirk, an anomaly under the view's
+    policy, or a policy that does not read it as it means (its two client-path views, cached)."""
+    contract = view.trace.contract
+    if view.trace.anomalies or (contract is not None and contract.quirks):
+        return True
+    intended = contract.intended if contract is not None else None
+    for policy in POLICIES:
+        trace = service.view(stream_id, Options(policy=policy), har_entry).trace
+        if grade(trace_result(trace), intended).grade != "intact":
+            return True
+    return False
 
 
 class Minimiser:
@@ -157,7 +185,9 @@ class Minimiser:
         """`start`, and whether the job is new: then its result is stored with `delete_hash`,
         so that whoever asked for it can delete it (the job already running keeps its own)."""
         self.jobs.sweep(self.budget)
-        running = self.jobs.running(checked.stream_id, checked.until.text, checked.policy)
+        running = self.jobs.running(
+            checked.stream_id, checked.until.text, checked.policy, checked.har_entry
+        )
         if running is not None:
             return running, False
         if not self._slots.acquire(blocking=False):
@@ -170,6 +200,7 @@ class Minimiser:
                 len(checked.records),
                 chunks_in(checked.records),
                 self.budget,
+                checked.har_entry,
             )
         except BaseException:
             self._slots.release()
@@ -228,7 +259,7 @@ class Minimiser:
 
         deadline = started + self.budget
         try:
-            result = minimize(checked.records, predicate, deadline, progress, self.clock)
+            result = minimise(checked.records, predicate, deadline, progress, self.clock)
         except _Cancelled:
             self.jobs.finish(job_id, status="cancelled", tests=int(state["tests"]),
                              records=int(state["best"]), elapsed_ms=elapsed_ms())  # fmt: skip
@@ -272,108 +303,6 @@ def minimiser(app_state: Any, service: Service, budget: int, at_once: int) -> Mi
 _MAKING = threading.Lock()
 
 
-# What the pages show.
-
-
-@dataclass(frozen=True, slots=True)
-class Choice:
-    """One property the control offers: `POLICY UNTIL` as the form sends it, and its label."""
-
-    value: str
-    label: str
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    """The choices under one policy (or the policies' difference)."""
-
-    label: str
-    choices: tuple[Choice, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Control:
-    """The Minimise form of a stream page."""
-
-    action: str
-    groups: tuple[Group, ...]
-    budget: int
-    job: JobView | None
-    listed_at: str = ""
-    """The page that lists the anomalies a job can keep, when this one does not (a large stream
-    shown on other options than a job's); empty when it does."""
-
-
-@dataclass(frozen=True, slots=True)
-class JobView:
-    """A job as the progress fragment shows it."""
-
-    job: Job
-
-    @property
-    def url(self) -> str:
-        """The fragment's own URL (polled while running)."""
-        return f"/s/{self.job.stream_id}/minimise/{self.job.id}"
-
-    @property
-    def stream_url(self) -> str:
-        """The original stream's page."""
-        return f"/s/{self.job.stream_id}"
-
-    @property
-    def cancel_url(self) -> str:
-        """Where Cancel posts."""
-        return f"{self.url}/cancel"
-
-    @property
-    def api_url(self) -> str:
-        """The job as JSON."""
-        return f"/api/jobs/{self.job.id}"
-
-    @property
-    def result_url(self) -> str:
-        """The minimised stream's page, under the policy the property was kept under."""
-        return f"/s/{self.job.result}?policy={self.job.policy}"
-
-    @property
-    def what(self) -> str:
-        """The property, in words."""
-        if self.job.until == DIFFERS:
-            return "exact-key and adr-0019 differ"
-        kind, _, name = self.job.until.partition(":")
-        shown = f"a {name} anomaly" if kind == "anomaly" else f"a fragment taking rule {name}"
-        return f"{shown} under {self.job.policy}"
-
-    @property
-    def removed(self) -> int:
-        """Records removed so far."""
-        return max(self.job.total - self.job.records, 0)
-
-    @property
-    def elapsed(self) -> float:
-        """Seconds elapsed: as last written, or since the start while running (any worker)."""
-        written = self.job.elapsed_ms / 1000
-        if not self.job.running:
-            return written
-        try:
-            started = datetime.fromisoformat(self.job.started)
-        except ValueError:
-            return written
-        since = (datetime.now(UTC) - started).total_seconds()
-        return max(written, min(since, float(self.job.budget)))
-
-    @property
-    def seconds(self) -> str:
-        """Seconds elapsed, one decimal."""
-        return f"{self.elapsed:.1f}"
-
-    @property
-    def phase_number(self) -> int:
-        """The pass that last reported, 1 to 4."""
-        phase = self.job.phase or "records"
-        return min(PHASES.index(phase) + 1 if phase in PHASES else 1, 4)
-
-
 def job_json(job: Job) -> dict[str, Any]:
     """The job as the API answers it."""
     return {
@@ -381,6 +310,7 @@ def job_json(job: Job) -> dict[str, Any]:
         "stream": job.stream_id,
         "until": job.until,
         "policy": job.policy,
+        "har_entry": job.har_entry,
         "status": job.status,
         "phase": job.phase or "records",
         "tests": job.tests,

@@ -1,5 +1,5 @@
 """A stored stream's bytes and where each line starts, so that one record's lines are sliced
-out and decoded without decoding (or parsing) the rest.
+out, decoded and read (`RawLines.record`) without decoding (or parsing) the rest.
 
 Lines break as the readers break them (`webapp.core.readers.parse.split_lines`): CRLF, lone CR or
 LF. Without a CR, a line's start is found from a sparse index (how many breaks precede each
@@ -15,14 +15,17 @@ import re
 import threading
 from array import array
 from bisect import bisect_right
+from typing import TypeGuard
 
 from webapp.core.readers import decode
+from webapp.core.readers.sse import read_sse
+from webapp.core.records import ReadResult, Record
 
 _BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 _BREAK_TEXT = re.compile(r"\r\n|\r|\n")
 BLOCK = 8 * 1024
-"""Characters per block of the sparse line index (8 bytes per block: 27,000 entries for a
-217 MB stream, and a line is found within one 8 KB scan)."""
+"""Characters per block of the sparse line index (8 bytes per block, and a line is found within
+one block's scan)."""
 
 
 class RawLines:
@@ -92,6 +95,26 @@ class RawLines:
         if isinstance(part, str):
             return part
         return decode(part) if begin == 0 else part.decode("utf-8", errors="replace")
+
+    def record(self, line: int, stop: int | None, kind: str) -> Record | None:
+        """The SSE record of kind `kind` starting on `line`, read from lines `line` to `stop`
+        alone (None when they do not start with that record)."""
+        records = read_sse(self.text(line, stop), line).records
+        first = records[0] if records else None  # a plain stream's records are made on access
+        if first is not None and first.line == line and first.kind == kind:
+            return first
+        return None
+
+
+def by_lines(found: ReadResult) -> bool:
+    """Whether each record of what a reader found can be read again from its own lines (plain
+    SSE, nothing mapped): then `RawLines.record` gives it."""
+    return found.format == "sse" and not {"container", "mapped_from"} & found.meta.keys()
+
+
+def is_line(line: object) -> TypeGuard[int]:
+    """Whether a step's line is one an SSE reader gives (a line number, not None or odd)."""
+    return type(line) is int and line >= 0
 
 
 def _blocks(data: bytes | str, mark: bytes | str) -> array[int]:

@@ -6,21 +6,15 @@ as one row. Runs are found once per trace, in one pass over the steps, and looke
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import chain
 
-from webapp.core.columns import CHUNK, EVENT_CODES, NONE
-from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Block, Trace
 
 MIN_RUN = 6
 """The fewest steps that collapse into one row (shorter runs read fine row by row)."""
-QUIET_EVENTS = frozenset({"toolcall_delta"})
-"""Events a step in a run may fire; any other event makes the step worth its own row."""
-TOOLCALL_DELTA = EVENT_CODES["toolcall_delta"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,74 +56,25 @@ class Runs:
 
 
 def find_runs(trace: Trace, flagged: Iterable[int], minimum: int = MIN_RUN) -> Runs:
-    """The runs of at least `minimum` uneventful steps; `flagged` steps (anomalies) break them.
+    """The runs of at least `minimum` alike quiet steps (`Trace.quiet_verdicts`); `flagged`
+    steps (anomalies) break them, and so does a step that names or renames a block.
 
-    Read from the columns (no `Step` is built): a 1,000,000-step trace takes about a second.
+    No `Step` is built: one pass over the steps' verdicts.
     """
     breaks = set(flagged) | _renaming_steps(trace.blocks)
-    columns = trace.columns
-    total = len(columns)
-    kinds, step_fragment, step_event = columns.step_kind, columns.step_fragment, columns.step_event
-    rules, blocks, types = columns.fragment_rule, columns.fragment_block, columns.event_type
-    rows_end, events_end = len(rules), len(types)
-    odd = columns.late | {row for row, found in columns.oddities.items() if found}
-    breaks |= columns.unassembled
-    for marked in (columns.errors, columns.notes, columns.finish_reasons):
-        breaks.update(step for step, text in marked.items() if text)
     found: list[Run] = []
     first = 0
-    current: tuple[int, int] | None = None
-    for number in range(total + 1):
-        key: tuple[int, int] | None = None
-        if number < total and kinds[number] == CHUNK and number not in breaks:
-            start = step_fragment[number]
-            stop = step_fragment[number + 1] if number + 1 < total else rows_end
-            event = step_event[number]
-            last_event = step_event[number + 1] if number + 1 < total else events_end
-            if stop > start and _quiet(types, event, last_event):
-                key = _uniform(rules, blocks, start, stop, odd)
+    current: tuple[str, int | None] | None = None
+    verdicts = trace.quiet_verdicts()
+    for number, verdict in enumerate(chain(verdicts, (None,))):
+        key = None if number in breaks else verdict
         if key is None or key != current:
             if current is not None and number - first >= minimum:
-                found.append(_run(first, number - 1, current, step_fragment, rows_end, total))
+                rule, block = current
+                fragments = trace.fragments_in(first, number)
+                found.append(Run(first, number - 1, rule, block, fragments))
             first, current = number, key
     return Runs(found)
-
-
-def _quiet(types: array[int], start: int, stop: int) -> bool:
-    """Whether the event rows from `start` to `stop` are all `toolcall_delta`."""
-    if stop - start == 1:
-        return types[start] == TOOLCALL_DELTA
-    return all(types[row] == TOOLCALL_DELTA for row in range(start, stop))
-
-
-def _uniform(
-    rules: array[int], blocks: array[int], start: int, stop: int, odd: AbstractSet[int]
-) -> tuple[int, int] | None:
-    """(rule, block) when every fragment row from `start` to `stop` has them, none odd."""
-    rule, block = rules[start], blocks[start]
-    for row in range(start, stop):
-        if rules[row] != rule or blocks[row] != block or row in odd:
-            return None
-    return rule, block
-
-
-def _run(
-    first: int,
-    last: int,
-    key: tuple[int, int],
-    step_fragment: array[int],
-    rows_end: int,
-    total: int,
-) -> Run:
-    rule, block = key
-    stop = step_fragment[last + 1] if last + 1 < total else rows_end
-    return Run(
-        first,
-        last,
-        RULE_NAMES[rule],
-        None if block == NONE else block,
-        stop - step_fragment[first],
-    )
 
 
 def _renaming_steps(blocks: Iterable[Block]) -> set[int]:

@@ -17,7 +17,8 @@ from webapp.settings import Settings
 from webapp.storage.team import Library, Listed
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import clean_line, filled_stats, owned
-from webapp.web.query import parse_int
+from webapp.web.links import Links
+from webapp.web.query import DEFAULTS, parse_int
 
 PER_PAGE = 20
 MAX_SEARCH = 200
@@ -82,6 +83,10 @@ class Shelf:
         }
 
 
+def _page(stream_id: str) -> str:
+    return Links(stream_id, DEFAULTS).base
+
+
 def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
     """The library page the request asks for (`q`: search in titles, `page`: from 1)."""
     query = request.query_params
@@ -92,7 +97,11 @@ def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
         search=search, ids=ids, limit=PER_PAGE, offset=(page - 1) * PER_PAGE
     )
     rows = tuple(
-        Row(listed, listed.stats or filled_stats(service, listed.id), f"/s/{listed.id}")
+        Row(
+            listed,
+            listed.stats or filled_stats(service, listed.id),
+            Links(listed.id, DEFAULTS).base,
+        )
         for listed in found.rows
     )
     if settings.list_streams:

@@ -13,43 +13,29 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 
-from webapp.core.options import Options
-from webapp.core.rules import POLICIES
-from webapp.core.words import count
 from webapp.storage.jobs import Job
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.ingest import BadInput
-from webapp.web.backend.minimise import (
-    DIFFERS,
-    Busy,
-    Choice,
-    Control,
-    Group,
-    JobView,
-    Minimiser,
-    check,
-    job_json,
-    minimiser,
-    policies_differ,
-)
-from webapp.web.backend.service import TraceView
+from webapp.web.backend.minimise import BUILT_IN, Busy, Minimiser, check, job_json, minimiser
 from webapp.web.backend.team import Invalid, hand_over, new_token, owned, remember, token_hash
+from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
-from webapp.web.query import Links
+from webapp.web.links import Links, job_api
+from webapp.web.query import MAX_HAR_ENTRY, parse_har_entry, parse_options
 from webapp.web.routes.api import Problem, json_response
 from webapp.web.routes.errors import error_response
 from webapp.web.routes.team_api import _body, _problem
 from webapp.web.routes.triage import _form
 from webapp.web.templating import render
+from webapp.web.text import stream_title
+from webapp.web.views import minimise as minimise_views
+from webapp.web.views.minimise import JobView, Section
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", tags=["minimise"])
 """Documented in /openapi.json, so the schema fuzz reaches it too."""
 NO_JOB = "no minimise job has this id (or its stream was deleted)"
 _JOB_GONE: dict[int | str, dict[str, Any]] = {404: {"model": Problem, "description": NO_JOB}}
-DIFFERS_CHECK_STEPS = 20_000
-"""Up to this many steps the page compares the policies to offer "the policies differ"; a
-larger stream offers it unchecked (starting checks it, from the same cached comparison)."""
 RETRY_AFTER = "10"
 
 
@@ -60,49 +46,11 @@ def _minimiser(request: Request) -> Minimiser:
     )
 
 
-def control(request: Request, view: TraceView, links: Links) -> Control | None:
-    """The stream page's Minimise form: the anomalies under each policy (the page's first),
-    and the policies' difference when there is one (None on a built-in example)."""
-    if links.example:
-        return None
-    stream_id = view.source.info.id
-    service = service_of(request)
-    large = len(view.trace.steps) > DIFFERS_CHECK_STEPS
-    first = view.options.policy
-    groups = []
-    unseen = False
-    for policy in [first] if large else [first, *(p for p in POLICIES if p != first)]:
-        # A job runs on the client path with the default choice: this page's own view when it
-        # is that one; else the view of those options, made here only for a small stream (a
-        # large one is taken only if cached, so a page never assembles a second large trace).
-        wanted = Options(policy=policy)
-        if view.options.canonical() == wanted and view.source.har_entry is None:
-            seen: TraceView | None = view
-        elif large:
-            seen = service.cached_view(stream_id, wanted)
-        else:
-            seen = service.view(stream_id, wanted)
-        if seen is None:
-            unseen = True
-            continue
-        choices = tuple(
-            Choice(f"{policy} anomaly:{group.code}", f"{group.code} ({group.severity}, "
-                   f"{count(len(group.items), 'time')})")
-            for group in seen.anomaly_groups
-        )  # fmt: skip
-        if choices:
-            groups.append(Group(f"an anomaly under {policy}", choices))
-    if large or policies_differ(service, stream_id):
-        differs = Choice(f"{first} {DIFFERS}", "exact-key and adr-0019 differ")
-        groups.append(Group("the policies' difference", (differs,)))
-    running = _minimiser(request).jobs.running_for(stream_id)
-    return Control(
-        action=f"/s/{stream_id}/minimise",
-        groups=tuple(groups),
-        budget=settings_of(request).minimise_seconds,
-        job=JobView(running) if running is not None else None,
-        listed_at=Links(stream_id, Options(policy=first)).step(0) if unseen else "",
-    )
+def section(request: Request, view: TraceView, links: Links) -> Section | None:
+    """The stream page's Minimise section: no choices yet (they load with the form), so the
+    page assembles nothing for it; the job running for the stream, if any."""
+    running = _minimiser(request).jobs.running_for(view.source.info.id)
+    return minimise_views.section(links, running)
 
 
 def _chosen(form: FormData) -> tuple[object, object]:
@@ -132,7 +80,7 @@ def _fragment(request: Request, job: Job | None, error: str = "", status: int = 
 
 def _page(request: Request, job: Job) -> Response:
     info = service_of(request).info(job.stream_id)
-    context = {"job": JobView(job), "error": "", "title": info.title or "Untitled stream"}
+    context = {"job": JobView(job), "error": "", "title": stream_title(info)}
     return render(templates_of(request), request, "minimise_job.html", context)
 
 
@@ -141,6 +89,27 @@ def _no_job_page(request: Request) -> Response:
 
 
 # The page.
+
+
+@router.get("/s/{stream_id}/minimise")
+def form(request: Request, stream_id: str) -> Response:
+    """The Minimise form with its choices for the page of the view the query names: the
+    partial the page's section loads when opened (htmx), or a page of its own."""
+    query = request.query_params
+    har_entry = parse_har_entry(query.get("har_entry"))
+    service = service_of(request)
+    view = service.view(stream_id, parse_options(query), har_entry)
+    links = Links(stream_id, view.options, har_entry)
+    if links.example:
+        return error_response(request, 422, BUILT_IN)
+    running = _minimiser(request).jobs.running_for(stream_id)
+    budget = settings_of(request).minimise_seconds
+    control = minimise_views.control(service, view, links, budget, running)
+    context: dict[str, Any] = {"minimise": control}
+    if wants_partial(request):
+        return render(templates_of(request), request, "_minimise_form.html", context)
+    context.update(title=stream_title(view.source.info), back_url=links.step(0))
+    return render(templates_of(request), request, "minimise.html", context)
 
 
 @router.post("/s/{stream_id}/minimise")
@@ -152,7 +121,8 @@ async def start_from_page(request: Request, stream_id: str) -> Response:
     try:
         form = await _form(request)
         until, policy = _chosen(form)
-        checked = await run_in_threadpool(check, service, stream_id, until, policy)
+        har_entry = parse_har_entry(request.query_params.get("har_entry"))  # the entry on screen
+        checked = await run_in_threadpool(check, service, stream_id, until, policy, har_entry)
         token = new_token()
         job, new = await run_in_threadpool(
             _minimiser(request).start_owned, checked, token_hash(token)
@@ -225,15 +195,28 @@ async def cancel_from_page(request: Request, stream_id: str, job_id: str) -> Res
 # The API.
 
 
+def _entry_of(value: object) -> int | None:
+    """A body's `har_entry`: absent or null, or a whole number from 1 (Invalid otherwise)."""
+    if value is None:
+        return None
+    if type(value) is not int or not 1 <= value <= MAX_HAR_ENTRY:
+        raise Invalid(f"har_entry must be a whole number from 1 to {MAX_HAR_ENTRY}, or null "
+                      f"(entries count from 1), not {str(value)[:40]!r}")  # fmt: skip
+    return value
+
+
 @api_router.post(
     "/streams/{stream_id}/minimise",
     status_code=202,
     summary="Minimise a stream",
-    description='`{"until": "anomaly:CODE" | "differs" | "rule:RULE", "policy": "adr-0019"}`: '
-    "a background job shrinks the stream to fewer records that keep the property, within the "
-    "server's time budget, and stores the result as a new stream. 202 with the job and a "
-    "`Location` to poll; a job already running for this stream, property and policy is "
-    "answered instead (without a `delete_token`, which goes to whoever started it).",
+    description='`{"until": "fingerprint" | "anomaly:CODE" | "differs" | "rule:RULE", '
+    '"policy": "adr-0019", "har_entry": null}`: a background job shrinks the stream (a HAR '
+    "file's entry `har_entry`, the first event stream when null) to fewer records that keep "
+    "the property, within the server's time budget, and stores the result as a new stream. "
+    "`fingerprint` keeps the bug itself: the quirk codes, the anomalies with their blocks' "
+    "names under the policy, and both policies' grades. 202 with the job and a `Location` to "
+    "poll; a job already running for this stream, entry, property and policy is answered "
+    "instead (without a `delete_token`, which goes to whoever started it).",
     responses={
         404: {"model": Problem, "description": "No stream has this id."},
         400: {"model": Problem, "description": "The body is not a JSON object."},
@@ -243,21 +226,26 @@ async def cancel_from_page(request: Request, stream_id: str, job_id: str) -> Res
     },
     openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
         "schema": {"type": "object", "required": ["until"], "properties": {
-            "until": {"type": "string", "examples": ["anomaly:phantom-call", "differs"]},
+            "until": {"type": "string",
+                      "examples": ["fingerprint", "anomaly:phantom-call", "differs"]},
             "policy": {"type": "string", "enum": ["adr-0019", "exact-key"]},
+            "har_entry": {"type": ["integer", "null"], "minimum": 1},
         }},
     }}}},
 )  # fmt: skip
 async def start_from_api(request: Request, stream_id: str) -> Response:
-    """`{"until": "anomaly:CODE" | "differs" | "rule:RULE", "policy": "adr-0019"}` -> 202 with
-    the job (the same job when one is already running for this stream, property and policy)."""
+    """`{"until": "fingerprint" | "anomaly:CODE" | "differs" | "rule:RULE", "policy":
+    "adr-0019", "har_entry": N}` -> 202 with the job (the same job when one is already running
+    for this stream, entry, property and policy)."""
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
     try:
         body: dict[str, Any] = await _body(request)
+        har_entry = _entry_of(body.get("har_entry"))
         checked = await run_in_threadpool(
-            check, service, stream_id, body.get("until"), body.get("policy", "adr-0019")
-        )
+            check, service, stream_id, body.get("until"), body.get("policy", "adr-0019"),
+            har_entry,
+        )  # fmt: skip
         token = new_token()
         job, new = await run_in_threadpool(
             _minimiser(request).start_owned, checked, token_hash(token)
@@ -272,7 +260,7 @@ async def start_from_api(request: Request, stream_id: str) -> Response:
     if new:  # the token that will delete the result (a job already running has its own)
         answer["delete_token"] = token
     response = json_response(answer, 202)
-    response.headers["Location"] = f"/api/jobs/{job.id}"
+    response.headers["Location"] = job_api(job.id)
     return response
 
 

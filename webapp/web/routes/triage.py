@@ -11,7 +11,6 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -21,38 +20,48 @@ from starlette.datastructures import FormData
 from webapp.core.assembler import assemble
 from webapp.core.jsoncheck import dumps
 from webapp.core.readers import read
-from webapp.core.readers.writer import to_sse
 from webapp.core.records import ReaderError, Record
 from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES, Policy
 from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
-from webapp.triage.report import Note, render, verdict
+from webapp.triage.report import Note, cell, render, verdict
+from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.backend.capture import fixture_cassette, record_timing
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
-from webapp.web.backend.service import TraceView, Unreadable
+from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
-    clean_title,
+    check_move,
     forget,
     last_step,
+    new_title,
+    note_bounds,
     note_input,
     note_of,
     note_url,
     notes_of,
     owned,
+    room_on,
+    store_note,
     token_matches,
 )
+from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
-from webapp.web.query import Links, parse_har_entry, parse_int, parse_options
+from webapp.web.links import Links
+from webapp.web.query import DEFAULTS, parse_har_entry, parse_int, parse_options
 from webapp.web.routes.clients import jobs
 from webapp.web.routes.library import shelf
 from webapp.web.templating import render as render_page
+from webapp.web.text import as_sse
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
+NOTES_LISTED = 100
+"""The most notes the stream page lists (by step); the report lists every one."""
 
 
 def _error(request: Request, status: int, heading: str, message: str) -> Response:
@@ -88,7 +97,7 @@ class Header:
     @property
     def parent_url(self) -> str:
         """The page of the stream this one was minimised from."""
-        return f"/s/{self.parent}"
+        return Links(self.parent, DEFAULTS).base
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +110,12 @@ class ShownNote:
     @property
     def edit_url(self) -> str:
         """Where the edit form posts."""
-        return f"/s/{self.note.stream_id}/notes/{self.note.id}"
+        return Links(self.note.stream_id, DEFAULTS).note(self.note.id)
 
     @property
     def delete_url(self) -> str:
         """Where the delete button posts."""
-        return f"{self.edit_url}/delete"
+        return Links(self.note.stream_id, DEFAULTS).note_deletion(self.note.id)
 
 
 def _shown(stream_id: str, notes: list[StoredNote]) -> tuple[ShownNote, ...]:
@@ -130,22 +139,25 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
     )
     return {
         "header": header,
-        "all_notes": _shown(info.id, notes),
+        "all_notes": _shown(info.id, notes[:NOTES_LISTED]),
+        "notes_total": len(notes),
         "noted": frozenset(note.step for note in notes),
         "unfurl": verdict(view.trace),
-        "team_links": _team_links(info.id, links),
+        "team_links": _team_links(links),
     }
 
 
 def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The notes on this step, the add-note form and the step's shareable link."""
     stream_id = view.source.info.id
-    notes = [note for note in Notes(service_of(request).storage).of(stream_id) if note.step == step]
+    service = service_of(request)
+    notes = [note for note in Notes(service.storage).of(stream_id) if note.step == step]
     return {
         "step_notes": _shown(stream_id, notes),
         "step_link": links.step(step),
-        "add_note_url": f"/s/{stream_id}/notes",
+        "add_note_url": links.notes,
         "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
+        "note_room": room_on(service, stream_id, step, note_bounds(settings_of(request))),
     }
 
 
@@ -154,16 +166,13 @@ def noted_steps(request: Request, stream_id: str) -> frozenset[int]:
     return frozenset(note.step for note in Notes(service_of(request).storage).of(stream_id))
 
 
-def _team_links(stream_id: str, links: Links) -> dict[str, str]:
-    query: dict[str, str] = {"policy": links.options.policy}
-    if links.har_entry is not None:
-        query["har_entry"] = str(links.har_entry)
+def _team_links(links: Links) -> dict[str, str]:
     return {
-        "report": f"/s/{stream_id}/report.md?{urlencode(query)}",
-        "fixture": f"/s/{stream_id}/fixture.zip?{urlencode(query)}",
-        "delete": f"/s/{stream_id}/delete",
-        "title": f"/s/{stream_id}/title",
-        "notes": f"/s/{stream_id}/notes",
+        "report": links.report,
+        "fixture": links.fixture,
+        "delete": links.deletion,
+        "title": links.title,
+        "notes": links.notes,
     }
 
 
@@ -177,16 +186,17 @@ async def rename(request: Request, stream_id: str) -> Response:
     info = await run_in_threadpool(service.info, stream_id)
     try:
         form = await _form(request)
-        title = clean_title(form_text(form, "title"))
+        title = new_title(form_text(form, "title"))
     except Invalid as error:
         return _error(request, 422, "That title cannot be stored", str(error))
     step = parse_int(form_text(form, "step"), "step", 0)
+    links = Links(stream_id, DEFAULTS)
     await run_in_threadpool(service.storage.rename, stream_id, title)
     if wants_partial(request):
         header = Header(stream_id, title, "", step, False, info.parent)
-        context = {"header": header, "team_links": {"title": f"/s/{stream_id}/title"}}
+        context = {"header": header, "team_links": {"title": links.title}}
         return render_page(templates_of(request), request, "_title.html", context)
-    return RedirectResponse(f"/s/{stream_id}?step={step}", status_code=303)
+    return RedirectResponse(links.plain_step(step), status_code=303)
 
 
 # Delete.
@@ -199,8 +209,8 @@ def confirm_delete(request: Request, stream_id: str) -> Response:
     context = {
         "info": info,
         "can_delete": stream_id in owned(request),
-        "delete_url": f"/s/{stream_id}/delete",
-        "back_url": f"/s/{stream_id}",
+        "delete_url": Links(stream_id, DEFAULTS).deletion,
+        "back_url": Links(stream_id, DEFAULTS).base,
     }
     return render_page(templates_of(request), request, "delete.html", context)
 
@@ -237,14 +247,14 @@ async def add_note(request: Request, stream_id: str) -> Response:
     """Leave a note on a step; then its own link."""
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
+    bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last)
+        note = await run_in_threadpool(store_note, service, stream_id, given, bounds)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
-    notes = Notes(service.storage)
-    note = await run_in_threadpool(notes.add, stream_id, given.step, given.text, given.author)
     return RedirectResponse(note_url(stream_id, note), status_code=303)
 
 
@@ -253,10 +263,12 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Change a note's text (or author); then its link."""
     service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
+    bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last, note)
+        await run_in_threadpool(check_move, service, stream_id, note, given, bounds)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
     await run_in_threadpool(
@@ -271,7 +283,7 @@ def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
     service = service_of(request)
     note = note_of(service, stream_id, note_id)
     Notes(service.storage).remove(stream_id, note.id)
-    return RedirectResponse(f"/s/{stream_id}?step={note.step}", status_code=303)
+    return RedirectResponse(Links(stream_id, DEFAULTS).plain_step(note.step), status_code=303)
 
 
 # Report and fixture.
@@ -294,15 +306,21 @@ def report(request: Request, stream_id: str) -> Response:
     view, other = _views(request, stream_id)
     notes = [Note(n.step, n.author, n.text) for n in notes_of(service_of(request), stream_id)]
     base = settings_of(request).public_url
-    reading = service_of(request).reading(stream_id, view.source.har_entry)  # every record
+    har_entry = view.source.har_entry
+    reading = service_of(request).reading(stream_id, har_entry)  # every record
+    # The clients' verdict on this entry when its clients page computed it (as `streamviz
+    # report --clients`), else this build's two policies graded (as `streamviz report`).
+    judged = jobs(request).get(stream_id, har_entry) or policies_verdict(
+        reading.result.records, contract=view.trace.contract, model=reading.result.model
+    )
     text = render(
         reading.result,
         view.trace,
         other.trace,
         title=view.source.info.title or "Untitled stream",
         notes=notes,
-        links=ReportLinks(base, stream_id) if base else None,
-        clients=jobs(request).get(stream_id),  # the matrix, when /s/{id}/clients computed it
+        links=ReportLinks(base, stream_id, har_entry) if base else None,
+        judged=judged,
     )
     return Response(
         text.encode("utf-8", "backslashreplace"),
@@ -312,20 +330,28 @@ def report(request: Request, stream_id: str) -> Response:
 
 
 FIXTURE_README = (
-    "Regression fixture from streamviz stream {title!r} ({where}), redacted. Replay: "
+    "Regression fixture from streamviz stream “{title}” ({where}), redacted. Replay: "
     "`streamviz check stream.sse --expect expected.adr-0019.json` and "
     "`streamviz check stream.sse --policy exact-key --expect expected.exact-key.json` "
-    "(exit 0: unchanged, 1: the trace changed).\n"
+    "(exit 0: unchanged, 1: the trace changed).\n\n"
+    "cassette.yaml is the same stream as a vcrpy / pytest-recording cassette (one POST to "
+    "https://api.openai.com/v1/chat/completions answering it as an event stream), for a test "
+    "suite to replay with its own client: `vcr.use_cassette('cassette.yaml', "
+    "record_mode='none', match_on=['method', 'path'])`, or pytest-recording's "
+    "`@pytest.mark.vcr('cassette.yaml')`.\n"
 )
 
 
-def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> bytes:
-    """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies, README.md;
-    `records` are the stream's, read on demand (a trace view keeps none)."""
-    text = to_sse(records)
-    if not records or records[-1].kind != "done":
-        text += "data: [DONE]\n\n"
-    text, _ = scrub(text)
+def fixture_bundle(
+    view: TraceView,
+    records: Sequence[Record],
+    where: str,
+    arrivals: Sequence[float | None] | None = None,
+) -> bytes:
+    """A zip of stream.sse (secrets masked), expected.POLICY.json for both policies,
+    cassette.yaml (the stream as a vcrpy cassette, with `arrivals` per record when known),
+    README.md; `records` are the stream's, read on demand (a trace view keeps none)."""
+    text, _ = scrub(as_sse(records))
     try:
         replay = read(text, "sse")
     except ReaderError as error:
@@ -336,8 +362,11 @@ def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> by
         for name in POLICIES:
             trace = assemble(replay.records, replace(view.options.canonical(), policy=name))
             bundle.writestr(f"expected.{name}.json", dumps(trace.to_json(), indent=True) + b"\n")
+        cassette = fixture_cassette(text, replay, view.source.found.model, arrivals)
+        bundle.writestr("cassette.yaml", cassette.encode("utf-8", "backslashreplace"))
         title = view.source.info.title or "Untitled stream"
-        bundle.writestr("README.md", FIXTURE_README.format(title=title, where=where))
+        readme = FIXTURE_README.format(title=cell(title), where=where)  # inert Markdown
+        bundle.writestr("README.md", readme.encode("utf-8", "backslashreplace"))
     return buffer.getvalue()
 
 
@@ -345,9 +374,10 @@ def fixture_bundle(view: TraceView, records: Sequence[Record], where: str) -> by
 def fixture(request: Request, stream_id: str) -> Response:
     """The regression fixture bundle to download."""
     view, _ = _views(request, stream_id)
-    base = settings_of(request).public_url.rstrip("/")
     reading = service_of(request).reading(stream_id, view.source.har_entry)
-    bundle = fixture_bundle(view, reading.result.records, f"{base}/s/{stream_id}")
+    where = Links(stream_id, DEFAULTS).at(settings_of(request).public_url)
+    arrivals = record_timing(service_of(request), stream_id, view.source.har_entry)
+    bundle = fixture_bundle(view, reading.result.records, where, arrivals)
     return Response(
         bundle,
         media_type="application/zip",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webapp.web.backend.service import TraceView
-from webapp.web.query import Links
+from webapp.web.backend.traceview import TraceView
+from webapp.web.links import Links
 
 
 @dataclass(frozen=True, slots=True)

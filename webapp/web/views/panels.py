@@ -13,9 +13,9 @@ from webapp.core.jsvalue import is_number, truthy
 from webapp.core.rules import RULES
 from webapp.core.trace import Anomaly, Block, BlockState, Event, Fragment
 from webapp.web.backend.arguments import LONG, LongText, partial_head
-from webapp.web.backend.service import TraceView
+from webapp.web.backend.traceview import TraceView
 from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json
-from webapp.web.views.timeline import block_label, is_phantom
+from webapp.web.views.timeline import block_label
 
 _MEANINGS = {rule.name: rule.meaning for rule in RULES}
 CHUNK_LIMIT = 20_000
@@ -176,7 +176,7 @@ def _fragment(view: TraceView, fragment: Fragment, step: int) -> FragmentDetail:
         meaning=_MEANINGS.get(fragment.rule, ""),
         reason=fragment.reason,
         block=block_label(view.trace, fragment.block, step),
-        phantom=is_phantom(view.trace, fragment.block),
+        phantom=view.trace.is_phantom_block(fragment.block),
         keys=keys,
         late=fragment.late,
         oddities=fragment.oddities,
@@ -279,6 +279,21 @@ def state(view: TraceView, step: int) -> State:
         hidden=opened - len(numbers),
         total=opened,
     )
+
+
+def touched(view: TraceView, step: int) -> tuple[BlockCard, ...]:
+    """The cards of the blocks `step` appended to, as of it (the export's state of a step:
+    the state panel's cards of the blocks that changed, without the others)."""
+    trace = view.trace
+    numbers = sorted({f.block for f in trace.steps[step].fragments if f.block is not None})
+    cards = []
+    for number in numbers:
+        block = trace.blocks[number]
+        card = _block_card(view, block, step, set(numbers))
+        if card is not None:
+            final = step >= view.last
+            cards.append(_with_delivery(card, block, step, final, view.long_text(block)))
+    return tuple(cards)
 
 
 @dataclass(frozen=True, slots=True)

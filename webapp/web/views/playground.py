@@ -3,8 +3,12 @@
 A state is a list of chunks; a chunk is its fragments plus an optional `finish_reason`; a
 fragment maps each key it carries (`index`, `id`, `name`, `arguments`) to a value, and a key
 it lacks is absent from the stream. The state travels as compact JSON, zlib-compressed and
-base64url-encoded (`encode`/`decode`), so a link holds a prepared variant. `to_sse` writes it
-as a chat-completions stream, the one the policies run on.
+base64url-encoded (`encode`/`decode`), so a link holds a prepared variant. `to_records` makes it
+a chat-completions stream's chunks, the one the policies run on.
+Everything here comes from a user (a form, a link), so everything is bounded and checked:
+places are ASCII digits (`c¹` is no chunk), a link unpacks to at most `MAX_JSON` bytes, a value
+nests at most `MAX_DEPTH` deep, and a lone surrogate (valid in JSON) travels in the link as
+its WTF-8 bytes; anything else is `BadPlay`, a 400 in words.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ MAX_FRAGMENTS = 8
 MAX_TOKEN = 50_000
 MAX_JSON = 1_000_000
 MAX_TEXT = 20_000
+MAX_DEPTH = 32
+"""How deep a fragment's value may nest (an index of 20,000 `[` is refused, not a 500)."""
+_MOST_DIGITS = 9
+"""Digits read of a place (`c12`); more name a place beyond every bound anyway."""
 
 
 class BadPlay(ValueError):
@@ -53,6 +61,42 @@ class Chunk:
 
     fragments: tuple[Fragment, ...] = ()
     finish: str | None = None
+
+
+def _place(text: str) -> int | None:
+    """A chunk's or fragment's place written in ASCII digits, or None (`¹` is a digit to
+    `str.isdigit`, not to `int`); a very long number is a place beyond every bound."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    return int(text) if len(text) <= _MOST_DIGITS else 10**_MOST_DIGITS
+
+
+def _nesting(value: Any) -> int:
+    """How deep lists and objects nest in a JSON value (0 for a scalar), counted without
+    recursion; stops counting past MAX_DEPTH."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_DEPTH:
+                break
+            stack.extend(
+                (child, depth) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+_TOO_DEEP = object()
+"""Stands for a value too deep for the parser itself."""
+
+
+def _shallow(value: Any, what: str) -> Any:
+    if value is _TOO_DEEP or _nesting(value) > MAX_DEPTH:
+        raise BadPlay(f"{what} may nest at most {MAX_DEPTH} levels of brackets in the playground")
+    return value
 
 
 def _check(chunks: list[Chunk]) -> tuple[Chunk, ...]:
@@ -87,7 +131,9 @@ def from_json(value: Any) -> tuple[Chunk, ...]:
         for keys in item.get("f", []):
             if not isinstance(keys, dict) or not set(keys) <= set(KEYS):
                 raise BadPlay(f"a fragment may carry only {', '.join(KEYS)}")
-            fragments.append(Fragment(dict(keys)))
+            fragments.append(
+                Fragment({k: _shallow(v, f"a fragment's {k}") for k, v in keys.items()})
+            )
         finish = item.get("finish")
         if finish is not None and not isinstance(finish, str):
             raise BadPlay("finish must be a string")
@@ -98,7 +144,7 @@ def from_json(value: Any) -> tuple[Chunk, ...]:
 def encode(chunks: Iterable[Chunk]) -> str:
     """The state as a URL-safe token (zlib + base64url of compact JSON, no padding)."""
     text = json.dumps(to_json(chunks), separators=(",", ":"), ensure_ascii=False)
-    packed = zlib.compress(text.encode("utf-8"), 9)
+    packed = zlib.compress(text.encode("utf-8", "surrogatepass"), 9)
     return base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
 
 
@@ -112,7 +158,9 @@ def decode(token: str) -> tuple[Chunk, ...]:
         text = unpacker.decompress(packed, MAX_JSON)
         if unpacker.unconsumed_tail:
             raise BadPlay("that playground link holds too much")
-        value = json.loads(text.decode("utf-8"))
+        value = json.loads(text.decode("utf-8", "surrogatepass"))
+    except RecursionError:
+        raise BadPlay(f"that playground link nests deeper than {MAX_DEPTH} levels") from None
     except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError) as error:
         if isinstance(error, BadPlay):
             raise
@@ -126,9 +174,12 @@ def _value(key: str, text: str) -> Any:
         raise BadPlay(f"a value is longer than {MAX_TEXT:,} characters")
     if key == "index":
         try:
-            return json.loads(text)
+            value = json.loads(text)
         except ValueError:
             return text
+        except RecursionError:
+            value = _TOO_DEEP
+        return _shallow(value, "an index")
     return text
 
 
@@ -137,15 +188,16 @@ def from_form(form: Mapping[str, str]) -> tuple[Chunk, ...]:
     shape: dict[int, set[int]] = {}
     for name in form:
         parts = name.split(".")
-        if len(parts) >= 2 and parts[0][1:].isdigit() and parts[0][:1] == "c":
-            chunk = int(parts[0][1:])
+        chunk = _place(parts[0][1:]) if parts[0][:1] == "c" else None
+        if len(parts) >= 2 and chunk is not None:
             if chunk >= MAX_CHUNKS:
                 raise BadPlay(f"the playground holds at most {MAX_CHUNKS} chunks")
             frags = shape.setdefault(chunk, set())
-            if parts[1][:1] == "f" and parts[1][1:].isdigit():
-                if int(parts[1][1:]) >= MAX_FRAGMENTS:
+            frag = _place(parts[1][1:]) if parts[1][:1] == "f" else None
+            if frag is not None:
+                if frag >= MAX_FRAGMENTS:
                     raise BadPlay(f"a chunk holds at most {MAX_FRAGMENTS} fragments here")
-                frags.add(int(parts[1][1:]))
+                frags.add(frag)
     chunks: list[Chunk] = []
     for c in sorted(shape):
         fragments = []
@@ -166,9 +218,9 @@ def edited(chunks: tuple[Chunk, ...], op: str) -> tuple[Chunk, ...]:
     `unfrag:I.J` (I a chunk's place, J a fragment's); anything else changes nothing."""
     verb, _, where = op.partition(":")
     at, _, sub = where.partition(".")
-    if not at.isdigit():
+    i, j = _place(at), _place(sub)
+    if i is None:
         return chunks
-    i = int(at)
     items = list(chunks)
     if verb == "add":
         items.insert(min(i + 1, len(items)), Chunk((Fragment({"arguments": ""}),)))
@@ -181,9 +233,9 @@ def edited(chunks: tuple[Chunk, ...], op: str) -> tuple[Chunk, ...]:
     elif verb == "frag" and i < len(items):
         chunk = items[i]
         items[i] = Chunk((*chunk.fragments, Fragment({"arguments": ""})), chunk.finish)
-    elif verb == "unfrag" and i < len(items) and sub.isdigit():
+    elif verb == "unfrag" and i < len(items) and j is not None:
         chunk = items[i]
-        kept = tuple(frag for n, frag in enumerate(chunk.fragments) if n != int(sub))
+        kept = tuple(frag for n, frag in enumerate(chunk.fragments) if n != j)
         items[i] = Chunk(kept, chunk.finish)
     return _check(items)
 
@@ -202,18 +254,17 @@ def _fragment_json(fragment: Fragment) -> dict[str, Any]:
     return out
 
 
-def to_sse(chunks: Iterable[Chunk]) -> str:
-    """The state as a chat-completions SSE stream, ending with `[DONE]`."""
-    lines = []
+def to_records(chunks: Iterable[Chunk]) -> tuple[Record, ...]:
+    """The state as a chat-completions stream's chunks (`webapp.web.text.as_sse` writes them)."""
+    records = []
     for chunk in chunks:
         delta: dict[str, Any] = {}
         if chunk.fragments:
             delta["tool_calls"] = [_fragment_json(fragment) for fragment in chunk.fragments]
         choice = {"index": 0, "delta": delta, "finish_reason": chunk.finish}
         body = {"id": "play", "object": "chat.completion.chunk", "choices": [choice]}
-        lines.append("data: " + json.dumps(body, ensure_ascii=False, separators=(",", ":")))
-    lines.append("data: [DONE]")
-    return "\n\n".join(lines) + "\n"
+        records.append(Record("chunk", None, body))
+    return tuple(records)
 
 
 def from_records(records: Iterable[Record], choice: int = 0) -> tuple[Chunk, ...] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from webapp.examples import EXAMPLES, TOUR, Example
-from webapp.web.query import Links
+from webapp.web.links import Links
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,8 @@ class Stop:
     line: str
     url: str
     opens: str
+    store_url: str
+    """Where "store a copy" posts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +50,17 @@ class StoryView:
     timeline_url: str
     compare_url: str
     told: tuple[Told, ...]
+    store_url: str
+    """Where "store a copy" posts."""
 
 
 def stop(key: str) -> Stop:
     """The tour stop of the example `key` (its stable URL opens where its story says)."""
     example = EXAMPLES[key]
     story = example.story
-    url = Links.for_example(key, example.options).opening(story.opens == "compare")
-    return Stop(key, example.title, story.line, url, story.opens)
+    links = Links.for_example(key, example.options)
+    url = links.opening(story.opens == "compare")
+    return Stop(key, example.title, story.line, url, story.opens, links.base)
 
 
 def tour() -> tuple[Stop, ...]:
@@ -92,6 +97,7 @@ def story_of(links: Links, here: str) -> StoryView | None:
         timeline_url=links.step(story.start_step),
         compare_url=links.compare(step=story.start_step),
         told=tuple(Told(step, text, url(step)) for step, text in sorted(story.steps.items())),
+        store_url=links.page.base,
     )
 
 

@@ -15,8 +15,8 @@ from webapp.core.rules import RULES
 from webapp.core.trace import Step, Trace, value_as_of
 from webapp.storage import StreamInfo
 from webapp.web.backend.runs import Run
-from webapp.web.backend.service import TraceView
-from webapp.web.query import Links
+from webapp.web.backend.traceview import TraceView
+from webapp.web.links import Links
 from webapp.web.text import clipped_head, literal, stream_title, tally
 
 
@@ -34,13 +34,6 @@ def block_label(trace: Trace, number: int | None, step: int | None = None) -> st
     if truthy(name):
         return f"#{number} {name}"
     return f"#{number} (no name yet)" if truthy(block.name) else f"#{number} (no name)"
-
-
-def is_phantom(trace: Trace, number: int | None) -> bool:
-    """A tool-call block whose name is still empty at the end."""
-    if number is None or not 0 <= number < len(trace.blocks):
-        return False
-    return trace.blocks[number].is_phantom
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +201,8 @@ class TimelineRow:
     error: str | None
     in_run: bool = False
     """The step belongs to a run that is shown expanded (the selected step is in it)."""
+    quirks: tuple[str, ...] = ()
+    """The provider's quirks that show at this step (`webapp.web.views.quirks`)."""
     is_run: ClassVar[bool] = False
 
 
@@ -225,6 +220,8 @@ class RunRow:
     """The page at the first step after the run."""
     expanded: bool
     phantom: bool
+    quirk_steps: int = 0
+    """How many of the run's steps show a provider quirk."""
     is_run: ClassVar[bool] = True
 
 
@@ -318,7 +315,7 @@ def badges(trace: Trace, step: Step, *, appended: bool = True) -> tuple[Badge, .
         Badge(
             rule=fragment.rule,
             label=block_label(trace, fragment.block, step.step),
-            phantom=is_phantom(trace, fragment.block),
+            phantom=trace.is_phantom_block(fragment.block),
             late=fragment.late,
             appended=words.quote(fragment.appended, APPENDED_LIMIT)
             if appended and fragment.appended
@@ -341,7 +338,8 @@ def _run_row(view: TraceView, links: Links, run: Run, *, expanded: bool) -> RunR
         url=links.step(run.first),
         after_url=links.step(run.last + 1) if run.last < view.last else None,
         expanded=expanded,
-        phantom=is_phantom(view.trace, run.block),
+        phantom=view.trace.is_phantom_block(run.block),
+        quirk_steps=view.quirks.count_within(run.first, run.last),
     )
 
 
@@ -362,6 +360,7 @@ def _timeline_row(
         anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
         error=clipped_head(step.error, 120).head if step.error else None,
         in_run=in_run,
+        quirks=view.quirks.at(step.step),
     )
 
 

@@ -16,12 +16,13 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from webapp.examples import record
+from webapp.examples import decision
+from webapp.web.links import example_page
 
 
 @dataclass(frozen=True, slots=True)
 class Term:
-    """A phrase of the record and where it is shown."""
+    """A phrase of the decision record and where it is shown."""
 
     phrase: str
     url: str
@@ -30,16 +31,30 @@ class Term:
 
 TERMS: tuple[Term, ...] = (
     Term("assembled by exact key", "/rules#exact-index", "The exact-index and exact-id rules"),
-    Term("continuation chunks", "/examples/continuation", "Example: continuation chunks"),
-    Term("a phantom call", "/examples/continuation/compare", "Phantom calls under exact-key"),
+    Term("continuation chunks", example_page("continuation"), "Example: continuation chunks"),
+    Term(
+        "a phantom call",
+        example_page("continuation", on_compare=True),
+        "Phantom calls under exact-key",
+    ),
     Term("server-tools pending-candidate path", "/rules#server-tools", "The server-tools path"),
     Term("most recently opened tool-call block", "/rules#continuation", "The continuation rule"),
-    Term("not-yet-folded pending candidate", "/examples/server-late", "Example: a late fragment"),
+    Term(
+        "not-yet-folded pending candidate", example_page("server-late"), "Example: a late fragment"
+    ),
     Term("is dropped", "/rules#drop", "The drop rule"),
-    Term("Exact-key matching stays primary", "/examples/same-index", "Example: index 0 twice"),
-    Term("whose name is backfilled", "/examples/backfill", "Example: a nameless header"),
-    Term("single real call", "/examples/continuation/compare", "Example: one call, not four"),
-    Term("silently dropped", "/examples/dropped/compare", "Example: a dropped continuation"),
+    Term("Exact-key matching stays primary", example_page("same-index"), "Example: index 0 twice"),
+    Term("whose name is backfilled", example_page("backfill"), "Example: a nameless header"),
+    Term(
+        "single real call",
+        example_page("continuation", on_compare=True),
+        "Example: one call, not four",
+    ),
+    Term(
+        "silently dropped",
+        example_page("dropped", on_compare=True),
+        "Example: a dropped continuation",
+    ),
 )
 """The linked phrases, in the order they first occur (a phrase is linked once)."""
 
@@ -83,8 +98,8 @@ def _text(content: str) -> Token:
 
 
 @cache
-def rendered_record() -> Markup:
-    """The record's HTML (safe: raw HTML in the Markdown is escaped, not passed through)."""
+def rendered_decision() -> Markup:
+    """The decision record's HTML (safe: raw HTML in the Markdown is escaped, never passed on)."""
     md = MarkdownIt("commonmark", {"html": False})
     md.core.ruler.push("link_terms", _link_terms)
-    return Markup(md.render(record()))  # markdown-it escapes the text itself
+    return Markup(md.render(decision()))  # markdown-it escapes the text itself

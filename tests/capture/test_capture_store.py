@@ -1,0 +1,68 @@
+"""Captures in the store, on SQLite and PostgreSQL: live parts, the end, deletion."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.storage import open_storage
+from webapp.storage.capture import LIVE, Captures, Facts, Part
+
+FACTS = Facts("default", "POST", "/v1/chat/completions", 200, "text/event-stream",
+              "gpt-4o", True, ("get_weather",), None, 12.5)  # fmt: skip
+
+
+def test_a_capture_grows_while_live_then_its_parts_become_its_bytes(db_url: str) -> None:
+    storage = open_storage(db_url)
+    captures = Captures(storage)
+    info = captures.start(FACTS, title="gpt-4o: get_weather", format="sse")
+    assert storage.raw(info.id) == b"" and storage.info(info.id) is not None
+    capture = captures.get(info.id)
+    assert capture is not None and capture.live and capture.state == LIVE
+    captures.append(info.id, 0, Part(b"data: 1\n\n", (9,), (20.0,)))
+    captures.append(info.id, 1, Part(b"data: 2\n\ndata: 3\n\n", (18, 27), (30.0, 31.0)))
+    assert storage.raw(info.id) == b"data: 1\n\ndata: 2\n\ndata: 3\n\n"
+    assert storage.raw_prefix(info.id, 12) == b"data: 1\n\ndat"
+    found = storage.info(info.id)
+    assert found is not None and found.size == 27
+    live = captures.arrivals(info.id)
+    assert live is not None and live.ends == (9, 18, 27) and live.headers_ms == 12.5
+    assert captures.live() == [info.id]
+    assert captures.finish(info.id, "cut by the client")
+    assert not captures.finish(info.id, "complete")  # once
+    assert storage.raw(info.id) == b"data: 1\n\ndata: 2\n\ndata: 3\n\n"
+    ended = captures.get(info.id)
+    assert ended is not None and not ended.live and ended.state == "cut by the client"
+    assert ended.facts.tools == ("get_weather",) and ended.facts.streamed is True
+    assert ended.pieces == 3 and ended.ended
+    done = captures.arrivals(info.id)
+    assert done is not None and done.ms == (20.0, 30.0, 31.0)
+    assert captures.live() == []
+    with pytest.raises(LookupError):
+        captures.append(info.id, 2, Part(b"x", (28,), (40.0,)))
+    storage.close()
+
+
+def test_a_deleted_live_capture_takes_no_more_parts(db_url: str) -> None:
+    storage = open_storage(db_url)
+    captures = Captures(storage)
+    info = captures.start(FACTS, title="t", format="sse")
+    assert storage.delete(info.id)
+    with pytest.raises(LookupError):
+        captures.append(info.id, 0, Part(b"x", (1,), (1.0,)))
+    assert not captures.finish(info.id, "complete")
+    assert storage.raw(info.id) is None and captures.get(info.id) is None
+    storage.close()
+
+
+def test_a_kept_request_is_served_only_when_kept(db_url: str) -> None:
+    storage = open_storage(db_url)
+    captures = Captures(storage)
+    kept = captures.start(
+        Facts("u", "POST", "/v1/chat/completions", 200, request=b'{"a": 1}'), title="t",
+        format="json",
+    )  # fmt: skip
+    plain = captures.start(FACTS, title="t", format="sse")
+    assert captures.request(kept.id) == b'{"a": 1}' and captures.request(plain.id) is None
+    capture = captures.get(kept.id)
+    assert capture is not None and capture.to_json()["request_kept"] is True
+    storage.close()

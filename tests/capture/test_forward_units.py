@@ -1,0 +1,196 @@
+"""The proxy's parts alone: batching, back-pressure, headers, facts, upstream parsing."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from webapp.storage.capture import Facts, Part
+from webapp.web.backend.forward import (
+    Batcher,
+    Forwarder,
+    Limits,
+    capture_format,
+    end_to_end,
+    parse_upstreams,
+    request_facts,
+    title_of,
+)
+
+POOL = ThreadPoolExecutor(1)
+
+
+class Sink:
+    stream_id = "s"
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[int, Part]] = []
+        self.ended: list[tuple[str, str]] = []
+        self.wrote = threading.Event()
+
+    def write(self, seq: int, part: Part) -> None:
+        self.parts.append((seq, part))
+        self.wrote.set()
+
+    def end(self, state: str, detail: str) -> None:
+        self.ended.append((state, detail))
+
+
+def test_pieces_are_written_in_bounded_batches_not_one_by_one_nor_all_at_the_end() -> None:
+    sink = Sink()
+
+    async def run() -> None:
+        batcher = Batcher(sink, Limits(batch_bytes=16 * 1024, batch_ms=60_000), POOL)
+        for n in range(1000):
+            await batcher.add(b"x" * 1024, float(n))
+        written_before_the_end = len(sink.parts)
+        await batcher.close("complete", "")
+        assert written_before_the_end >= 60
+
+    asyncio.run(run())
+    sizes = [len(part.data) for _, part in sink.parts]
+    assert sum(sizes) == 1000 * 1024 and 60 <= len(sizes) <= 64
+    assert max(sizes) <= 16 * 1024 + 1024
+    assert [seq for seq, _ in sink.parts] == list(range(len(sink.parts)))
+    ends = [end for _, part in sink.parts for end in part.ends]
+    assert ends == [1024 * (n + 1) for n in range(1000)]
+    assert sink.ended == [("complete", "")]
+
+
+def test_a_batch_is_written_when_its_first_piece_is_old_enough() -> None:
+    sink = Sink()
+
+    async def run() -> None:
+        batcher = Batcher(sink, Limits(batch_bytes=1 << 20, batch_ms=5), POOL)
+        await batcher.add(b"data: {}\n\n", 1.0)
+        # no more pieces come: the timer writes it (waited for as an event, with a bound)
+        for _ in range(2000):
+            if sink.parts:
+                break
+            await asyncio.sleep(0.005)
+        assert len(sink.parts) == 1 and not sink.ended
+        await batcher.close("cut by the upstream", "x")
+
+    asyncio.run(run())
+    assert sink.ended == [("cut by the upstream", "x")]
+
+
+def test_beyond_the_stored_bytes_the_rest_is_not_kept_and_says_so() -> None:
+    sink = Sink()
+
+    async def run() -> None:
+        batcher = Batcher(sink, Limits(batch_bytes=10, batch_ms=60_000, stored_bytes=25), POOL)
+        for _ in range(5):
+            await batcher.add(b"0123456789", 0.0)
+        await batcher.close("complete", "")
+
+    asyncio.run(run())
+    assert b"".join(part.data for _, part in sink.parts) == b"0123456789" * 2
+    assert sink.ended[0][1] == "stored the first 20 bytes (--max-bytes)"
+
+
+def test_a_client_that_reads_nothing_stops_the_upstream_being_read() -> None:
+    """Back-pressure: with the client's send stuck, the proxy takes at most the queue's pieces
+    (plus one being sent and one waiting to be queued) from the upstream, however many it has."""
+    yielded = 0
+
+    async def endless() -> AsyncIterator[bytes]:
+        nonlocal yielded
+        while True:
+            yielded += 1
+            yield b"data: {}\n\n"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=endless())  # fmt: skip
+
+    async def run() -> int:
+        limits = Limits(queue_chunks=4)
+        forwarder = Forwarder(
+            {"u": "http://up.invalid"}, None, limits, httpx.MockTransport(handler)
+        )
+        stuck = asyncio.Event()
+        starts = []
+
+        async def send(message: dict[str, object]) -> None:
+            if message["type"] == "http.response.start":
+                starts.append(message)
+                return
+            await stuck.wait()  # a client that never reads
+
+        async def receive() -> dict[str, object]:
+            await asyncio.Event().wait()
+            return {"type": "http.disconnect"}
+
+        scope = {"type": "http", "method": "GET", "headers": [], "query_string": b""}
+        task = asyncio.ensure_future(forwarder.handle("u", "/v1/x", scope, receive, send))
+        for _ in range(2000):
+            await asyncio.sleep(0)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await forwarder.aclose()
+        assert starts
+        return yielded
+
+    assert asyncio.run(run()) <= 4 + 3
+
+
+def test_hop_by_hop_headers_and_those_connection_names_are_dropped() -> None:
+    headers = [
+        (b"Connection", b"close, X-Private"),
+        (b"X-Private", b"1"),
+        (b"Keep-Alive", b"5"),
+        (b"Transfer-Encoding", b"chunked"),
+        (b"Proxy-Anything", b"x"),
+        (b"Content-Type", b"text/event-stream"),
+        (b"Set-Cookie", b"a=b"),
+    ]
+    assert end_to_end(headers) == [(b"Content-Type", b"text/event-stream"), (b"Set-Cookie", b"a=b")]
+
+
+@pytest.mark.parametrize(
+    ("body", "facts"),
+    [
+        (b'{"model": "gpt-4o", "stream": true, "tools": [{"type": "function", "function": '
+         b'{"name": "a"}}, {"type": "custom", "name": "b"}, 3]}', ("gpt-4o", True, ("a", "b"))),
+        (b'{"model": 1, "stream": "yes", "functions": [{"name": "f"}]}', ("", None, ("f",))),
+        (b"not json", ("", None, ())),
+        (b"[]", ("", None, ())),
+        (None, ("", None, ())),
+    ],
+)  # fmt: skip
+def test_the_request_facts(body: bytes | None, facts: tuple[object, ...]) -> None:
+    assert request_facts(body) == facts
+
+
+def test_titles() -> None:
+    facts = Facts("u", "POST", "/v1/chat/completions", 200, model="gpt-4o",
+                  tools=("get_weather", "book_flight"))  # fmt: skip
+    assert title_of(facts) == "gpt-4o: get_weather, book_flight"
+    assert title_of(Facts("u", "POST", "/v1/chat/completions", 200)) == "POST /v1/chat/completions"
+    assert len(title_of(Facts("u", "POST", "/", 200, model="m" * 500))) == 200
+
+
+def test_what_is_recorded() -> None:
+    assert capture_format("POST", "/v1/chat/completions", "text/event-stream; charset=utf-8")
+    assert capture_format("GET", "/v1/anything", "text/event-stream") == "sse"
+    assert capture_format("POST", "/v1/chat/completions", "application/json") == "json"
+    assert capture_format("GET", "/v1/models", "application/json") is None
+
+
+def test_upstreams_are_parsed_and_checked() -> None:
+    assert parse_upstreams(["https://api.openai.com/"]) == {"default": "https://api.openai.com"}
+    assert parse_upstreams(["a=http://x:1/v", "b=https://y"]) == {
+        "a": "http://x:1/v",
+        "b": "https://y",
+    }
+    for bad in ("ftp://x", "a=notaurl", "a b=http://x", "a=http://x?key=1", "a=http://u:p@x"):
+        with pytest.raises(ValueError):
+            parse_upstreams([bad])
+    with pytest.raises(ValueError, match="twice"):
+        parse_upstreams(["http://x", "default=http://y"])

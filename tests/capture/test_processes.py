@@ -1,0 +1,107 @@
+"""`streamviz serve --upstream` and `streamviz record` as real processes: their stderr (the
+access log included) never shows a key; record writes the stream and its timing to files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import openai
+
+from tests.capture.conftest import KEY
+from tests.capture.fake import Fake, corpus_pieces, serving
+
+ROOT = Path(__file__).resolve().parents[2]
+MAIN = "from webapp.cli import main; main()"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running(*args: str) -> Iterator[tuple[str, list[str]]]:
+    """The command on a free port; yields its base URL and, once it has stopped, what it
+    wrote on stdout (uvicorn's access log) and stderr."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-c", MAIN, *args, "--port", str(port)]
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    stderr: list[str] = []
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                assert process.poll() is None, "the command stopped"
+                assert time.monotonic() < deadline, "the command did not listen within 30 s"
+                time.sleep(0.05)
+        yield base, stderr
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        stderr.append(out.decode("utf-8", "replace") + err.decode("utf-8", "replace"))
+
+
+def test_serve_never_logs_a_key(tmp_path: Path) -> None:
+    fake = Fake(script=corpus_pieces("clean-single-call.sse"))
+    with serving(fake) as upstream:
+        db = str(tmp_path / "p.sqlite3")
+        with running("serve", "--db", db, "--upstream", upstream) as (base, stderr):
+            client = openai.OpenAI(
+                base_url=f"{base}/proxy/default/v1", api_key=KEY, max_retries=0,
+                default_query={"key": KEY},
+            )  # fmt: skip
+            chunks = list(client.chat.completions.create(model="m", messages=[], stream=True))
+            assert chunks
+            httpx.get(f"{base}/proxy/default/v1/models?api-key={KEY}")
+    logged = "".join(stderr)
+    assert fake.seen[0].query == f"key={KEY}".encode()
+    assert "/proxy/default/v1/chat/completions?(query not logged)" in logged  # the access log
+    assert KEY not in logged
+    assert KEY.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("p.sqlite3*"))
+
+
+def test_record_writes_each_stream_and_its_timing(tmp_path: Path) -> None:
+    pieces = corpus_pieces("two-calls-open-continuations.sse")
+    fake = Fake(script=pieces)
+    out = tmp_path / "out"
+    with (
+        serving(fake) as upstream,
+        running("record", "--upstream", f"openai={upstream}", "--out", str(out)) as (base, _),
+    ):
+        client = openai.OpenAI(base_url=f"{base}/proxy/openai/v1", api_key=KEY, max_retries=0)
+        tools = [{"type": "function", "function": {"name": "get_weather"}}]
+        list(client.chat.completions.create(model="gpt-4o", messages=[], stream=True,
+                                                tools=tools))  # type: ignore[arg-type]  # fmt: skip
+        assert httpx.get(f"{base}/").status_code == 404
+        deadline = time.monotonic() + 15
+        while not list(out.glob("*.timing.json")):
+            assert time.monotonic() < deadline, "no timing file within 15 s"
+            time.sleep(0.02)
+    [stream] = list(out.glob("*.sse"))
+    assert stream.read_bytes() == b"".join(pieces)
+    assert stream.name.endswith("-gpt-4o-1.sse")
+    timing = json.loads(stream.with_suffix(".timing.json").read_text())
+    assert timing["state"] == "complete" and timing["tools"] == ["get_weather"]
+    assert timing["ends"][-1] == len(b"".join(pieces)) and len(timing["ms"]) == len(timing["ends"])
+    assert timing["unit"] == "ms" and timing["upstream"] == "openai"
+    assert not list(out.glob("*.request.json"))  # no --keep-requests
+    for path in out.iterdir():
+        assert KEY.encode() not in path.read_bytes()

@@ -1,0 +1,44 @@
+"""The Vercel AI SDK (Node.js, installed for the lenses) through the proxy, on the real fetch."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.capture.conftest import KEY, Rig
+from tests.capture.fake import corpus_pieces
+from tests.capture.test_proxy import ended, raw
+from webapp.lenses.runner import NODE_DIR
+
+SCRIPT = Path(__file__).with_name("vercel.mjs")
+
+
+def test_the_vercel_ai_sdk_gets_its_calls_and_the_bytes_the_fake_sent(rig: Rig) -> None:
+    node = shutil.which("node")
+    if node is None or not (NODE_DIR / "node_modules" / "ai").is_dir():
+        pytest.fail("the Vercel AI SDK test needs Node.js and `make clients` (webapp/lenses/node)")
+    pieces = corpus_pieces("interleaved-parallel-calls.sse")
+    rig.fake.script = pieces
+    env = {**os.environ, "BASE_URL": rig.proxy, "API_KEY": KEY}
+    done = subprocess.run(
+        [node, "--input-type=module", "-"], input=SCRIPT.read_bytes(), cwd=NODE_DIR, env=env,
+        capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    found = json.loads(done.stdout)
+    assert found["errors"] == []
+    assert [call["name"] for call in found["calls"]] == ["get_weather", "get_time"]
+    assert base64.b64decode(found["received"]) == b"".join(pieces)
+    stream_id = found["streamId"]
+    assert ended(rig, stream_id)["state"] == "complete"
+    assert raw(rig, stream_id) == b"".join(pieces)
+    assert rig.fake.seen[-1].headers["authorization"] == f"Bearer {KEY}"
+    capture = httpx.get(f"{rig.base}/api/streams/{stream_id}/timing").json()["capture"]
+    assert capture["tools"] == ["get_weather", "get_time"] and capture["model"] == "gpt-4o"

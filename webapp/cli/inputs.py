@@ -1,0 +1,169 @@
+"""What a stream command reads: FILE, how to read it, and the options it is assembled under."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import click
+
+from webapp.core.options import Options
+from webapp.core.readers import FORMATS, decode, read
+from webapp.core.records import ReaderError, ReadResult
+from webapp.core.rules import POLICIES, Policy
+from webapp.core.trace import AssemblyPath
+from webapp.core.words import count
+
+F = TypeVar("F", bound=Callable[..., Any])
+_PATHS = ("client", "server-tools")
+
+
+class InputError(click.ClickException):
+    """Unusable input: printed as "Error: ..." on stderr, exit code 2."""
+
+    exit_code = 2
+
+
+def _server_tools(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = tuple(name.strip() for name in value.split(","))
+    if not any(names) or not all(names):
+        raise click.BadParameter("give comma-separated names, e.g. 'web_search,openrouter:*'")
+    for name in names:
+        if "*" in name[:-1]:
+            raise click.BadParameter(f"{name!r}: '*' may only end a pattern, as in 'web_*'")
+    return names
+
+
+def stream_options(*, with_policy: bool) -> Callable[[F], F]:
+    """The options every stream command shares (`--policy` only where one policy is shown)."""
+
+    def decorate(command: F) -> F:
+        decorators = [
+            click.argument("file", metavar="FILE|-"),
+            click.option(
+                "--path",
+                type=click.Choice(_PATHS),
+                default=None,
+                help="Assembly path. Default: client, or server-tools when --server-tools "
+                "is given.",
+            ),
+            click.option(
+                "--server-tools",
+                "server_tools",
+                metavar="NAMES",
+                callback=_server_tools,
+                help="Comma-separated server-tool names or 'prefix*' patterns. Implies "
+                "--path server-tools; combining it with --path client is an error.",
+            ),
+            click.option(
+                "--choice",
+                type=click.IntRange(min=0),
+                default=0,
+                show_default=True,
+                metavar="K",
+                help="The choice index to follow in an n > 1 stream.",
+            ),
+            click.option(
+                "--input-format",
+                type=click.Choice(("auto", *FORMATS)),
+                default="auto",
+                show_default=True,
+                help="How to read FILE; auto detects it.",
+            ),
+            click.option(
+                "--har-entry",
+                "har_entry",
+                type=click.IntRange(min=1),
+                default=None,
+                metavar="N",
+                help="With a HAR file: read entry N (its 1-based place in log.entries). "
+                "Default: the first event-stream entry.",
+            ),
+            click.option(
+                "--format",
+                "output",
+                type=click.Choice(("text", "json")),
+                default="text",
+                show_default=True,
+                help="text: a table, coloured on a terminal, plain when piped. json: one "
+                "JSON document.",
+            ),
+            click.option("--redact", is_flag=True, help="Mask secrets in the input first."),
+        ]
+        if with_policy:
+            decorators.insert(
+                1,
+                click.option(
+                    "--policy",
+                    type=click.Choice(POLICIES),
+                    default="adr-0019",
+                    show_default=True,
+                    help="adr-0019: with continuation and drop (the decision); exact-key: "
+                    "upstream before it.",
+                ),
+            )
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+
+    return decorate
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """The input a command was given: FILE, --input-format, --har-entry."""
+
+    file: str
+    input_format: str
+    har_entry: int | None
+    redact: bool = False
+
+    def load(self) -> ReadResult:
+        """Read it (exit 2 with a message when it cannot be read)."""
+        return load(self.file, self.input_format, self.har_entry, self.redact)
+
+
+def load(
+    file: str, input_format: str, har_entry: int | None = None, redact: bool = False
+) -> ReadResult:
+    """Read FILE (or stdin for '-') and parse it into records; unusable input exits 2."""
+    try:
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read {file}: {error.strerror or error}") from None
+    try:
+        text = decode(data)
+        del data  # the bytes are not needed once decoded: a long stream's peak is lower
+        return read(scrubbed(text) if redact else text, input_format, har_entry)
+    except ReaderError as error:
+        raise InputError(f"{'stdin' if file == '-' else file}: {error}") from None
+
+
+def scrubbed(text: str) -> str:
+    """`--redact`: the text with secrets masked; what was removed is said on stderr."""
+    from webapp.core.redact.content import scrub  # the secret patterns load only for --redact
+
+    masked, removed = scrub(text)
+    if removed:
+        shown = "; ".join(removed[:5]) + (
+            f"; and {len(removed) - 5} more" if len(removed) > 5 else ""
+        )
+        click.echo(f"redacted {count(len(removed), 'secret')}: {shown}", err=True)
+    return masked
+
+
+def options(
+    policy: str, path: str | None, server_tools: tuple[str, ...] | None, choice: int
+) -> Options:
+    """Assembly options from the command line; --server-tools implies the server-tools path."""
+    if server_tools is not None and path == "client":
+        raise click.UsageError("--server-tools needs --path server-tools (or no --path at all)")
+    chosen: AssemblyPath = "server-tools" if path == "server-tools" or server_tools else "client"
+    return Options(cast(Policy, policy), chosen, server_tools or (), choice)

@@ -1,0 +1,143 @@
+"""`trace`, `check` and `compare`: one stream read, assembled and shown, as text or JSON.
+
+Each command's work is in a function of its own, so that the records and the trace are freed
+when it returns while the collector is still paused (`webapp.tuning.paused_gc`): re-enabled
+with them alive, its first pass would walk every object made during the pause.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import click
+
+from webapp.cli.inputs import Input, options, stream_options
+from webapp.cli.output import emit, write, write_text
+from webapp.cli.render import check_lines, trace_lines
+from webapp.cli.report import check_document
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
+from webapp.core.tracejson import trace_document_stream
+from webapp.tuning import paused_gc
+
+
+@click.command()
+@stream_options(with_policy=True)
+def trace(
+    file: str,
+    policy: str,
+    path: str | None,
+    server_tools: tuple[str, ...] | None,
+    choice: int,
+    input_format: str,
+    har_entry: int | None,
+    output: str,
+    redact: bool,
+) -> None:
+    """Show every step: the rule each fragment took, the block it landed on, the events.
+
+    Then the final blocks, the anomalies and a one-line summary. --format json prints the
+    schema-1 trace with an "input" key describing what was read.
+    """
+    chosen = options(policy, path, server_tools, choice)
+    with paused_gc():
+        _trace(Input(file, input_format, har_entry, redact), chosen, output)
+
+
+@click.command()
+@stream_options(with_policy=True)
+@click.option("--strict", is_flag=True,
+              help="Exit 1 on any anomaly, warnings included, and on any quirk (a place where "
+              "the provider's stream departs from the contract).")  # fmt: skip
+@click.option("--expect", type=click.Path(dir_okay=False, path_type=Path), metavar="TRACE.json",
+              help="Compare with this trace (a fixture's): exit 1 when it changed.")  # fmt: skip
+def check(
+    file: str,
+    policy: str,
+    path: str | None,
+    server_tools: tuple[str, ...] | None,
+    choice: int,
+    input_format: str,
+    har_entry: int | None,
+    output: str,
+    redact: bool,
+    strict: bool,
+    expect: Path | None,
+) -> None:
+    """Print the anomalies (severity, code, step, line, message), then the quirks and the
+    calls the stream means; exit 1 on an error.
+
+    Meant for CI on recorded streams: exit 0 means no error-level anomaly (with --strict: no
+    anomaly and no quirk at all), 1 at least one, 2 the input could not be read. Quirks alone
+    never change the exit code without --strict.
+    """
+    chosen = options(policy, path, server_tools, choice)
+    if expect is not None:
+        from webapp.cli.triage import check_expected  # a fixture's replay: triage's work
+
+        sys.exit(check_expected(Input(file, input_format, har_entry, redact).load(),
+                                chosen, expect))  # fmt: skip
+    with paused_gc():
+        severities = _check(Input(file, input_format, har_entry, redact), chosen, output)
+    if "error" in severities or (strict and severities):  # "quirk" counts only with --strict
+        sys.exit(1)
+
+
+@click.command()
+@stream_options(with_policy=False)
+def compare(
+    file: str,
+    path: str | None,
+    server_tools: tuple[str, ...] | None,
+    choice: int,
+    input_format: str,
+    har_entry: int | None,
+    output: str,
+    redact: bool,
+) -> None:
+    """Show where policies exact-key and adr-0019 disagree on the same stream.
+
+    The summary, then each differing step (rules and blocks on both sides, with the reasons),
+    then the final blocks of each side.
+    """
+    chosen = options("adr-0019", path, server_tools, choice)
+    with paused_gc():
+        _compare(Input(file, input_format, har_entry, redact), chosen, output)
+
+
+def _trace(given: Input, chosen: Options, output: str) -> None:
+    source = given.load()
+    # JSON needs only the records' count: each payload's text goes once it is assembled.
+    result = assemble(source.records, chosen, consume=output == "json")
+    if output == "json":
+        emit(itertools.chain(trace_document_stream(result, source), [b"\n"]))
+    else:
+        write_text(lambda paint: trace_lines(result, source, paint))
+
+
+def _check(given: Input, chosen: Options, output: str) -> set[str]:
+    source = given.load()
+    result = assemble(source.records, chosen, consume=True)  # only their count is shown
+    write(
+        output,
+        lambda: check_document(result, source),
+        lambda paint: check_lines(result, source, paint),
+    )
+    found = {anomaly.severity for anomaly in result.anomalies}
+    return found | ({"quirk"} if result.contract is not None and result.contract.quirks else set())
+
+
+def _compare(given: Input, chosen: Options, output: str) -> None:
+    from webapp.cli.compareview import compare_lines
+    from webapp.cli.report import compare_document
+    from webapp.triage.compare import compare as compare_policies
+
+    source = given.load()
+    result = compare_policies(source.records, chosen)
+    write(
+        output,
+        lambda: compare_document(result, source),
+        lambda paint: compare_lines(result, source, paint),
+    )

@@ -1,0 +1,92 @@
+"""The contract a stream is held to: where the wire departs from it, and the calls it means.
+
+`read_contract(records)` reads the records once (`wire`), names every quirk the table knows
+(`quirks`) and works out the intended reading (`intended`). It looks only at the records, never
+at an assembly, so a stream has the same quirks and the same intended reading under every
+policy and path; the blocks it names are numbered as the adr-0019 client-path trace numbers
+them. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from webapp.core.contract.intended import Call, Intended, intended_reading
+from webapp.core.contract.quirks import CODES, ENTRY_TESTS, QUIRK, QUIRKS, Found, Quirk, detect
+from webapp.core.contract.wire import STEPS_KEPT, read_wire
+from webapp.core.records import Record
+
+__all__ = [
+    "CODES",
+    "QUIRK",
+    "QUIRKS",
+    "Call",
+    "Contract",
+    "Found",
+    "Intended",
+    "Quirk",
+    "contract_from_json",
+    "read_contract",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """A stream held to the contract: its quirks, and the calls it means (or why it is unclear)."""
+
+    quirks: tuple[Found, ...]
+    intended: Intended | None
+    why: str | None
+    """Why there is no intended reading (None when there is one)."""
+    model: str | None = None
+    """The model the first chunk names, if any."""
+    error: str | None = None
+    """The provider's error, when one ended the stream (the trace reports it as an anomaly)."""
+
+    @property
+    def codes(self) -> frozenset[str]:
+        """The quirk codes found."""
+        return frozenset(found.code for found in self.quirks)
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"quirks": [...], "intended": {...} | None, "why": ...}`: the trace's keys."""
+        return {
+            "quirks": [found.to_json() for found in self.quirks],
+            "intended": None if self.intended is None else self.intended.to_json(),
+            "why": self.why,
+        }
+
+
+def contract_from_json(value: dict[str, Any]) -> Contract:
+    """A contract from `Contract.to_json()` plus its "model" and "error" (a stored trace's);
+    quirks this build's table does not know are left out."""
+    quirks = tuple(
+        Found(
+            item["code"],
+            tuple(item["steps"]),
+            tuple(item["blocks"]),
+            int(item["count"]),
+            item["message"],
+            item["harm"],
+        )
+        for item in value["quirks"]
+        if item["code"] in QUIRK
+    )
+    shown = value["intended"]
+    intended = None
+    if shown is not None:
+        calls = tuple(Call(c["id"], c["name"], c["arguments"]) for c in shown["calls"])
+        intended = Intended(calls, tuple(shown["repairs"]))
+    return Contract(quirks, intended, value["why"], value.get("model"), value.get("error"))
+
+
+def read_contract(
+    records: Iterable[Record], choice: int = 0, *, steps_kept: int = STEPS_KEPT
+) -> Contract:
+    """The stream's quirks and intended reading, following choice `choice`."""
+    wire = read_wire(records, choice, ENTRY_TESTS, steps_kept)
+    quirks = detect(wire)
+    intended, why = intended_reading(wire, quirks)
+    return Contract(quirks, intended, why, wire.model, wire.error)

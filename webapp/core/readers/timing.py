@@ -1,0 +1,161 @@
+"""When a stream's records arrived: per-chunk arrival times mapped onto records and steps.
+
+A capture keeps, for every piece of bytes the upstream sent (one network read), how many bytes
+of the stream had arrived after it and when (ms since the request was sent): `Arrivals`. A
+record arrived with the piece that completed it: for SSE, the blank line that dispatches the
+event (the line after its data, or later); for anything else (a JSON body kept as one record),
+the end of the bytes. A HAR entry carries only its `timings` (time to the first byte and to the
+end), not when each record came: its steps' arrivals are unknown (`None`).
+
+`timing_document` is what the trace JSON and `/api/streams/{id}/timing` show:
+`{"unit": "ms", "arrivals": [one per step or null], "first_byte": ..., "end": ..., "source": ...}`,
+the `end` step arriving when the stream ended.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_BREAK = re.compile(rb"\r\n|\r|\n")
+"""Line breaks as the readers count them (`webapp.core.readers.parse.LINE_BREAK`), on bytes."""
+_HAR_PHASES = ("blocked", "dns", "connect", "send", "wait")
+"""HAR 1.2 timings before the first byte of the response (`ssl` is included in `connect`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Arrivals:
+    """When the bytes of a stream came: `ends[i]` bytes had arrived at `ms[i]`."""
+
+    ends: Sequence[int]
+    """Cumulative byte counts, one per piece, increasing."""
+    ms: Sequence[float]
+    """Milliseconds since the request was sent, one per piece, nondecreasing."""
+    headers_ms: float | None = None
+    """When the response's status and headers arrived (before any byte of the body)."""
+
+    def at(self, offset: int) -> float | None:
+        """When the byte at `offset` arrived (None past the last piece)."""
+        piece = bisect_left(self.ends, offset + 1)
+        return self.ms[piece] if piece < len(self.ms) else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The pieces as JSON: `{"ends": [...], "ms": [...], "headers_ms": ...}`."""
+        return {"ends": list(self.ends), "ms": list(self.ms), "headers_ms": self.headers_ms}
+
+    @classmethod
+    def from_json(cls, value: Any) -> Arrivals | None:
+        """The pieces from `to_json`'s shape, or None when it is not that shape."""
+        if not isinstance(value, Mapping):
+            return None
+        ends, ms, headers = value.get("ends"), value.get("ms"), value.get("headers_ms")
+        if not isinstance(ends, list) or not isinstance(ms, list) or len(ends) != len(ms):
+            return None
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in ends):
+            return None
+        if not all(_number(t) for t in ms) or (headers is not None and not _number(headers)):
+            return None
+        if any(b <= a for a, b in itertools.pairwise(ends)):
+            return None
+        return cls(tuple(ends), tuple(float(t) for t in ms), _float(headers))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if _number(value) else None
+
+
+def line_starts(data: bytes) -> list[int]:
+    """The byte offset of every line's start (line 1 first), as the readers number lines."""
+    starts = [0]
+    starts.extend(match.end() for match in _BREAK.finditer(data))
+    return starts
+
+
+def record_ends(data: bytes, lines: Sequence[int | None], sse: bool = True) -> list[int]:
+    """For each record (by its first line), the offset of the last byte that completed it.
+
+    SSE: the line break of the first blank line at or after the record's line (its dispatch);
+    without one, the end of the bytes. Not SSE, or a record with no line: the end of the bytes.
+    Linear in the bytes and records.
+    """
+    last = max(len(data) - 1, 0)
+    if not sse:
+        return [last] * len(lines)
+    starts = line_starts(data)
+    ends: list[int] = []
+    blank = 0  # the line index (0-based) of the next blank line at or after the cursor
+    for line in lines:
+        if line is None or line < 1 or line > len(starts):
+            ends.append(last)
+            continue
+        blank = max(blank, line - 1)
+        while blank < len(starts) and not _is_blank(data, starts, blank):
+            blank += 1
+        if blank + 1 < len(starts):
+            ends.append(starts[blank + 1] - 1)  # the last byte of the blank line's break
+        else:
+            ends.append(last)
+    return ends
+
+
+def _is_blank(data: bytes, starts: list[int], index: int) -> bool:
+    """Whether line `index` (0-based) holds nothing before its break (a final empty line,
+    with no break after it, is not a dispatch)."""
+    start = starts[index]
+    if index + 1 >= len(starts):
+        return False
+    return data[start : starts[index + 1]] in (b"\n", b"\r", b"\r\n")
+
+
+def record_arrivals(
+    data: bytes, arrivals: Arrivals, lines: Sequence[int | None], sse: bool = True
+) -> list[float | None]:
+    """When each record arrived (None for one whose bytes never all came)."""
+    return [arrivals.at(end) for end in record_ends(data, lines, sse)]
+
+
+def har_timing(timings: Any) -> tuple[float | None, float | None]:
+    """(time to the first byte, time to the end) from a HAR entry's `timings`, in ms; a phase
+    that is -1 (not applicable) or missing counts 0, and `wait` must be known."""
+    if not isinstance(timings, Mapping) or not _number(timings.get("wait")):
+        return None, None
+    first = 0.0
+    for phase in _HAR_PHASES:
+        first += _float(timings.get(phase)) or 0.0
+    receive = _float(timings.get("receive"))
+    return first, (None if receive is None else first + receive)
+
+
+def timing_document(
+    records: int,
+    per_record: Sequence[float | None] | None = None,
+    *,
+    first_byte: float | None = None,
+    end: float | None = None,
+    source: str,
+) -> dict[str, Any]:
+    """The trace document's `timing`: one arrival per step (the records', then the `end`
+    step's), null where unknown, with the time to the first byte and to the end."""
+    known = list(per_record) if per_record is not None else [None] * records
+    known = (known + [None] * records)[:records]
+    if end is None:
+        end = max((t for t in known if t is not None), default=None)
+    return {
+        "unit": "ms",
+        "arrivals": [_round(t) for t in [*known, end]],
+        "first_byte": _round(first_byte),
+        "end": _round(end),
+        "source": source,
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

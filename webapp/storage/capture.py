@@ -1,0 +1,269 @@
+"""Captured streams: what the recording proxy keeps beside a stream's bytes, and its live parts.
+
+A capture is a stream row (in the library at once, titled from the request) plus a row of
+`captures`: the request's facts, its state (`live` until it ends, then how it ended) and, once
+ended, when every piece of its bytes arrived. While live its bytes arrive as parts, in bounded
+batches (`append`); `Storage.raw` joins them, so a page can ask for what has arrived so far and
+`get(...).live` says whether more may come. `finish` makes the parts the stream's bytes in one
+transaction. Credentials never reach this module: the proxy hands it facts, not headers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from webapp.core.readers.timing import Arrivals
+from webapp.storage.store import Storage, StreamInfo, new_id
+
+LIVE = "live"
+ENDINGS = {
+    "complete": "complete",
+    "client": "cut by the client",
+    "upstream": "cut by the upstream",
+    "server": "cut: the server stopped",
+}
+"""How a capture ends, by the cause's name: the state it is stored with."""
+
+_COLUMNS = (
+    "stream_id, upstream, method, path, model, streamed, tools, status, content_type, state, "
+    "detail, started, ended, headers_ms, pieces"
+)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the proxy knows of an exchange when its response starts."""
+
+    upstream: str
+    """The upstream's name (`--upstream NAME=URL`), not its URL."""
+    method: str
+    path: str
+    """The path under the upstream, without its query (where keys travel)."""
+    status: int
+    content_type: str = ""
+    model: str = ""
+    streamed: bool | None = None
+    """The request's `stream` flag (None when it had none)."""
+    tools: tuple[str, ...] = ()
+    """The names of the tools the request declared."""
+    request: bytes | None = None
+    """The request body, only with `--keep-requests`."""
+    headers_ms: float | None = None
+    """When the response's status and headers came, in ms since the request was sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """A captured stream's row."""
+
+    stream_id: str
+    facts: Facts
+    state: str
+    detail: str
+    started: str
+    ended: str
+    pieces: int
+    """How many pieces (network reads) of bytes have been stored."""
+
+    @property
+    def live(self) -> bool:
+        """Whether more bytes may still come."""
+        return self.state == LIVE
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as the API answers it (the request body is not in it)."""
+        facts = self.facts
+        return {
+            "id": self.stream_id,
+            "live": self.live,
+            "state": self.state,
+            "detail": self.detail,
+            "upstream": facts.upstream,
+            "method": facts.method,
+            "path": facts.path,
+            "status": facts.status,
+            "content_type": facts.content_type,
+            "model": facts.model,
+            "stream": facts.streamed,
+            "tools": list(facts.tools),
+            "request_kept": facts.request is not None,
+            "started": self.started,
+            "ended": self.ended,
+            "headers_ms": facts.headers_ms,
+            "pieces": self.pieces,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A batch of bytes in arrival order, with when each of its pieces came."""
+
+    data: bytes
+    ends: tuple[int, ...]
+    """Cumulative byte counts of the whole stream after each piece."""
+    ms: tuple[float, ...]
+
+
+def _arrivals_text(ends: Sequence[int], ms: Sequence[float]) -> str:
+    return json.dumps({"ends": list(ends), "ms": [round(t, 3) for t in ms]})
+
+
+class Captures:
+    """The captures of one store."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self._run = storage.backend.run
+
+    def start(self, facts: Facts, *, title: str, format: str) -> StreamInfo:
+        """A new live stream, in the library at once, with no bytes yet."""
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        info = StreamInfo(new_id(), title, created, 0, format, "auto", ())
+        with self.storage.backend.transaction() as run:
+            run(
+                "INSERT INTO streams (id, title, created, size, format, input_format, "
+                "redactions, parent) VALUES (?, ?, ?, 0, ?, 'auto', '[]', '')",
+                (info.id, info.title, info.created, info.format),
+            )
+            run(
+                "INSERT INTO captures (stream_id, upstream, method, path, model, streamed, "
+                "tools, status, content_type, state, started, headers_ms, request) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    info.id,
+                    facts.upstream,
+                    facts.method,
+                    facts.path,
+                    facts.model,
+                    None if facts.streamed is None else int(facts.streamed),
+                    json.dumps(list(facts.tools)),
+                    facts.status,
+                    facts.content_type,
+                    LIVE,
+                    _now(),
+                    facts.headers_ms,
+                    facts.request,
+                ),
+            )
+        return info
+
+    def append(self, stream_id: str, seq: int, part: Part) -> None:
+        """Store the next batch of a live capture's bytes (LookupError when it is gone)."""
+        with self.storage.backend.transaction() as run:
+            rows = run(
+                "UPDATE captures SET pieces = pieces + ? WHERE stream_id = ? AND state = ? "
+                "RETURNING stream_id",
+                (len(part.ends), stream_id, LIVE),
+            )
+            if not rows:
+                raise LookupError(f"no live capture {stream_id}")
+            run(
+                "INSERT INTO capture_parts (stream_id, seq, data, arrivals) VALUES (?, ?, ?, ?)",
+                (stream_id, seq, part.data, _arrivals_text(part.ends, part.ms)),
+            )
+            run("UPDATE streams SET size = size + ? WHERE id = ?", (len(part.data), stream_id))
+
+    def finish(self, stream_id: str, state: str, detail: str = "") -> bool:
+        """End a live capture: its parts become its bytes, their arrivals its timing (False
+        when there is no such live capture, e.g. it was deleted meanwhile)."""
+        with self.storage.backend.transaction() as run:
+            rows = run(
+                "UPDATE captures SET state = ?, detail = ?, ended = ? "
+                "WHERE stream_id = ? AND state = ? RETURNING stream_id",
+                (state, detail, _now(), stream_id, LIVE),
+            )
+            if not rows:
+                return False
+            parts = run(
+                "SELECT data, arrivals FROM capture_parts WHERE stream_id = ? ORDER BY seq",
+                (stream_id,),
+            )
+            data = b"".join(bytes(row[0]) for row in parts)
+            ends: list[int] = []
+            ms: list[float] = []
+            for row in parts:
+                kept = json.loads(row[1])
+                ends += kept["ends"]
+                ms += kept["ms"]
+            run("INSERT INTO stream_bytes (stream_id, raw) VALUES (?, ?)", (stream_id, data))
+            run(
+                "UPDATE captures SET arrivals = ? WHERE stream_id = ?",
+                (_arrivals_text(ends, ms), stream_id),
+            )
+            run("UPDATE streams SET size = ? WHERE id = ?", (len(data), stream_id))
+            run("DELETE FROM capture_parts WHERE stream_id = ?", (stream_id,))
+            # A view made of the stream while it was live is of fewer bytes: made again.
+            run("DELETE FROM artefacts WHERE stream_id = ?", (stream_id,))
+        return True
+
+    def get(self, stream_id: str) -> Capture | None:
+        """The capture's row, or None when the stream was not captured (or does not exist)."""
+        rows = self._run(
+            f"SELECT {_COLUMNS}, request IS NOT NULL FROM captures WHERE stream_id = ?",
+            (stream_id,),
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        facts = Facts(
+            upstream=str(row[1]),
+            method=str(row[2]),
+            path=str(row[3]),
+            model=str(row[4]),
+            streamed=None if row[5] is None else bool(row[5]),
+            tools=tuple(json.loads(row[6])),
+            status=int(row[7]),
+            content_type=str(row[8]),
+            request=b"" if row[15] else None,  # the body itself: `request(stream_id)`
+            headers_ms=None if row[13] is None else float(row[13]),
+        )
+        return Capture(
+            stream_id=str(row[0]),
+            facts=facts,
+            state=str(row[9]),
+            detail=str(row[10]),
+            started=str(row[11]),
+            ended=str(row[12]),
+            pieces=int(row[14]),
+        )
+
+    def arrivals(self, stream_id: str) -> Arrivals | None:
+        """When each piece of the capture's bytes arrived (so far, while live), or None."""
+        rows = self._run(
+            "SELECT 0, 0, arrivals, headers_ms FROM captures WHERE stream_id = ? UNION ALL "
+            "SELECT 1, seq, arrivals, NULL FROM capture_parts WHERE stream_id = ? ORDER BY 1, 2",
+            (stream_id, stream_id),
+        )
+        if not rows:
+            return None
+        headers = None if rows[0][3] is None else float(rows[0][3])
+        kept = [str(row[2]) for row in rows if row[2]]
+        if rows[0][2]:  # ended: the whole list is on the capture's row
+            kept = kept[:1]
+        ends: list[int] = []
+        ms: list[float] = []
+        for text in kept:
+            value = json.loads(text)
+            ends += value["ends"]
+            ms += value["ms"]
+        return Arrivals(tuple(ends), tuple(ms), headers)
+
+    def request(self, stream_id: str) -> bytes | None:
+        """The request body kept with `--keep-requests`, or None."""
+        rows = self._run("SELECT request FROM captures WHERE stream_id = ?", (stream_id,))
+        return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def live(self) -> list[str]:
+        """The ids of the captures still live, newest first."""
+        rows = self._run(
+            "SELECT stream_id FROM captures WHERE state = ? ORDER BY started DESC", (LIVE,)
+        )
+        return [str(row[0]) for row in rows]

@@ -1,0 +1,474 @@
+"""Whose fault is it: every client graded against the intended reading, and where to file.
+
+A client (each lens, and this build's two policies) is graded by what the application receives
+compared with the calls the stream means (`webapp.core.contract`), never with adr-0019's guess:
+
+- `intact`: exactly the intended calls (names, ids where both have one, arguments equal as JSON);
+- `damaged`: other calls or arguments, and nothing said (phantom calls, `{}` for broken JSON);
+- `flagged`: it raised, or reported the problem on the calls that are wrong;
+- `guessed`: there is no intended reading, and this is what it chose.
+
+The verdict sentence then says what the provider did (each quirk with the contract clause it
+breaks), which clients survive it, which damage it silently, and where to file; with no quirk,
+a client that is not intact is at fault itself. `Verdict.to_json()` is what `streamviz clients
+--format json` prints and what the API returns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from webapp.core.contract import QUIRK, Contract, Found, Intended, read_contract
+from webapp.core.contract.quirks import CLAUSES
+from webapp.core.records import Record
+from webapp.core.words import count
+from webapp.lenses.ours import policy_result
+from webapp.lenses.pins import BY_CLIENT, INSTALL, POLICY_COLUMNS
+from webapp.lenses.results import Call, LensResult
+from webapp.lenses.runner import TIMEOUT
+
+if TYPE_CHECKING:
+    from webapp.lenses.matrix import Matrix
+    from webapp.lenses.runner import Lens
+
+Grade = Literal["intact", "damaged", "flagged", "guessed"]
+GRADES: dict[Grade, str] = {
+    "intact": "the application receives exactly the intended calls",
+    "damaged": "it receives other calls or arguments and says nothing: the dangerous case",
+    "flagged": "it refuses or reports the problem (raises, invalid_tool_calls, an error part)",
+    "guessed": "there is no intended reading; this is what it chose",
+}
+BUILD = "this build"
+"""The version our own policies' columns carry (`webapp.lenses.ours.VERSION`)."""
+SHOWN = 60
+"""Argument text is clipped to this many characters in words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Graded:
+    """One client's grade, with its version and what it did, in words."""
+
+    client: str
+    version: str
+    grade: Grade | None
+    """None when the client could not run (not installed)."""
+    detail: str
+    brief: str = ""
+    """The detail's first point, for a sentence (the detail itself when empty)."""
+
+    @property
+    def label(self) -> str:
+        """`pi-ai 1.6.0`, `adr-0019 (this build)`."""
+        if self.version == BUILD:
+            return f"{self.client} ({BUILD})"
+        return f"{self.client} {self.version}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "client": self.client,
+            "version": self.version,
+            "grade": self.grade,
+            "detail": self.detail,
+        }
+
+    @property
+    def short(self) -> str:
+        """The brief, or the detail."""
+        return self.brief or self.detail
+
+
+@dataclass(frozen=True, slots=True)
+class Party:
+    """Someone to file with: the provider, a client library or this build, and the evidence."""
+
+    kind: Literal["provider", "client", "build"]
+    name: str
+    says: str
+    """One sentence: what to file."""
+    evidence: tuple[str, ...]
+    """Lines ready to paste: steps, quirks, each client's outcome with its version."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "says": self.says,
+                "evidence": list(self.evidence)}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The contract, every column's grade, the sentence, and who to file with."""
+
+    contract: Contract
+    grades: tuple[Graded, ...]
+    sentence: str
+    parties: tuple[Party, ...]
+    matrix: Matrix | None = None
+    """The clients' calls lined up (`webapp.lenses.matrix`), when the lenses ran."""
+
+    def grade_of(self, client: str) -> Grade | None:
+        """A column's grade by name (None when it did not run or is not here)."""
+        return next((g.grade for g in self.grades if g.client == client), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The clients report: `{"clients", "policies", "rows", "comparison", "grades",
+        "quirks", "intended", "why", "verdict", "file"}`."""
+        out: dict[str, Any] = {}
+        if self.matrix is not None:
+            matrix = self.matrix.to_json()
+            out = {**matrix, "comparison": matrix["verdict"]}
+        return {
+            **out,
+            "grades": [graded.to_json() for graded in self.grades],
+            **self.contract.to_json(),
+            "verdict": self.sentence,
+            "file": [party.to_json() for party in self.parties],
+        }
+
+
+def judge(
+    contract: Contract,
+    columns: Sequence[LensResult],
+    *,
+    model: str | None = None,
+    matrix: Matrix | None = None,
+) -> Verdict:
+    """Grade every column against the contract's intended reading and word the verdict."""
+    grades = tuple(grade(column, contract.intended) for column in columns)
+    provider = model or contract.model
+    parties = _parties(contract, grades, provider)
+    return Verdict(contract, grades, _sentence(contract, grades, parties, provider), parties,
+                   matrix)  # fmt: skip
+
+
+# Grading one column.
+
+
+def grade(column: LensResult, intended: Intended | None) -> Graded:
+    """A column's grade against the intended reading (None: the stream has none)."""
+    client, version = column.client, column.version
+    if column.status == "unavailable":
+        why = column.error or "not installed"
+        return Graded(client, version, None, f"{why} ({column.install or INSTALL})")
+    if column.status == "error":
+        said = f"fails: {_short(column.error)}"
+        handed = f"; it still hands {_calls(column.calls)}" if column.calls else ""
+        return Graded(client, version, "flagged", said + handed, said)
+    if intended is None:
+        flags = [call for call in column.calls if call.invalid]
+        chose = f"hands {_calls(column.calls)}" if column.calls else "hands no call"
+        if flags:
+            return Graded(client, version, "flagged",
+                          f"{chose}, flagging {count(len(flags), 'call')}")  # fmt: skip
+        return Graded(client, version, "guessed", chose)
+    silent, flagged = _problems(intended, column.calls)
+    if silent:
+        brief = silent[0] + (f" and {count(len(silent) - 1, 'more problem')}" if len(silent) > 1
+                             else "")  # fmt: skip
+        return Graded(client, version, "damaged", "; ".join(silent + flagged), brief)
+    if flagged:
+        return Graded(client, version, "flagged", "; ".join(flagged), flagged[0])
+    return Graded(client, version, "intact", _intact(intended))
+
+
+def _problems(intended: Intended, calls: Sequence[Call]) -> tuple[list[str], list[str]]:
+    """What the application gets wrong without a word (`silent`) and with one (`flagged`)."""
+    pairs, extra = _pair(intended, calls)
+    silent: list[str] = []
+    flagged: list[str] = []
+    for want, got in pairs:
+        name = _name(want.name)
+        if got is None:
+            silent.append(f"{name} is missing")
+            continue
+        wrong = _wrong(want, got)
+        if got.invalid:
+            flagged.append(f"flags {name} ({_short(got.invalid, 70)})")
+        elif wrong:
+            silent.append(wrong)
+    phantoms = [call for call in extra if not call.invalid and not call.name]
+    others = [call for call in extra if not call.invalid and call.name]
+    if phantoms:
+        silent.append(f"adds {count(len(phantoms), 'phantom call')}")
+    for call in others:
+        silent.append(f"adds a call {_name(call.name)} {_clip(call.arguments)}")
+    marked = [call for call in extra if call.invalid]
+    if marked:
+        flagged.append(f"adds {count(len(marked), 'extra call')}, flagged")
+    return silent, flagged
+
+
+def _wrong(want: Any, got: Call) -> str | None:
+    name = _name(want.name)
+    if (got.name or "") != (want.name or ""):
+        return f"{name} is named {json.dumps(got.name or '')}"
+    if got.id and isinstance(want.id, str) and want.id and got.id != want.id:
+        return f"{name}'s id is {json.dumps(got.id)}, not {json.dumps(want.id)}"
+    if not same_arguments(got.arguments, want.arguments):
+        return f"{name} gets {_clip(got.arguments)} instead of {_clip(want.arguments)}"
+    return None
+
+
+def _pair(
+    intended: Intended, calls: Sequence[Call]
+) -> tuple[list[tuple[Any, Call | None]], list[Call]]:
+    """Each intended call with the client's (by id where both have one, else in order), and
+    the client's calls left over."""
+    wanted = list(intended.calls)
+    matched: list[Call | None] = [None] * len(wanted)
+    left: list[Call] = []
+    for call in calls:
+        at = next((i for i, want in enumerate(wanted)
+                   if matched[i] is None and call.id and want.id == call.id), None)  # fmt: skip
+        if at is None:
+            left.append(call)
+        else:
+            matched[at] = call
+    extra: list[Call] = []
+    ids = {want.id for want in wanted if want.id}
+    for call in left:
+        free = next((i for i, found in enumerate(matched) if found is None), None)
+        if free is not None and not (call.id and call.id in ids):
+            matched[free] = call
+        else:
+            extra.append(call)
+    return list(zip(wanted, matched, strict=True)), extra
+
+
+_MISSING = object()
+
+
+def same_arguments(got: str | None, want: str | None) -> bool:
+    """Equal as JSON when both parse, else equal as text; blank arguments mean `{}`."""
+    a, b = _meaning(got), _meaning(want)
+    if a is _MISSING or b is _MISSING:
+        return (got or "").strip() == (want or "").strip()
+    return bool(a == b)
+
+
+def _meaning(text: str | None) -> Any:
+    if text is None or not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _MISSING
+
+
+# The sentence and the parties.
+
+
+def _sentence(
+    contract: Contract, grades: Sequence[Graded], parties: Sequence[Party], provider: str | None
+) -> str:
+    ran = [g for g in grades if g.grade is not None]
+    parts = [_provider_part(contract, provider, ran)]
+    by = {grade: [g for g in ran if g.grade == grade] for grade in GRADES}
+    if by["intact"]:
+        parts.append(f"Intact: {_labels(by['intact'])}.")
+    for graded, head in _HEADS:
+        if by[graded]:
+            shown = "; ".join(f"{g.label} ({g.short})" for g in by[graded])
+            parts.append(f"{head}: {shown}.")
+    absent = [g.client for g in grades if g.grade is None]
+    if absent:
+        parts.append(f"Not run: {', '.join(absent)} ({INSTALL}).")
+    parts.append(_file_part(contract, parties, ran))
+    return " ".join(parts)
+
+
+_HEADS: tuple[tuple[Grade, str], ...] = (
+    ("damaged", "Damaged silently"),
+    ("flagged", "Flagged"),
+    ("guessed", "Guessed"),
+)
+
+
+def _provider_part(contract: Contract, provider: str | None, ran: Sequence[Graded]) -> str:
+    """What the provider did: each quirk that did harm here (or, when no client ran, that
+    does harm in the table) with the clause it breaks, then the harmless ones."""
+    who = f"The provider ({provider})" if provider else "The provider"
+    ended = ""
+    if contract.error is not None:
+        message = _short(contract.error).rstrip(".")
+        ended = f"{who} ended the stream with an error: {message}. "
+    if not contract.quirks:
+        return f"{ended}{who} keeps the contract otherwise." if ended else (
+            f"{who} keeps the contract: no quirk."
+        )  # fmt: skip
+    return ended + _departures(contract, who, ran)
+
+
+def _departures(contract: Contract, who: str, ran: Sequence[Graded]) -> str:
+    hurt = any(g.grade != "intact" for g in ran)
+    breaking = [f for f in contract.quirks if hurt or (not ran and f.harm != "none")]
+    harmless = _codes([f for f in contract.quirks if f not in breaking])
+    clauses: dict[str, list[Found]] = {}
+    for found in breaking:
+        clauses.setdefault(QUIRK[found.code].clause, []).append(found)
+    said = [
+        f"{_and(_codes(found))} {'breaks' if len(_codes(found)) == 1 else 'break'} "
+        f"\u201c{CLAUSES[clause]}\u201d"
+        for clause, found in clauses.items()
+    ]
+    if said:
+        text = f"{who} departs from the contract: {'; '.join(said)}."
+        if harmless:
+            text += f" Harmless here: {_and(harmless)}."
+    else:
+        text = f"{who} departs from the contract only in ways every client handles: "
+        text += f"{_and(harmless)}."
+    if contract.intended is None:
+        text += f" The stream admits more than one reading ({contract.why})."
+    return text
+
+
+def _codes(found: Sequence[Found]) -> list[str]:
+    return [item.code for item in _once(found)]
+
+
+def _file_part(contract: Contract, parties: Sequence[Party], ran: Sequence[Graded]) -> str:
+    if not parties:
+        if not ran:
+            return "Nothing to file that this report can show (no client ran)."
+        return "Nothing to file: every client that ran reads it intact."
+    return " ".join(party.says for party in parties)
+
+
+def _parties(
+    contract: Contract, grades: Sequence[Graded], provider: str | None
+) -> tuple[Party, ...]:
+    """Who to file with: the provider when its quirks did harm (or, with no client run, are
+    harmful in the table), or the stream admits more than one reading, or it ended with an
+    error; else, with no quirk, each library that is not intact."""
+    ran = [g for g in grades if g.grade is not None]
+    hurt = [g for g in ran if g.grade != "intact"]
+    harmful = [found for found in contract.quirks if found.harm != "none"]
+    outcomes = tuple(f"{g.label}: {g.grade}: {g.detail}" for g in grades if g.grade is not None)
+    failed = contract.error is not None
+    if failed or (contract.quirks and (hurt or (not ran and harmful) or contract.intended is None)):
+        cited = harmful or list(contract.quirks)
+        name = provider or "the provider"
+        said = [_says(found) for found in _once(cited)]
+        if failed:
+            said.insert(0, f"ends the stream with an error ({_short(contract.error)})")
+        what = _and(said)
+        libraries = [g for g in hurt if g.version != BUILD]  # our own columns are not filed
+        tail = [f"{g.label} {g.short}" for g in libraries if g.grade == "flagged"]
+        tail += [f"{g.label} silently: {g.short}" for g in libraries if g.grade == "damaged"]
+        tail += [f"{g.label} guesses: {g.short}" for g in libraries if g.grade == "guessed"]
+        says = f"File with the provider: a provider bug: {name} {what}" + (
+            f"; {'; '.join(tail)}." if tail else "."
+        )  # fmt: skip
+        evidence = (
+            *(
+                f"{found.code} (breaks \u201c{CLAUSES[QUIRK[found.code].clause]}\u201d): "
+                f"{found.message}"
+                for found in contract.quirks
+            ),
+            _reading(contract),
+            *outcomes,
+        )
+        title = f"The provider ({provider})" if provider else "The provider"
+        return (Party("provider", title, says, evidence),)
+    if contract.quirks and not hurt:
+        return ()
+    parties: list[Party] = []
+    for graded in hurt:
+        kind: Literal["client", "build"] = "build" if graded.version == BUILD else "client"
+        if graded.client == "exact-key":
+            continue  # pi-ai before decision 0019: the pi-ai column says it for the library
+        pin = BY_CLIENT.get(graded.client)
+        where = f"{pin.package} {graded.version}" if pin else f"streamviz's {graded.client}"
+        says = (f"File with {where}: the stream keeps the contract, so the fault is the "
+                f"client's: it is {graded.grade} ({graded.detail}).")  # fmt: skip
+        evidence = ("no quirk: the stream keeps the contract", _reading(contract),
+                    f"{graded.label}: {graded.grade}: {graded.detail}")  # fmt: skip
+        parties.append(Party(kind, where, says, evidence))
+    return tuple(parties)
+
+
+def _says(found: Found) -> str:
+    return f"{QUIRK[found.code].says} ({found.code})"
+
+
+def _once(found: Sequence[Found]) -> list[Found]:
+    seen: set[str] = set()
+    out = []
+    for item in found:
+        if item.code not in seen:
+            seen.add(item.code)
+            out.append(item)
+    return out
+
+
+def _reading(contract: Contract) -> str:
+    if contract.intended is None:
+        return f"no intended reading: {contract.why}"
+    return f"the stream means: {contract.intended.describe()}"
+
+
+def _intact(intended: Intended) -> str:
+    if any(_meaning(call.arguments) is _MISSING for call in intended.calls):
+        return "hands the calls as the stream sent them (arguments that are not JSON included)"
+    return f"hands {count(len(intended.calls), 'call')} as the stream means them"
+
+
+def _calls(calls: Sequence[Call]) -> str:
+    shown = [f"{_name(call.name)} {_clip(call.arguments)}" for call in calls[:4]]
+    more = f" and {count(len(calls) - 4, 'more', 'more')}" if len(calls) > 4 else ""
+    return ", ".join(shown) + more
+
+
+def _labels(grades: Sequence[Graded]) -> str:
+    return _and([g.label for g in grades])
+
+
+def _and(items: Sequence[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _name(name: Any) -> str:
+    return name if isinstance(name, str) and name else "(no name)"
+
+
+def _clip(text: str | None) -> str:
+    shown = "null" if text is None else text if text.strip() else '""'
+    return shown if len(shown) <= SHOWN else shown[: SHOWN - 3] + "..."
+
+
+def _short(text: str | None, limit: int = 90) -> str:
+    lines = (text or "").strip().splitlines()
+    first = lines[0] if lines else "no message"
+    return first if len(first) <= limit else first[: limit - 3] + "..."
+
+
+# Running the clients.
+
+
+def clients_verdict(
+    records: Sequence[Record],
+    lenses: Sequence[Lens] | None = None,
+    *,
+    timeout: float = TIMEOUT,
+    contract: Contract | None = None,
+    model: str | None = None,
+) -> Verdict:
+    """Run every client lens on the stream (`webapp.lenses.clients_view`) and judge them."""
+    from webapp.lenses import clients_view  # subprocesses: loaded when a verdict is asked for
+
+    matrix = clients_view(records, lenses, timeout=timeout)
+    found = read_contract(records) if contract is None else contract
+    return judge(found, matrix.columns, model=model, matrix=matrix)
+
+
+def policies_verdict(
+    records: Sequence[Record], *, contract: Contract | None = None, model: str | None = None
+) -> Verdict:
+    """The verdict on this build's two policies alone (no client library run)."""
+    columns = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
+    found = read_contract(records) if contract is None else contract
+    return judge(found, columns, model=model)

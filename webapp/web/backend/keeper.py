@@ -1,0 +1,58 @@
+"""The background writer: trace views kept in the store from a thread of its own.
+
+The page that assembled a large stream is answered without waiting for its view to be packed
+and stored (a second or more at a million chunks): the keeping is handed to one thread, which
+works under the bound on heavy work (packing a large trace takes memory too). A view not kept
+(the server stopping, the store busy) only costs a worker an assembly later.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager
+
+from webapp.web.backend.traceview import TraceView
+
+log = logging.getLogger(__name__)
+
+
+class Keeper:
+    """Keeps views with `keep` (one at a time, each inside `heavy()`), after their pages."""
+
+    def __init__(
+        self,
+        keep: Callable[[TraceView], None],
+        heavy: Callable[[], AbstractContextManager[object]],
+    ) -> None:
+        self._keep = keep
+        self._heavy = heavy
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="streamviz-keep")
+        self._pending: set[Future[None]] = set()
+        self._lock = threading.Lock()
+
+    def soon(self, view: TraceView) -> None:
+        """Keep `view` from the keeper's thread (nothing when the server is stopping)."""
+
+        def work() -> None:
+            with self._heavy():
+                self._keep(view)
+
+        with self._lock:
+            self._pending = {done for done in self._pending if not done.done()}
+            try:
+                self._pending.add(self._pool.submit(work))
+            except RuntimeError:  # closing: the next worker assembles it again
+                log.info("stream %s: not stored, the server is stopping", view.source.info.id)
+
+    def settle(self) -> None:
+        """Wait until every view handed over so far is kept."""
+        with self._lock:
+            pending = list(self._pending)
+        wait(pending)
+
+    def close(self) -> None:
+        """Keep what was handed over, then take no more."""
+        self._pool.shutdown(wait=True)
