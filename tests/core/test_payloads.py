@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from tests.core.test_properties import any_options, any_records
 from tests.reference.test_oracle import LOTS, agree
 from tests.streamkit import ABSENT, chunk, frag
 from webapp.core.assembler import Assembler, assemble
+from webapp.core.contract import read_contract
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers import read
@@ -70,6 +72,12 @@ def same_both_ways(text: str, options: Options, monkeypatch: pytest.MonkeyPatch)
         assert b"".join(trace_document_stream(trace, consumed)) == document
         assert len(consumed.records) == len(lane.records)
         assert not any(consumed.records.payloads), "every payload's text was let go"
+        # The contract is read from the assembler's own parse: the same as read on its own.
+        expected = read_contract(slow.records, options.choice)
+        assert assemble(lane.records, options).contract == expected
+        assert assemble(slow.records, options).contract == expected
+        again = read(text, "sse")
+        assert assemble(again.records, options, consume=True).contract == expected
     return lane
 
 
@@ -199,3 +207,25 @@ def test_a_value_only_the_standard_parser_takes_keeps_the_whole_document_fallbac
     assert isinstance(lane.records, Payloads) and not trace.orjson_values
     assert b"".join(trace_document_stream(trace, lane)).isascii()
     assert assemble(read(_PLAIN).records, Options()).orjson_values
+
+
+@pytest.mark.parametrize("name", ["reasoning-model", *STREAMS[:3]])
+def test_each_payload_is_parsed_once_with_the_contract_read_too(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The contract pass is fed from the assembler's loop: no chunk is parsed a second time."""
+    source = read((Path(CORPUS) / f"{name}.sse").read_text(encoding="utf-8"), "sse")
+    assert isinstance(source.records, Payloads)
+    payloads = set(source.records.payloads)
+    parsed: list[str] = []
+    loads = orjson.loads
+
+    def counted(text: str) -> object:
+        if text in payloads:
+            parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    trace = assemble(source.records, Options())
+    assert trace.contract is not None
+    assert len(parsed) == len(source.records)

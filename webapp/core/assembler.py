@@ -18,7 +18,9 @@ State kept while feeding:
 - in `webapp.core.toolcalls.ToolCalls`: the tool-call blocks (client path) or candidates
   (server-tools path) in opening order, the registry (`by_index`, `by_id`: where each index
   and id points, the latest registration winning as in upstream pi-ai), the blocks still open
-  for continuations, and which blocks' arguments are not yet one complete JSON value.
+  for continuations, and which blocks' arguments are not yet one complete JSON value;
+- in `webapp.core.contract.ContractReader` (when `contract`): the wire as the contract reads
+  it, fed each record or parsed chunk from this same loop, so no chunk is parsed twice.
 
 Each fragment's rule is `webapp.core.rules.decide`: the table tried in order, exact-index,
 exact-id, continuation, drop, new (policy `exact-key` has no continuation and no drop). On the
@@ -32,8 +34,7 @@ histories are append-only, so `Trace.state_at(n)` bisects them instead of storin
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -49,7 +50,7 @@ from webapp.core.chunks import (
 )
 from webapp.core.columns import CHUNK, END, EVENT_CODES, INVALID, NONE, Columns
 from webapp.core.columns import DONE as STEP_DONE
-from webapp.core.contract import read_contract
+from webapp.core.contract import ContractReader
 from webapp.core.diagnosis import final_verdicts, final_words
 from webapp.core.jsvalue import js_string, map_key, read_keys, truthy
 from webapp.core.options import Options
@@ -67,8 +68,11 @@ __all__ = ["Assembler", "assemble"]
 class Assembler:
     """Feed records one at a time; each `feed` returns the step it made, `finish` the last."""
 
-    def __init__(self, options: Options | None = None) -> None:
+    def __init__(self, options: Options | None = None, *, contract: bool = False) -> None:
+        """`contract`: also read the stream's quirks and intended reading from the records as
+        they are fed (`webapp.core.contract`; the trace's `contract`)."""
         self.options = options or Options()
+        self._contract = ContractReader(self.options.choice) if contract else None
         self._choice = self.options.choice
         self._columns = Columns(self.options.path == "server-tools")
         self._content: list[Block] = []
@@ -99,6 +103,9 @@ class Assembler:
         step = columns.begin(_KINDS.get(record.kind, CHUNK), record.line)
         if step == 0:
             columns.event(START, None)
+        reader = self._contract
+        if reader is not None and not reader.ended:
+            reader.record(step, record)
         if self._stopped_by is not None:
             self._unassembled.append(step)
             columns.unassembled.add(step)
@@ -140,6 +147,7 @@ class Assembler:
         firsts, events = columns.step_fragment, columns.step_event
         rules, types = columns.fragment_rule, columns.event_type
         chunk = self._chunk
+        reader = self._contract
         self._orjson_values = not kinds  # from the first record on
         payloads = records.payloads
         line = records.first_line  # `records.line(position)`, counted along
@@ -166,6 +174,11 @@ class Assembler:
                     firsts.append(len(rules))
                     events.append(len(types))
                     chunk(step, value, None, None)
+                    if reader is not None:  # the contract reads the same parse
+                        if type(value) is dict and "error" not in value:
+                            reader.chunk(step, value)
+                        else:
+                            reader.record(step, records.parsed(position, value))
             if consume:
                 payloads[position] = ""
             line += 2
@@ -464,6 +477,7 @@ class Assembler:
         for code, at, block in final_verdicts(calls.blocks, step):
             self._anomalies.append(Anomaly(code, at, block.number, final_words, block))
         rules = columns.fragment_rule
+        reader = self._contract
         self._trace = Trace(
             policy=self.options.policy,
             path=self.options.path,
@@ -478,6 +492,7 @@ class Assembler:
             ),
             stop_reason=self._stop_reason(),
             orjson_values=self._orjson_values,
+            contract=None if reader is None else reader.finish(step),
         )
         calls.detach()
         return step
@@ -520,15 +535,8 @@ def assemble(
     """Assemble a whole stream in one call; `consume`: see `Assembler.payloads` (the records
     of a plain stream are then no longer readable, only counted). `contract`: also read the
     stream's quirks and intended reading (`webapp.core.contract`), from the records."""
-    assembler = Assembler(options)
+    assembler = Assembler(options, contract=contract)
     with paused_gc():
-        if contract and not isinstance(records, Sequence):
-            records = tuple(records)  # read twice: once for the contract, once to assemble
-        found = (
-            read_contract(records, assembler.options.choice)
-            if contract and isinstance(records, Sequence)
-            else None
-        )
         if isinstance(records, Payloads):
             assembler.payloads(records, consume=consume)
         else:
@@ -536,7 +544,7 @@ def assemble(
             for item in records:
                 record(item)
         assembler.close()
-    return assembler.trace if found is None else replace(assembler.trace, contract=found)
+    return assembler.trace
 
 
 _REASONING_KEYS = frozenset((*REASONING_FIELDS, "reasoning_details"))
