@@ -2,7 +2,7 @@
 
 Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens built-in examples
 in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, and the
-diagnosis at laptop (1366 px) and phone (390 px) widths.
+diagnosis at laptop (1366 px) and phone (390 px) widths, and two streams side by side (diff).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from webapp.settings import Settings  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
+from webapp.web.links import diff_url  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 CHROMIUM_ARGS = [
@@ -93,6 +94,10 @@ def main() -> None:
                 # A phone: the same step, the stepper pinned within reach.
                 page.set_viewport_size({"width": 390, "height": 844})
                 shoot(page, f"{ambiguous}?step=2", "phone-390")
+                # Two streams side by side: two calls open when continuations come, and the
+                # clean call (/diff opens examples by their ids, storing nothing).
+                page.set_viewport_size({"width": 1366, "height": 900})
+                shoot(page, f"{base}{diff_url('example:ambiguous', 'example:clean')}", "diff")
                 browser.close()
         finally:
             server.should_exit = True

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from webapp.cli.render import Painter, escape, shorten
-from webapp.core.words import count
+from webapp.core.words import count, quote
 from webapp.triage.diff import Diff, Pair
 from webapp.triage.sides import DiffCall, Side
 from webapp.triage.values import show
@@ -76,7 +76,8 @@ def _pair_lines(number: int, pair: Pair, paint: Painter) -> Iterator[str]:
     where = pair.diverges
     if where is not None:
         sides = ", ".join(
-            f"{label} {_place(place.step, place.line)} {shorten(place.text, 30)}"
+            f"{label} {_place(place.step, place.line)}"
+            + (f" {escape(quote(place.text, 30))}" if place.text else "")
             for label, place in (("a", where.a), ("b", where.b))
         )
         yield f"     {paint('the argument text parts', 'dim')} at character {where.offset}: {sides}"

@@ -34,6 +34,7 @@ from webapp.web.routes import (
     team_api,
     triage,
 )
+from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.routes.proxy import ProxyRoutes
@@ -105,6 +106,8 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(embed.router, prefix=EMBEDDED + mount)
     app.include_router(teach.router)
     app.include_router(capture.router)
+    app.include_router(diff_routes.router)
+    app.include_router(diff_routes.api_router)
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs(request: Request) -> HTMLResponse:

@@ -38,6 +38,7 @@ from webapp.web.query import (
     parse_present,
 )
 from webapp.web.routes import clients, triage
+from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.templating import render
 from webapp.web.text import stream_title
@@ -104,6 +105,7 @@ def stream_page(request: Request, shown: Shown) -> Response:
         overview=strip(view.buckets, len(view.trace.steps), links, step),
         entries=entries(view, links),
         minimise=minimise_routes.section(request, view, links),
+        compare=diff_routes.control(request, links),
         **_anomalies(view, links, step),
     )
     return render(templates, request, "stream.html", context)
