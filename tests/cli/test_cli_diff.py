@@ -4,9 +4,15 @@ JSON; a HAR entry on either side (`--har-entry-a N`, `FILE#N`); standard input r
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
 
 from tests.cli.clikit import Invoke, Write
 from tests.streamkit import chunk, frag, sse
+from webapp.lenses.results import Call as LensCall
+from webapp.lenses.results import LensResult
 
 PARIS = sse(
     chunk(frag(0, "call_1", "get_weather", '{"city": "Paris"}')), chunk(finish="tool_calls")
@@ -132,3 +138,25 @@ def test_ids_of_two_responses_are_not_compared_unless_asked(invoke: Invoke, writ
     assert invoke("diff", a, b).exit_code == 0
     forced = invoke("diff", a, b, "--ids", "compare")
     assert forced.exit_code == 1 and 'id: "call_1" vs "toolu_7"' in forced.stdout
+
+
+def test_clients_grades_both_sides_with_the_lenses(
+    invoke: Invoke, write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import webapp.lenses
+
+    def fake_view(records: Any, lenses: Any = None, *, timeout: float = 60.0) -> Any:
+        arguments = "{}" if len(records) > 3 else '{"city": "Paris"}'  # PIECES is the longer
+        call = LensCall("call_1", "get_weather", arguments)
+        return SimpleNamespace(columns=(LensResult("pi-ai", "1.6.0", "ok", (call,)),))
+
+    monkeypatch.setattr(webapp.lenses, "clients_view", fake_view)
+    a, b = write(PARIS, "a.sse"), write(PIECES, "b.sse")
+    result = invoke("diff", a, b, "--clients", "--format", "json")
+    assert result.exit_code == 0, result.output  # the same calls: a client's damage is besides
+    document = json.loads(result.stdout)
+    assert "grade in pi-ai: intact vs damaged" in document["streams"]
+    assert document["calls"][0]["besides"] == ["grade in pi-ai: intact vs damaged"]
+    assert [g["client"] for g in document["b"]["grades"]] == ["pi-ai", "adr-0019", "exact-key"]
+    without = json.loads(invoke("diff", a, b, "--format", "json").stdout)
+    assert [g["client"] for g in without["b"]["grades"]] == ["adr-0019", "exact-key"]
