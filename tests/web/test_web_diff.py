@@ -17,14 +17,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from tests.lenses.fakes import CALL, answering
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import Store
 from webapp.cli import main
 from webapp.web.backend.team import OWNER_COOKIE
 from webapp.web.links import Links
 from webapp.web.query import DEFAULTS
+from webapp.web.routes.clients import ClientJobs
 
 PARIS = sse(
     chunk(frag(0, "call_1", "get_weather", '{"city": "Paris"}')), chunk(finish="tool_calls")
@@ -250,3 +253,18 @@ def test_the_api_is_documented(client: TestClient) -> None:
     described = spec["paths"]["/api/diff"]["get"]
     assert described["summary"] == "Two streams side by side"
     assert "404" in described["responses"]
+
+
+def test_lens_grades_show_once_a_streams_clients_page_ran_them(
+    app: FastAPI, client: TestClient, store: Store
+) -> None:
+    app.state.clients = ClientJobs((answering({"status": "ok", "calls": [CALL]}, "pi-ai"),))
+    a, b = store(PARIS), store(PIECES)
+    before = client.get("/api/diff", params={"a": a, "b": b}).json()
+    assert [g["client"] for g in before["a"]["grades"]] == ["adr-0019", "exact-key"]
+    assert client.get(f"/api/streams/{a}/clients", params={"wait": "true"}).status_code == 200
+    after = client.get("/api/diff", params={"a": a, "b": b}).json()
+    assert [g["client"] for g in after["a"]["grades"]] == ["pi-ai", "adr-0019", "exact-key"]
+    assert after["a"]["grades"][0]["grade"] == "intact"
+    assert [g["client"] for g in after["b"]["grades"]] == ["adr-0019", "exact-key"]  # not run
+    assert after["calls"][0]["a"]["grades"]["pi-ai"] == "intact"

@@ -165,7 +165,7 @@ def report(
     with_clients: bool,
 ) -> None:
     """Print a Markdown report: input, verdict, anomalies, offending chunks, final calls."""
-    links = _links(public_url)
+    links = _links(public_url, har_entry)
     chosen = options(policy, None, None, 0)
     source = Input(file, input_format, har_entry, redact).load()
     other = "exact-key" if policy == "adr-0019" else "adr-0019"
@@ -191,7 +191,7 @@ def _judged(source: ReadResult, trace: Trace, with_clients: bool) -> Verdict:
     return policies_verdict(source.records, contract=contract, model=model)
 
 
-def _links(public_url: str | None) -> Links | None:
+def _links(public_url: str | None, har_entry: int | None = None) -> Links | None:
     if public_url is None:
         return None
     parts = urlsplit(public_url)
@@ -201,7 +201,7 @@ def _links(public_url: str | None) -> Links | None:
             f"{public_url!r}: give the stream's page, e.g. https://streamviz.example/s/abc123",
             param_hint="--public-url",
         )
-    return Links(f"{parts.scheme}://{parts.netloc}{head}", stream_id)
+    return Links(f"{parts.scheme}://{parts.netloc}{head}", stream_id, har_entry)
 
 
 @click.command()

@@ -47,14 +47,18 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Links:
-    """Where the stream's page is: `{base}/s/{id}?step=N` links to a step."""
+    """Where the stream's page is: `{base}/s/{id}?step=N` links to a step (of HAR entry
+    `har_entry`, when the report is of one)."""
 
     base: str
     stream_id: str
+    har_entry: int | None = None
 
     def step(self, step: int) -> str:
         """The URL of a step of the stream's page."""
-        return f"{self.base.rstrip('/')}/s/{url_quote(self.stream_id, safe='')}?step={step}"
+        entry = "" if self.har_entry is None else f"&har_entry={self.har_entry}"
+        return (f"{self.base.rstrip('/')}/s/{url_quote(self.stream_id, safe='')}?step={step}"
+                f"{entry}")  # fmt: skip
 
 
 def cell(text: str) -> str:

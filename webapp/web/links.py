@@ -134,6 +134,10 @@ class Links:
         """The timeline page at `step`."""
         return self._with(self.base, {"step": step})
 
+    def quirks(self, step: int) -> str:
+        """The timeline page at `step`, scrolled to its quirk panel."""
+        return f"{self.step(step)}#quirks"
+
     def hidden_fields(self, step: int) -> tuple[tuple[str, str], ...]:
         """The query of the page at `step` without what the page's form edits, as form fields.
 
@@ -189,20 +193,29 @@ class Links:
         where = "compare/step" if panel else "compare"
         return f"{self.page.base}/{where}?{urlencode(items)}"
 
+    def _entry_query(self, **first: str) -> str:
+        """`?har_entry=N` (after `first`) when these links name a HAR entry, else `first`."""
+        items = dict(first)
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        return f"?{urlencode(items)}" if items else ""
+
     @property
     def clients(self) -> str:
-        """Every client library's view of the stream (the same under every option)."""
-        return f"{self.page.base}/clients"
+        """Every client library's view of the stream on screen (the same under every option,
+        but not under every HAR entry: each entry is a stream of its own)."""
+        return f"{self.page.base}/clients{self._entry_query()}"
 
     @property
     def clients_matrix(self) -> str:
-        """The clients page's matrix alone (htmx polls it while it is computed)."""
-        return f"{self.clients}/matrix"
+        """The clients page's verdict and matrix alone (htmx polls it while it is computed)."""
+        return f"{self.page.base}/clients/matrix{self._entry_query()}"
 
     @property
     def clients_json(self) -> str:
-        """The clients' matrix as JSON, waiting for it to be computed."""
-        return f"/api/streams/{self.stream_id}/clients?{urlencode({'wait': 'true'})}"
+        """The clients' verdict as JSON (what `streamviz clients --format json` prints),
+        waiting for it to be computed."""
+        return f"/api/streams/{self.stream_id}/clients{self._entry_query(wait='true')}"
 
     # The stream's own pages: the same under every view, so without one in the query.
 
@@ -257,8 +270,8 @@ class Links:
 
     @property
     def minimise(self) -> str:
-        """Where a minimise job is started (POST)."""
-        return f"{self.stored}/minimise"
+        """Where a minimise job is started (POST), on the HAR entry on screen."""
+        return f"{self.stored}/minimise{self._entry_query()}"
 
     @property
     def minimise_form(self) -> str:
@@ -266,11 +279,11 @@ class Links:
         items = options_query(self.options)
         if self.har_entry is not None:
             items["har_entry"] = str(self.har_entry)
-        return f"{self.minimise}?{urlencode(items)}"
+        return f"{self.stored}/minimise?{urlencode(items)}"
 
     def job(self, job_id: str) -> str:
         """A minimise job's progress (its page, or the fragment htmx polls)."""
-        return f"{self.minimise}/{job_id}"
+        return f"{self.stored}/minimise/{job_id}"
 
     def job_cancel(self, job_id: str) -> str:
         """Where a minimise job's Cancel posts."""

@@ -256,10 +256,13 @@ class Service:
         view = self._cached(("trace", stream_id, har_entry, canon), TraceView, make)
         return _as_asked(view, info, options)
 
-    def cached_view(self, stream_id: str, options: Options) -> TraceView | None:
-        """The view under `options` if this worker has it cached, else None (making nothing)."""
+    def cached_view(
+        self, stream_id: str, options: Options, har_entry: int | None = None
+    ) -> TraceView | None:
+        """The view under `options` (of HAR entry `har_entry`) if this worker has it cached,
+        else None (making nothing)."""
         info = self.info(stream_id)
-        view = self.cache.peek(("trace", stream_id, None, options.canonical()))
+        view = self.cache.peek(("trace", stream_id, har_entry, options.canonical()))
         return _as_asked(view, info, options) if isinstance(view, TraceView) else None
 
     def _load(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView | None:

@@ -96,10 +96,10 @@ def _stream_id(request: Request, letter: str, required: bool = True) -> str:
 
 
 def _lenses(request: Request, stream_id: str, har_entry: int | None) -> tuple[LensResult, ...]:
-    """The client lenses' results when they already ran on the stream (none started here)."""
-    if har_entry is not None:
-        return ()  # the clients page runs the lenses on a file's first event stream
-    return lens_results(clients.jobs(request).get(stream_id))
+    """The client lenses' results when they already ran on the stream, or on this entry of
+    the HAR file (its clients page ran them); none are started here."""
+    verdict = clients.jobs(request).get(stream_id, har_entry)
+    return lens_results(None if verdict is None else verdict.matrix)
 
 
 def _side(request: Request, letter: str, stream_id: str, har_entry: int | None) -> Side:

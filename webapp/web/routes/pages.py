@@ -48,6 +48,8 @@ from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.entries import entries
 from webapp.web.views.panels import detail, state
+from webapp.web.views.quirks import panel as quirk_panel
+from webapp.web.views.quirks import quirk_line
 
 router = APIRouter(include_in_schema=False)
 
@@ -102,7 +104,8 @@ def stream_page(request: Request, shown: Shown) -> Response:
         window=views.window_around(view, links, step, size),
         policies=POLICIES,
         paths=PATHS,
-        overview=strip(view.buckets, len(view.trace.steps), links, step),
+        overview=strip(view.buckets, len(view.trace.steps), links, step, view.quirks.in_columns),
+        quirks=quirk_panel(view.trace.contract, links),
         entries=entries(view, links),
         minimise=minimise_routes.section(request, view, links),
         compare=diff_routes.control(request, links),
@@ -180,6 +183,7 @@ def compare(request: Request, shown: Shown) -> Response:
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
     context.update(title=stream_title(reading.info), links=links)
+    context["quirk_line"] = quirk_line(comparison.right.contract, links)
     context["panel"] = step_panel(comparison, records, selected) if selected is not None else None
     return render(templates, request, "compare.html", context)
 

@@ -26,6 +26,7 @@ from webapp.core.rules import POLICIES, Policy
 from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, render, verdict
+from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.capture import fixture_cassette, record_timing
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
@@ -294,15 +295,21 @@ def report(request: Request, stream_id: str) -> Response:
     view, other = _views(request, stream_id)
     notes = [Note(n.step, n.author, n.text) for n in notes_of(service_of(request), stream_id)]
     base = settings_of(request).public_url
-    reading = service_of(request).reading(stream_id, view.source.har_entry)  # every record
+    har_entry = view.source.har_entry
+    reading = service_of(request).reading(stream_id, har_entry)  # every record
+    # The clients' verdict on this entry when its clients page computed it (as `streamviz
+    # report --clients`), else this build's two policies graded (as `streamviz report`).
+    judged = jobs(request).get(stream_id, har_entry) or policies_verdict(
+        reading.result.records, contract=view.trace.contract, model=reading.result.model
+    )
     text = render(
         reading.result,
         view.trace,
         other.trace,
         title=view.source.info.title or "Untitled stream",
         notes=notes,
-        links=ReportLinks(base, stream_id) if base else None,
-        clients=jobs(request).get(stream_id),  # the matrix, when /s/{id}/clients computed it
+        links=ReportLinks(base, stream_id, har_entry) if base else None,
+        judged=judged,
     )
     return Response(
         text.encode("utf-8", "backslashreplace"),
@@ -357,7 +364,7 @@ def fixture(request: Request, stream_id: str) -> Response:
     view, _ = _views(request, stream_id)
     reading = service_of(request).reading(stream_id, view.source.har_entry)
     where = Links(stream_id, DEFAULTS).at(settings_of(request).public_url)
-    arrivals = record_timing(service_of(request), stream_id)
+    arrivals = record_timing(service_of(request), stream_id, view.source.har_entry)
     bundle = fixture_bundle(view, reading.result.records, where, arrivals)
     return Response(
         bundle,

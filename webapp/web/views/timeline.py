@@ -201,6 +201,8 @@ class TimelineRow:
     error: str | None
     in_run: bool = False
     """The step belongs to a run that is shown expanded (the selected step is in it)."""
+    quirks: tuple[str, ...] = ()
+    """The provider's quirks that show at this step (`webapp.web.views.quirks`)."""
     is_run: ClassVar[bool] = False
 
 
@@ -218,6 +220,8 @@ class RunRow:
     """The page at the first step after the run."""
     expanded: bool
     phantom: bool
+    quirk_steps: int = 0
+    """How many of the run's steps show a provider quirk."""
     is_run: ClassVar[bool] = True
 
 
@@ -335,6 +339,7 @@ def _run_row(view: TraceView, links: Links, run: Run, *, expanded: bool) -> RunR
         after_url=links.step(run.last + 1) if run.last < view.last else None,
         expanded=expanded,
         phantom=view.trace.is_phantom_block(run.block),
+        quirk_steps=view.quirks.count_within(run.first, run.last),
     )
 
 
@@ -355,6 +360,7 @@ def _timeline_row(
         anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
         error=clipped_head(step.error, 120).head if step.error else None,
         in_run=in_run,
+        quirks=view.quirks.at(step.step),
     )
 
 
