@@ -10,11 +10,13 @@ page's "compare with..." control picks B from the library or stores a pasted one
 from __future__ import annotations
 
 import json
+import threading
 from html import escape
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
+import anyio
 import pytest
 from click.testing import CliRunner
 from fastapi import FastAPI
@@ -22,10 +24,13 @@ from fastapi.testclient import TestClient
 
 from tests.lenses.fakes import CALL, answering
 from tests.streamkit import chunk, frag, sse
+from tests.web.test_web_slow_bodies import Upload
 from tests.web.webkit import Store
 from webapp.cli import main
+from webapp.settings import Settings
+from webapp.web.app import create_app
 from webapp.web.backend.team import OWNER_COOKIE
-from webapp.web.links import Links
+from webapp.web.links import DIFF_PASTE, Links
 from webapp.web.query import DEFAULTS
 from webapp.web.routes.clients import ClientJobs
 
@@ -268,3 +273,49 @@ def test_lens_grades_show_once_a_streams_clients_page_ran_them(
     assert after["a"]["grades"][0]["grade"] == "intact"
     assert [g["client"] for g in after["b"]["grades"]] == ["adr-0019", "exact-key"]  # not run
     assert after["calls"][0]["a"]["grades"]["pi-ai"] == "intact"
+
+
+def test_slow_pastes_hold_no_upload_slot(db_url: str) -> None:
+    """A paste takes its upload slot once its form is in (it took one before reading it, so
+    four trickling pastes made every other upload a 503)."""
+    app = create_app(Settings(db=db_url, max_uploads=4, body_timeout=600))
+    body = urlencode({"a": "example:clean", "text": PIECES}).encode()
+    form = "application/x-www-form-urlencoded"
+    slow = [Upload(DIFF_PASTE, form, body, trickle=True) for _ in range(4)]
+    whole = Upload(DIFF_PASTE, form, body)
+
+    async def race() -> None:
+        async with anyio.create_task_group() as group:
+            for upload in slow:
+                group.start_soon(upload.run, app)
+            for upload in slow:
+                await upload.waiting.wait()  # all four are mid-body
+            await whole.run(app)
+            assert whole.status == 303, whole.answer[:300]  # was a 503
+            for upload in slow:
+                upload.go.set()
+
+    failure: list[BaseException] = []
+
+    def target() -> None:  # a thread of its own: Playwright may hold this one's event loop
+        try:
+            anyio.run(race)
+        except BaseException as error:
+            failure.append(error)
+
+    runner = threading.Thread(target=target)
+    runner.start()
+    runner.join()
+    assert not failure, failure
+    assert [upload.status for upload in slow] == [303] * 4
+
+
+@pytest.mark.parametrize("page", ["/diff?a={a}&b={b}", "/diff?a={b}", "/s/{b}"])
+def test_titles_print_their_invisible_characters_escaped(client: TestClient, page: str) -> None:
+    """A right-to-left override in a title turns the rest of its line around: the diff, the
+    picker's library and the stream page's "compare with..." list show it as an escape."""
+    a = pasted(client, PARIS, "invoice\u202efdp.exe\u200b")
+    b = pasted(client, PIECES, "plain")
+    html = client.get(page.format(a=a, b=b)).text
+    assert "invoice\\u202efdp.exe\\u200b" in html
+    assert "\u202e" not in html and "\u200b" not in html

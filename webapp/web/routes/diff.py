@@ -194,16 +194,10 @@ def diff_json(request: Request) -> Response:
 
 @router.post(DIFF_PASTE)
 async def paste(request: Request) -> Response:
-    """Store a pasted stream (its secrets masked) and open its diff with stream A (303)."""
-    uploads: UploadSlots = request.app.state.uploads
-    try:
-        with uploads.slot():
-            return await _paste(request)
-    except Busy as error:
-        return error_response(request, 503, str(error), "Too many uploads at once")
+    """Store a pasted stream (its secrets masked) and open its diff with stream A (303).
 
-
-async def _paste(request: Request) -> Response:
+    As every upload: the form is received first (within `--body-timeout`), and only then does
+    the paste take an upload slot to be read and stored, so a slow sender holds none."""
     limit = settings_of(request).max_bytes
     try:
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
@@ -217,6 +211,19 @@ async def _paste(request: Request) -> Response:
         title = form_text(form, "title")
     finally:
         await form.close()
+    uploads: UploadSlots = request.app.state.uploads
+    try:
+        with uploads.slot():
+            return await _paste(request, a_id, text, entry, title, limit)
+    except Busy as error:
+        response = error_response(request, 503, str(error), "Too many uploads at once")
+        response.headers["Retry-After"] = "2"
+        return response
+
+
+async def _paste(
+    request: Request, a_id: str, text: str, entry: str | None, title: str, limit: int
+) -> Response:
     try:
         har_a = parse_har_entry(entry)
     except BadQuery as error:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webapp.core.options import Options
+from webapp.core.words import visible
 from webapp.examples import EXAMPLES
 from webapp.lenses.results import LensResult
 from webapp.storage.team import Library
@@ -341,7 +342,7 @@ def picker(
     ids = None if owned is None else [i for i in reversed(owned) if i != a_id]
     found = Library(service.storage).page(search=search, ids=ids, limit=limit, offset=0)
     library = tuple(
-        Choice(row.id, row.title or "Untitled stream", diff_url(a_id, row.id, a_entry))
+        Choice(row.id, visible(row.title or "Untitled stream"), diff_url(a_id, row.id, a_entry))
         for row in found.rows
         if row.id != a_id
     )
