@@ -230,23 +230,25 @@ async def _paste(
         return error_response(request, 400, str(error))
     service = service_of(request)
     try:
-        a_info = service.info(a_id)
+        a_info = await run_in_threadpool(service.info, a_id)  # the store: off the event loop
     except NotFound:
         return _missing(request, _Unknown("A", a_id))
 
-    def again(message: str, status: int) -> Response:
-        context = _picker_context(request, a_id, har_a, "", text=text, error=message)
+    async def again(message: str, status: int) -> Response:
+        context = await run_in_threadpool(
+            lambda: _picker_context(request, a_id, har_a, "", text=text, error=message)
+        )
         return render(templates_of(request), request, "diff_pick.html", context, status)
 
     if not text.strip():
-        return again("Paste a stream first.", 422)
+        return await again("Paste a stream first.", 422)
     try:
         prepared = await run_in_threadpool(prepare, text.encode("utf-8", "surrogatepass"),
                                            "auto", limit, Masks())  # fmt: skip
     except TooLarge:
         return _too_large(request, limit)
     except ReaderError as error:
-        return again(str(error), 422)
+        return await again(str(error), 422)
     token = new_token()
     fallback = f"Pasted to compare with {a_info.title or 'a stream'}"
     info = await run_in_threadpool(
