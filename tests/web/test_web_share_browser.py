@@ -62,7 +62,7 @@ def in_view(page: Page, selector: str) -> bool:
     box = page.locator(selector).first.bounding_box()
     assert box is not None, selector
     height = page.evaluate("innerHeight")
-    # scrolling stops on whole pixels while boxes end on fractions of one: 768.09 is in view
+    # a pixel of slack: scrolling "nearest" lines the bottom up to a fraction of a pixel
     return bool(box["y"] >= -1 and box["y"] + box["height"] <= height + 1)
 
 
