@@ -172,6 +172,28 @@ def grade(column: LensResult, intended: Intended | None) -> Graded:
     return Graded(client, version, "intact", _intact(intended))
 
 
+def graded_calls(column: LensResult, intended: Intended) -> tuple[Grade | None, ...]:
+    """Each intended call's grade in a column, call by call: `intact` when the client hands
+    it as meant, `flagged` when it raised or flagged it, `damaged` when it is missing or
+    wrong (None for every call when the client did not run). Extra calls a client adds count
+    in its grade of the stream (`grade`), not here."""
+    if column.status == "unavailable":
+        return (None,) * len(intended.calls)
+    if column.status == "error":
+        flagged: Grade = "flagged"
+        return (flagged,) * len(intended.calls)
+    pairs, _ = _pair(intended, column.calls)
+    out: list[Grade | None] = []
+    for want, got in pairs:
+        if got is not None and got.invalid:
+            out.append("flagged")
+        elif got is None or _wrong(want, got):
+            out.append("damaged")
+        else:
+            out.append("intact")
+    return tuple(out)
+
+
 def _problems(intended: Intended, calls: Sequence[Call]) -> tuple[list[str], list[str]]:
     """What the application gets wrong without a word (`silent`) and with one (`flagged`)."""
     pairs, extra = _pair(intended, calls)

@@ -41,6 +41,7 @@ from webapp.web.routes import (
     team_api,
     triage,
 )
+from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.routes.proxy import ProxyRoutes
@@ -130,6 +131,8 @@ def _routes(app: FastAPI) -> None:
         app.include_router(embed.router, prefix=EMBEDDED + mount)
     app.include_router(teach.router)
     app.include_router(capture.router)
+    app.include_router(diff_routes.router)
+    app.include_router(diff_routes.api_router)
 
     app.add_api_route(DOCS_PATH, _docs, include_in_schema=False)
 
