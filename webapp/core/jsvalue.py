@@ -158,12 +158,8 @@ def read_keys(fragment: dict[str, Any]) -> Keys:
         raw_name = raw_arguments = None
     raw_input = None
     custom_only = False
-    if raw_custom is not None:
-        custom = raw_custom if isinstance(raw_custom, dict) else {}
-        if raw_name is None:
-            raw_name = custom.get("name")
-        raw_input = custom.get("input")
-        custom_only = truthy(raw_custom) and not truthy(raw_function)
+    if raw_custom is not None:  # a custom tool call (rare): its name and input
+        raw_name, raw_input, custom_only = _custom(raw_custom, raw_function, raw_name)
     kind = type(raw_index)
     index = raw_index if kind is int or kind is float or is_number(raw_index) else None
     ordinary = (
@@ -194,6 +190,14 @@ def read_keys(fragment: dict[str, Any]) -> Keys:
         raw_input if isinstance(raw_input, str) else "",
         () if ordinary else _oddities(fragment, index),
     )
+
+
+def _custom(raw_custom: Any, raw_function: Any, raw_name: Any) -> tuple[Any, Any, bool]:
+    """A `custom` key's name (when `function` gave none), its input, and whether it stands
+    alone (a truthy `custom` without a truthy `function`)."""
+    custom = raw_custom if isinstance(raw_custom, dict) else {}
+    name = custom.get("name") if raw_name is None else raw_name
+    return name, custom.get("input"), truthy(raw_custom) and not truthy(raw_function)
 
 
 def _oddities(fragment: dict[str, Any], index: Any) -> tuple[str, ...]:

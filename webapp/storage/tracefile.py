@@ -265,6 +265,20 @@ def _payload(kind: str, payload: memoryview) -> Any:
     return column
 
 
+def _blocks(metas: list[Any], sections: dict[str, Any], pieces: list[Any]) -> list[Block]:
+    """Every block, each with its pieces and the steps that appended them."""
+    piece_steps: array[int] = sections["piece_steps"]
+    every: list[Block] = []
+    start = 0
+    for block_meta, count in zip(metas, sections["block_pieces"], strict=True):
+        block = _block(block_meta)
+        block.pieces = pieces[start : start + count]
+        block.piece_steps = piece_steps[start : start + count].tolist()
+        start += count
+        every.append(block)
+    return every
+
+
 def _trace(sections: dict[str, Any]) -> Trace:
     meta = sections["meta"]
     strings: list[str] = sections["strings"]
@@ -296,16 +310,7 @@ def _trace(sections: dict[str, Any]) -> Trace:
             "event_stop": ((int(row), (why, text)) for row, why, text in meta["event_stop"]),
         },
     )
-    pieces = resolve(sections["piece_text"])
-    piece_steps: array[int] = sections["piece_steps"]
-    every: list[Block] = []
-    start = 0
-    for block_meta, count in zip(meta["blocks"], sections["block_pieces"], strict=True):
-        block = _block(block_meta)
-        block.pieces = pieces[start : start + count]
-        block.piece_steps = piece_steps[start : start + count].tolist()
-        start += count
-        every.append(block)
+    every = _blocks(meta["blocks"], sections, resolve(sections["piece_text"]))
     tool_blocks = int(meta["tool_blocks"])
     numbered = {block.number: block for block in every[:tool_blocks]}
     return Trace(

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from webapp.core.assembler import assemble
 from webapp.core.contract import Contract
-from webapp.core.contract.intended import intended_reading
+from webapp.core.contract.intended import Intended, intended_reading
 from webapp.core.contract.quirks import ENTRY_TESTS, detect, restating_runs
-from webapp.core.contract.wire import STEPS_KEPT, Part, read_wire
+from webapp.core.contract.wire import STEPS_KEPT, Part, Wire, read_wire
 from webapp.core.options import Options
 from webapp.core.readers.timing import har_timing, timing_document
 from webapp.core.records import ReadResult, Record
@@ -228,20 +228,7 @@ def side_of(
     columns = [*lenses, *(column for column in ours if column.client not in names)]
     model = (source.model if source is not None else None) or wire.model
     verdict = judge(contract, columns, model=model)
-    if intended is not None:
-        graded = [(column.client, graded_calls(column, intended)) for column in columns]
-        per_call = [
-            tuple((client, grades[k]) for client, grades in graded)
-            for k in range(len(intended.calls))
-        ]
-        calls = tuple(
-            _intended_call(k, part, intended.calls[k].arguments, adr, per_call[k])
-            for k, part in enumerate(wire.parts)
-        )
-    else:
-        stream = tuple((column.client, verdict.grade_of(column.client)) for column in columns)
-        tool_blocks = [block for block in adr.blocks if block.kind == "toolCall"]
-        calls = tuple(_block_call(k, block, stream) for k, block in enumerate(tool_blocks))
+    calls = _calls(wire, intended, columns, verdict, adr)
     found = _timing(source, len(records)) if timing is None else timing
     return Side(
         label=label,
@@ -256,6 +243,31 @@ def side_of(
         model=model,
         har_entry=har_entry,
     )
+
+
+def _calls(
+    wire: Wire,
+    intended: Intended | None,
+    columns: Sequence[LensResult],
+    verdict: Verdict,
+    adr: Trace,
+) -> tuple[DiffCall, ...]:
+    """The side's calls: the intended reading's, graded per call, when there is one; else the
+    adr-0019 assembly's tool blocks, graded per stream."""
+    if intended is not None:
+        graded = [(column.client, graded_calls(column, intended)) for column in columns]
+        per_call = [
+            tuple((client, grades[k]) for client, grades in graded)
+            for k in range(len(intended.calls))
+        ]
+        return tuple(
+            _intended_call(k, part, intended.calls[k].arguments, adr, per_call[k])
+            for k, part in enumerate(wire.parts)
+        )
+    else:
+        stream = tuple((column.client, verdict.grade_of(column.client)) for column in columns)
+        tool_blocks = [block for block in adr.blocks if block.kind == "toolCall"]
+        return tuple(_block_call(k, block, stream) for k, block in enumerate(tool_blocks))
 
 
 def lens_results(matrix: Matrix | None) -> tuple[LensResult, ...]:
