@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from webapp.storage.search import matching
 from webapp.storage.store import Storage
 
 _NOTE_COLUMNS = "id, stream_id, step, author, text, created, edited"
@@ -113,14 +114,9 @@ class Notes:
         return bool(rows)
 
 
-def _like(text: str) -> str:
-    """A LIKE pattern that finds `text` anywhere, its `%`, `_` and `\\` taken literally."""
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 class Library:
-    """Streams listed newest first, searched by title, optionally only some ids."""
+    """Streams listed newest first, searched by title and terms (`webapp.storage.search`),
+    optionally only some ids."""
 
     def __init__(self, storage: Storage) -> None:
         self._run = storage.backend.run
@@ -136,9 +132,9 @@ class Library:
                 return Page((), 0)
             where.append(f"id IN ({', '.join('?' for _ in ids)})")
             params += list(ids)
-        if search:
-            where.append("LOWER(title) LIKE ? ESCAPE '\\'")
-            params.append(_like(search))
+        found, found_params = matching(search)
+        where += found
+        params += found_params
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         [(total,)] = self._run(f"SELECT COUNT(*) FROM streams{clause}", params)
         rows = self._run(

@@ -18,6 +18,7 @@ from webapp.settings import Settings
 from webapp.tuning import serving
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
+from webapp.web.backend.library.indexing import Backfill
 from webapp.web.backend.security import CSP, RefuseCrossSite, SecurityHeaders
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Retention
@@ -54,6 +55,7 @@ def create_app(settings: Settings) -> FastAPI:
     """A new app on the store `settings.db` names (created and migrated if needed)."""
     service = Service(settings)
     retention = Retention(service, settings.retention_days)
+    backfill = Backfill(service)
     forwarder = proxy.forwarder(settings, service)
 
     @asynccontextmanager
@@ -61,9 +63,11 @@ def create_app(settings: Settings) -> FastAPI:
         with serving():  # the process's tuning (webapp.tuning), before the worker threads start
             warm(app.state.templates)
             sweeping = await retention.start()
+            backfill.start()  # the streams stored before there were search terms
             try:
                 yield
             finally:
+                await backfill.stop()
                 if sweeping is not None:
                     sweeping.cancel()
                 if forwarder is not None:
@@ -81,6 +85,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.settings = settings
     app.state.service = service
     app.state.retention = retention
+    app.state.backfill = backfill
     app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates(TEACHING)
     app.state.templates.env.globals["retention_days"] = settings.retention_days

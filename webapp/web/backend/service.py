@@ -171,7 +171,8 @@ class Service:
     ) -> StreamInfo:
         """Store a prepared stream; its reading is cached (under the budget, like any other), so
         that its first views read nothing: the page's assembly and step, the other policy's
-        view when the minimise form opens, the compare page."""
+        view when the minimise form opens, the compare page. (`webapp.web.backend.library.indexing`
+        stores and indexes what it holds for the library.)"""
         info = self.storage.add(
             prepared.raw,
             title=title,

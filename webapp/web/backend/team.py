@@ -24,11 +24,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webapp.core.anomalies import severity_of
-from webapp.core.jsvalue import truthy
 from webapp.core.options import Options
 from webapp.storage.team import Library, Notes, StoredNote
 from webapp.web.backend.ingest import MAX_TITLE
+from webapp.web.backend.library import holdings
 from webapp.web.backend.service import NotFound, Service, Unreadable
 from webapp.web.links import Links
 from webapp.web.query import DEFAULTS
@@ -244,20 +243,12 @@ def note_of(service: Service, stream_id: str, note_id: str) -> StoredNote:
 
 
 def stats(service: Service, stream_id: str) -> dict[str, Any]:
-    """What the library shows of a stream: chunks, named calls, errors, warnings."""
+    """What the library shows of a stream (`webapp.web.backend.library.holdings.stats`)."""
     try:
         view = service.view(stream_id, Options())
     except Unreadable as error:
         return {"unreadable": str(error)[:200]}
-    chunks = view.trace.chunk_count
-    calls = sum(1 for block in view.trace.blocks if truthy(block.name))
-    severities = [severity_of(anomaly.code) for anomaly in view.trace.anomalies]
-    return {
-        "chunks": chunks,
-        "calls": calls,
-        "errors": severities.count("error"),
-        "warnings": len(severities) - severities.count("error"),
-    }
+    return holdings.stats(view)
 
 
 def filled_stats(service: Service, stream_id: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from webapp.web.backend.ingest import (
     read_body,
     read_form,
 )
+from webapp.web.backend.library import indexing
 from webapp.web.backend.masking import parse_redact
 from webapp.web.backend.team import new_token, token_hash
 from webapp.web.links import Links
@@ -235,6 +236,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
         body = await read_body(request, 2 * limit + FORM_OVERHEAD, limit)
         upload = await run_in_threadpool(prepare_json, body, limit)
         prepared, title, fmt = upload.prepared, upload.title, upload.input_format
+        file_name = ""
     else:
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
         try:
@@ -242,7 +244,8 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
             if sent is None:
                 raise BadInput("send a multipart field named 'file', or JSON with 'text'")
             raw, filename = sent
-            title = clean_title(form_text(form, "title"), filename)
+            title = clean_title(form_text(form, "title"), "") or None
+            file_name = clean_title(filename, "")
             fmt = form_text(form, "format") or "auto"
             try:
                 masks = parse_redact(form_text(form, "redact") or None)
@@ -254,7 +257,14 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
         del raw
     service = service_of(request)
     return await run_in_threadpool(
-        service.store, prepared, title=title, input_format=fmt, delete_hash=delete_hash
+        indexing.store,
+        service,
+        prepared,
+        title=title,
+        fallback="API stream",
+        file_name=file_name,
+        input_format=fmt,
+        delete_hash=delete_hash,
     )
 
 

@@ -31,6 +31,7 @@ from webapp.web.backend.ingest import (
     prepare,
     read_body,
 )
+from webapp.web.backend.library import indexing
 from webapp.web.backend.service import LIGHT_BELOW
 from webapp.web.links import PLAY_API, Links, play_url
 from webapp.web.query import parse_har_entry
@@ -250,7 +251,9 @@ async def play_save(request: Request) -> Response:
     except Busy as error:
         return _busy(request, error)
     service = service_of(request)
-    info = await run_in_threadpool(service.store, prepared, title="Playground stream")
+    info = await run_in_threadpool(
+        indexing.store, service, prepared, title=None, fallback="Playground stream"
+    )
     return RedirectResponse(Links(info.id, Options()).step(0), status_code=303)
 
 

@@ -1,0 +1,135 @@
+"""A library teammates can use: titles from what a stream holds, search by what it holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.streamkit import chunk, frag, sse
+from webapp.core.words import title_from
+from webapp.settings import Settings
+from webapp.storage import open_storage
+from webapp.storage.capture import Facts
+from webapp.storage.search import Search
+from webapp.web.app import create_app
+from webapp.web.backend.forward import title_of
+
+TWO_TOOLS = sse(
+    chunk(frag(0, "call_W1x", "get_weather", ""), model="gpt-4o"),
+    chunk(frag(0, args='{"city":"Paris"}'), model="gpt-4o"),
+    chunk(frag(1, "call_B2y", "book_flight", "{}"), model="gpt-4o"),
+    chunk(finish="tool_calls", model="gpt-4o"),
+)
+"""Two calls of a model: titled "gpt-4o: get_weather, book_flight"."""
+PHANTOM = sse(
+    chunk(frag(0, "call_Q9", "search_docs"), model="mistral-large"),
+    chunk(frag(args='{"q": 1}')),  # a bare continuation: exact-key's phantom, a quirk
+    chunk(finish="tool_calls"),
+)
+
+
+def _api_store(client: TestClient, text: str, **extra: Any) -> dict[str, Any]:
+    response = client.post("/api/streams", json={"text": text, **extra})
+    assert response.status_code == 201, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _library(client: TestClient, query: str = "") -> list[dict[str, Any]]:
+    response = client.get(f"/api/streams{query}")
+    assert response.status_code == 200, response.text
+    rows: list[dict[str, Any]] = response.json()["streams"]
+    return rows
+
+
+# Titles from what a stream holds.
+
+
+def test_streams_get_titles_from_what_they_hold_unless_given_one(client: TestClient) -> None:
+    pasted = client.post("/streams", data={"text": TWO_TOOLS})
+    assert pasted.status_code == 303
+    titles = {row["title"] for row in _library(client)}
+    assert titles == {"gpt-4o: get_weather, book_flight"}
+    given = client.post("/streams", data={"text": TWO_TOOLS, "title": "  my bug "})
+    assert given.status_code == 303
+    uploaded = client.post("/streams", files={"file": ("bug-12.sse", TWO_TOOLS.encode())})
+    assert uploaded.status_code == 303
+    plain = client.post("/streams", data={"text": sse(chunk(content="hi", finish="stop"))})
+    assert plain.status_code == 303
+    assert sorted(row["title"] for row in _library(client)) == [
+        "Pasted stream",  # nothing to take a title from
+        "gpt-4o: get_weather, book_flight",
+        "gpt-4o: get_weather, book_flight (bug-12.sse)",
+        "my bug",
+    ]
+    api = _api_store(client, PHANTOM)
+    assert client.get(f"/api/streams/{api['id']}").json()["title"] == "mistral-large: search_docs"
+
+
+def test_a_capture_and_a_paste_are_titled_by_the_same_function() -> None:
+    facts = Facts("u", "POST", "/v1/chat/completions", 200, model="gpt-4o",
+                  tools=("get_weather", "book_flight"))  # fmt: skip
+    assert title_of(facts) == title_from("gpt-4o", ["get_weather", "book_flight"])
+    assert title_from("m", [f"tool_{n}" for n in range(9)]) == (
+        "m: tool_0, tool_1, tool_2, tool_3 and 5 more"
+    )
+    assert title_from(None, [None, "", "x", "x"]) == "x"
+    assert title_from(" ", [], "fallback") == "fallback"
+
+
+# Search by what a stream holds.
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("get_weather", {"two"}),  # a tool name
+        ("weather", {"two"}),  # part of one
+        ("gpt-4o", {"two"}),  # a model
+        ("MISTRAL", {"phantom"}),
+        ("call_w1x", {"two"}),  # a call id
+        ("call_q9", {"phantom"}),
+        ("bare-continuation", {"phantom"}),  # a quirk code
+        ("missing-index", {"phantom"}),
+        ("truncated-arguments", set()),
+        ("gpt-4o flight", {"two"}),  # every word
+        ("gpt-4o search_docs", set()),
+        ("phant", {"phantom"}),  # the title still counts
+    ],
+)
+def test_the_library_searches_what_streams_hold(
+    db_url: str, query: str, expected: set[str]
+) -> None:
+    with TestClient(create_app(Settings(db=db_url, list_streams=True))) as client:
+        _api_store(client, TWO_TOOLS, title="two")
+        _api_store(client, PHANTOM, title="phantom")
+        found = {row["title"] for row in _library(client, f"?q={query}")}
+        assert found == expected
+
+
+def test_anomaly_codes_are_searched(db_url: str) -> None:
+    dropped = sse(chunk(frag(0, "c", "f", "{}")), chunk(frag(7, args="x")), chunk(finish="stop"))
+    with TestClient(create_app(Settings(db=db_url, list_streams=True))) as client:
+        stream_id = _api_store(client, dropped, title="dropped")["id"]
+        codes = client.get(f"/api/streams/{stream_id}/trace").json()["anomalies"]
+        assert codes
+        for code in {anomaly["code"] for anomaly in codes}:
+            assert [row["id"] for row in _library(client, f"?q={code}")] == [stream_id], code
+
+
+def test_streams_stored_before_are_indexed_and_titled_at_start(db_url: str) -> None:
+    storage = open_storage(db_url)
+    old = storage.add(TWO_TOOLS.encode(), title="Pasted stream", format="sse")
+    kept = storage.add(TWO_TOOLS.encode(), title="their own title", format="sse")
+    storage.close()
+    with TestClient(create_app(Settings(db=db_url, list_streams=True))) as client:
+        app: Any = client.app
+        assert app.state.backfill.finished.wait(30)
+        rows = {row["id"]: row for row in _library(client, "?q=book_flight")}
+    assert rows[old.id]["title"] == "gpt-4o: get_weather, book_flight"
+    assert rows[kept.id]["title"] == "their own title"
+    storage = open_storage(db_url)
+    assert Search(storage).unindexed(10) == []
+    storage.close()
