@@ -1,13 +1,16 @@
-"""A library teammates can use: titles from what a stream holds, search by what it holds."""
+"""A library teammates can use: what a browser's library holds, titles from what a stream
+holds, search by what it holds."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.streamkit import chunk, frag, sse
+from tests.web.webkit import CONTINUATION
 from webapp.core.words import title_from
 from webapp.settings import Settings
 from webapp.storage import open_storage
@@ -42,6 +45,50 @@ def _library(client: TestClient, query: str = "") -> list[dict[str, Any]]:
     assert response.status_code == 200, response.text
     rows: list[dict[str, Any]] = response.json()["streams"]
     return rows
+
+
+# What a browser's library holds.
+
+
+def test_a_teammates_library_holds_what_they_opened_noted_or_renamed(app: FastAPI) -> None:
+    with TestClient(app) as mine, TestClient(app, follow_redirects=False) as theirs:
+        opened = _api_store(mine, CONTINUATION, title="opened")["id"]
+        noted = _api_store(mine, CONTINUATION, title="noted")["id"]
+        renamed = _api_store(mine, CONTINUATION, title="to rename")["id"]
+        never = _api_store(mine, CONTINUATION, title="never seen")["id"]
+        assert _library(theirs) == []
+        assert theirs.get(f"/s/{opened}?step=1").status_code == 200
+        note = theirs.post(f"/s/{noted}/notes", data={"step": "1", "text": "odd"})
+        assert note.status_code == 303
+        title = theirs.post(f"/s/{renamed}/title", data={"title": "renamed", "step": "0"})
+        assert title.status_code == 303
+        rows = {row["id"]: row for row in _library(theirs)}
+        assert set(rows) == {opened, noted, renamed} and never not in rows
+        assert rows[opened]["here"] == ["opened"]
+        assert rows[noted]["here"] == ["noted"] and rows[renamed]["title"] == "renamed"
+        assert rows[renamed]["here"] == ["renamed"]
+        theirs.get(f"/s/{noted}")  # opened too, later
+        assert {row["id"]: row["here"] for row in _library(theirs)}[noted] == ["opened", "noted"]
+        page = theirs.get("/streams").text
+        assert "opened, noted or renamed" in page and "never seen" not in page
+        assert _library(mine) == []  # the API stored them: no cookie, so nothing of its own
+
+
+def test_the_library_cookie_stays_bounded_and_skips_examples(app: FastAPI) -> None:
+    with TestClient(app) as client:
+        ids = [_api_store(client, CONTINUATION)["id"] for _ in range(3)]
+        client.get("/examples/continuation")
+        for stream_id in ids:
+            client.get(f"/s/{stream_id}")
+        cookie = client.cookies.get("streamviz_seen") or ""
+        assert [pair.split(":")[0] for pair in cookie.split(".")] == ids
+        sent = client.get(f"/s/{ids[-1]}")  # the newest already: no new cookie
+        assert "streamviz_seen" not in sent.headers.get("set-cookie", "")
+        many = ".".join(f"id{n:03d}:o" for n in range(150))
+        client.cookies.clear()  # a browser whose cookie already holds 150
+        sent = client.get(f"/s/{ids[0]}", headers={"cookie": f"streamviz_seen={many}"})
+        kept = sent.cookies["streamviz_seen"].split(".")
+        assert len(kept) == 100 and kept[-1] == f"{ids[0]}:o" and kept[0] == "id051:o"
 
 
 # Titles from what a stream holds.

@@ -3,8 +3,9 @@
 A stream's delete token is given once, to whoever stored it; the store keeps only its SHA-256.
 A browser that stored streams keeps their ids and tokens in one cookie (`OWNER_COOKIE`,
 HttpOnly, SameSite=Lax), bounded to the last `OWNED_AT_MOST`; that cookie is how the page
-knows to offer "Delete" and which streams "your streams" are. Titles and notes are plain text,
-checked here and escaped wherever they are shown.
+knows to offer "Delete". The streams it opened, noted or renamed are in another
+(`SEEN_COOKIE`, ids only, the last `SEEN_AT_MOST`): with the first, what its library holds.
+Titles and notes are plain text, checked here and escaped wherever they are shown.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ log = logging.getLogger(__name__)
 OWNER_COOKIE = "streamviz_own"
 OWNED_AT_MOST = 40
 """Streams one browser's cookie remembers (about 60 bytes each: under the 4 KiB a cookie has)."""
+SEEN_COOKIE = "streamviz_seen"
+SEEN_AT_MOST = 100
+"""Streams opened, noted or renamed that the library cookie remembers (about 30 bytes each)."""
+SEEN_HOW = {"o": "opened", "n": "noted", "r": "renamed"}
 MAX_NOTE = 4_000
 MAX_AUTHOR = 80
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -86,14 +91,13 @@ def owned(request: Request) -> dict[str, str]:
     return dict(list(found.items())[-OWNED_AT_MOST:])
 
 
-def _set_owned(response: Response, streams: Mapping[str, str]) -> None:
-    kept = list(streams.items())[-OWNED_AT_MOST:]
-    value = ".".join(f"{stream_id}:{token}" for stream_id, token in kept)
+def _set_cookie(response: Response, name: str, value: str) -> None:
+    """One of the team's cookies (HttpOnly, SameSite=Lax, 400 days); dropped when empty."""
     if not value:
-        response.delete_cookie(OWNER_COOKIE, path="/", httponly=True, samesite="lax")
+        response.delete_cookie(name, path="/", httponly=True, samesite="lax")
         return
     response.set_cookie(
-        OWNER_COOKIE,
+        name,
         value,
         max_age=400 * 24 * 3600,
         path="/",
@@ -101,6 +105,11 @@ def _set_owned(response: Response, streams: Mapping[str, str]) -> None:
         samesite="lax",
         secure=False,
     )
+
+
+def _set_owned(response: Response, streams: Mapping[str, str]) -> None:
+    kept = list(streams.items())[-OWNED_AT_MOST:]
+    _set_cookie(response, OWNER_COOKIE, ".".join(f"{sid}:{token}" for sid, token in kept))
 
 
 def remember(request: Request, response: Response, stream_id: str, token: str) -> None:
@@ -124,10 +133,54 @@ def hand_over(request: Request, response: Response, old_id: str, new_id: str) ->
 
 
 def forget(request: Request, response: Response, stream_id: str) -> None:
-    """Take a deleted stream out of the browser's cookie."""
+    """Take a deleted stream out of the browser's cookies."""
     streams = owned(request)
     if streams.pop(stream_id, None) is not None:
         _set_owned(response, streams)
+    visited = seen(request)
+    if visited.pop(stream_id, None) is not None:
+        _set_seen(response, visited)
+
+
+# The library cookie: the streams this browser opened, noted or renamed, "id:onr.id:o...",
+# the most recent last; each with what it did (`SEEN_HOW`'s letters).
+
+
+def seen(request: Request) -> dict[str, str]:
+    """The stored streams this browser opened, noted or renamed: id -> letters, oldest first."""
+    found: dict[str, str] = {}
+    for pair in request.cookies.get(SEEN_COOKIE, "").split("."):
+        stream_id, _, how = pair.partition(":")
+        letters = "".join(letter for letter in SEEN_HOW if letter in how)
+        if _ID.fullmatch(stream_id) and letters:
+            found[stream_id] = letters
+    return dict(list(found.items())[-SEEN_AT_MOST:])
+
+
+def _set_seen(response: Response, streams: Mapping[str, str]) -> None:
+    kept = list(streams.items())[-SEEN_AT_MOST:]
+    _set_cookie(response, SEEN_COOKIE, ".".join(f"{sid}:{how}" for sid, how in kept))
+
+
+def saw(request: Request, response: Response, stream_id: str, how: str) -> None:
+    """Remember in the browser that it opened ("o"), noted ("n") or renamed ("r") a stored
+    stream, so that its library holds it; sends the cookie only when that is news."""
+    if not _ID.fullmatch(stream_id) or how not in SEEN_HOW:
+        return  # a built-in example is in no library
+    visited = seen(request)
+    letters = visited.get(stream_id, "")
+    if how in letters and list(visited)[-1:] == [stream_id]:
+        return  # the newest already, and for this: nothing to say
+    visited.pop(stream_id, None)
+    visited[stream_id] = "".join(letter for letter in SEEN_HOW if letter in letters + how)
+    _set_seen(response, visited)
+
+
+def here_because(request: Request, stream_id: str) -> tuple[str, ...]:
+    """Why a stream is in this browser's library, in words: stored, opened, noted, renamed."""
+    how = seen(request).get(stream_id, "")
+    stored = ("stored",) if stream_id in owned(request) else ()
+    return (*stored, *(SEEN_HOW[letter] for letter in SEEN_HOW if letter in how))
 
 
 # Titles and notes.

@@ -43,6 +43,7 @@ from webapp.web.backend.team import (
     note_url,
     notes_of,
     owned,
+    saw,
     token_matches,
 )
 from webapp.web.backend.traceview import TraceView
@@ -183,11 +184,15 @@ async def rename(request: Request, stream_id: str) -> Response:
     step = parse_int(form_text(form, "step"), "step", 0)
     links = Links(stream_id, DEFAULTS)
     await run_in_threadpool(service.storage.rename, stream_id, title)
+    response: Response
     if wants_partial(request):
         header = Header(stream_id, title, "", step, False, info.parent)
         context = {"header": header, "team_links": {"title": links.title}}
-        return render_page(templates_of(request), request, "_title.html", context)
-    return RedirectResponse(links.plain_step(step), status_code=303)
+        response = render_page(templates_of(request), request, "_title.html", context)
+    else:
+        response = RedirectResponse(links.plain_step(step), status_code=303)
+    saw(request, response, stream_id, "r")  # this browser's library holds it now
+    return response
 
 
 # Delete.
@@ -246,7 +251,9 @@ async def add_note(request: Request, stream_id: str) -> Response:
         return _error(request, 422, "That note cannot be stored", str(error))
     notes = Notes(service.storage)
     note = await run_in_threadpool(notes.add, stream_id, given.step, given.text, given.author)
-    return RedirectResponse(note_url(stream_id, note), status_code=303)
+    response = RedirectResponse(note_url(stream_id, note), status_code=303)
+    saw(request, response, stream_id, "n")  # this browser's library holds it now
+    return response
 
 
 @router.post("/s/{stream_id}/notes/{note_id}")
