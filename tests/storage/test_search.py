@@ -113,6 +113,7 @@ def test_a_store_of_schema_7_gains_the_search(db_url: str) -> None:
         run("DROP TABLE stream_terms", ())
         run("DROP INDEX streams_terms_version", ())
         run("ALTER TABLE streams DROP COLUMN terms_version", ())
+        run("ALTER TABLE notes DROP COLUMN author_hash", ())
         run("DELETE FROM schema_migrations WHERE version = 8", ())
         run(
             "INSERT INTO streams (id, title, created, size, format) "

@@ -1,5 +1,5 @@
 """A library teammates can use: what a browser's library holds, titles from what a stream
-holds, search by what it holds."""
+holds, search by what it holds, notes only their author rewrites."""
 
 from __future__ import annotations
 
@@ -180,3 +180,50 @@ def test_streams_stored_before_are_indexed_and_titled_at_start(db_url: str) -> N
     storage = open_storage(db_url)
     assert Search(storage).unindexed(10) == []
     storage.close()
+
+
+# Notes: only their author rewrites them.
+
+
+def test_someone_else_with_the_link_cannot_rewrite_a_note(app: FastAPI) -> None:
+    with TestClient(app, follow_redirects=False) as author, TestClient(app) as other:
+        stream_id = _api_store(author, CONTINUATION)["id"]
+        added = author.post(f"/s/{stream_id}/notes", data={"step": "1", "text": "mine"})
+        note_id = added.headers["location"].rsplit("-", 1)[1]
+        assert author.cookies.get("streamviz_author")
+        assert "Edit or delete" in author.get(f"/s/{stream_id}?step=1").text
+        page = other.get(f"/s/{stream_id}?step=1").text
+        assert "mine" in page and "Edit or delete" not in page and "Delete this note" not in page
+        edit = other.post(f"/s/{stream_id}/notes/{note_id}", data={"text": "theirs"})
+        assert edit.status_code == 403 and "cannot edit" in edit.text
+        gone = other.post(f"/s/{stream_id}/notes/{note_id}/delete")
+        assert gone.status_code == 403
+        api = f"/api/streams/{stream_id}/notes/{note_id}"
+        assert other.patch(api, json={"text": "theirs"}).status_code == 401
+        wrong = {"Authorization": "Bearer " + "x" * 32}
+        assert other.patch(api, json={"text": "theirs"}, headers=wrong).status_code == 403
+        assert other.delete(api, headers=wrong).status_code == 403
+        assert author.get(api).json()["text"] == "mine"
+        edited = author.post(f"/s/{stream_id}/notes/{note_id}", data={"text": "still mine"})
+        assert edited.status_code == 303
+        assert author.get(api).json()["text"] == "still mine"
+
+
+def test_the_api_answers_an_edit_token_and_the_owner_may_delete(client: TestClient) -> None:
+    stored = _api_store(client, CONTINUATION)
+    url = f"/api/streams/{stored['id']}/notes"
+    made = client.post(url, json={"step": 0, "text": "a"}).json()
+    token = made["edit_token"]
+    assert len(token) >= 32 and token not in client.get(url).text
+    one = f"{url}/{made['id']}"
+    mine = {"Authorization": f"Bearer {token}"}
+    assert client.patch(one, json={"text": "b"}, headers=mine).json()["text"] == "b"
+    chosen = {"Authorization": "Bearer my-own-token-for-all-notes"}
+    second = client.post(url, json={"step": 1, "text": "c"}, headers=chosen).json()
+    assert second["edit_token"] == "my-own-token-for-all-notes"
+    owner = {"Authorization": f"Bearer {stored['delete_token']}"}
+    assert (
+        client.patch(f"{url}/{second['id']}", json={"text": "x"}, headers=owner).status_code == 403
+    )
+    assert client.delete(f"{url}/{second['id']}", headers=owner).status_code == 204
+    assert client.delete(one, headers=mine).status_code == 204

@@ -194,7 +194,7 @@ MIGRATIONS = (
     ),
     Migration(
         8,
-        "library search",
+        "library search, note authors",
         (
             # What the library's search finds a stream by besides its title, lowercased, kept
             # when it is stored: its model, tool names, call ids, anomaly and quirk codes.
@@ -208,6 +208,8 @@ MIGRATIONS = (
             # Which version of the terms a stream has (0: none yet, a stream stored before).
             "ALTER TABLE streams ADD COLUMN terms_version INTEGER NOT NULL DEFAULT 0",
             "CREATE INDEX streams_terms_version ON streams (terms_version)",
+            # Only a hash of a note's author token; "" for notes left before.
+            "ALTER TABLE notes ADD COLUMN author_hash TEXT NOT NULL DEFAULT ''",
         ),
     ),
 )

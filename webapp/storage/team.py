@@ -11,7 +11,7 @@ from typing import Any
 from webapp.storage.search import matching
 from webapp.storage.store import Storage
 
-_NOTE_COLUMNS = "id, stream_id, step, author, text, created, edited"
+_NOTE_COLUMNS = "id, stream_id, step, author, text, created, edited, author_hash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,8 @@ class StoredNote:
     created: str
     edited: str
     """When it was last edited ("" when never)."""
+    author_hash: str = ""
+    """A hash of the token that may edit it ("" for a note left before there were any)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,7 @@ def _note(row: Sequence[Any]) -> StoredNote:
         text=str(row[4]),
         created=str(row[5]),
         edited=str(row[6]),
+        author_hash=str(row[7]),
     )
 
 
@@ -72,12 +75,15 @@ class Notes:
     def __init__(self, storage: Storage) -> None:
         self._run = storage.backend.run
 
-    def add(self, stream_id: str, step: int, text: str, author: str) -> StoredNote:
-        """A new note on `step` of the stream."""
+    def add(
+        self, stream_id: str, step: int, text: str, author: str, author_hash: str = ""
+    ) -> StoredNote:
+        """A new note on `step` of the stream; `author_hash` is a hash of the token that may
+        edit or delete it (never the token)."""
         rows = self._run(
-            "INSERT INTO notes (stream_id, step, author, text, created) VALUES (?, ?, ?, ?, ?) "
-            f"RETURNING {_NOTE_COLUMNS}",
-            (stream_id, step, author, text, _now()),
+            "INSERT INTO notes (stream_id, step, author, text, created, author_hash) "
+            f"VALUES (?, ?, ?, ?, ?, ?) RETURNING {_NOTE_COLUMNS}",
+            (stream_id, step, author, text, _now(), author_hash),
         )
         return _note(rows[0])
 

@@ -5,7 +5,8 @@ A browser that stored streams keeps their ids and tokens in one cookie (`OWNER_C
 HttpOnly, SameSite=Lax), bounded to the last `OWNED_AT_MOST`; that cookie is how the page
 knows to offer "Delete". The streams it opened, noted or renamed are in another
 (`SEEN_COOKIE`, ids only, the last `SEEN_AT_MOST`): with the first, what its library holds.
-Titles and notes are plain text, checked here and escaped wherever they are shown.
+Its notes it may edit and delete with its author token (`AUTHOR_COOKIE`). Titles and notes are
+plain text, checked here and escaped wherever they are shown.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ SEEN_COOKIE = "streamviz_seen"
 SEEN_AT_MOST = 100
 """Streams opened, noted or renamed that the library cookie remembers (about 30 bytes each)."""
 SEEN_HOW = {"o": "opened", "n": "noted", "r": "renamed"}
+AUTHOR_COOKIE = "streamviz_author"
+"""The token that may edit or delete the notes this browser left (one for all of them)."""
 MAX_NOTE = 4_000
 MAX_AUTHOR = 80
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -181,6 +184,38 @@ def here_because(request: Request, stream_id: str) -> tuple[str, ...]:
     how = seen(request).get(stream_id, "")
     stored = ("stored",) if stream_id in owned(request) else ()
     return (*stored, *(SEEN_HOW[letter] for letter in SEEN_HOW if letter in how))
+
+
+# Note authors: a browser that leaves a note gets one author token (`AUTHOR_COOKIE`); each of
+# its notes keeps the token's hash, and only that token may edit or delete the note (and the
+# stream's delete token may delete any note of its stream). Notes left before have no author
+# token: only the stream's owner may delete them, no one may edit them.
+
+
+def author_token(request: Request) -> str | None:
+    """This browser's author token, or None when it left no note yet."""
+    token = request.cookies.get(AUTHOR_COOKIE, "")
+    return token if _ID.fullmatch(token) else None
+
+
+def keep_author(response: Response, token: str) -> None:
+    """Give the browser its author token."""
+    _set_cookie(response, AUTHOR_COOKIE, token)
+
+
+def may_edit_note(token: str | None, author_hash: str | None) -> bool:
+    """Whether `token` is the author token of the note whose hash is `author_hash`."""
+    return token is not None and token_matches(token, author_hash)
+
+
+def may_delete_note(
+    token: str | None, author_hash: str | None, owner: str | None, delete_hash: str | None
+) -> bool:
+    """Whether the note's author (`token`) or the stream's owner (`owner`, its delete token)
+    is asking."""
+    return may_edit_note(token, author_hash) or (
+        owner is not None and token_matches(owner, delete_hash)
+    )
 
 
 # Titles and notes.

@@ -35,15 +35,21 @@ from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
+    author_token,
     forget,
+    keep_author,
     last_step,
+    may_delete_note,
+    may_edit_note,
     new_title,
+    new_token,
     note_input,
     note_of,
     note_url,
     notes_of,
     owned,
     saw,
+    token_hash,
     token_matches,
 )
 from webapp.web.backend.traceview import TraceView
@@ -97,10 +103,14 @@ class Header:
 
 @dataclass(frozen=True, slots=True)
 class ShownNote:
-    """A note with its link."""
+    """A note with its link, and whether this browser may edit or delete it."""
 
     note: StoredNote
     url: str
+    mine: bool = False
+    """This browser left it (its author token): it may edit and delete it."""
+    removable: bool = False
+    """This browser may delete it (its author, or the stream's owner)."""
 
     @property
     def edit_url(self) -> str:
@@ -113,8 +123,20 @@ class ShownNote:
         return Links(self.note.stream_id, DEFAULTS).note_deletion(self.note.id)
 
 
-def _shown(stream_id: str, notes: list[StoredNote]) -> tuple[ShownNote, ...]:
-    return tuple(ShownNote(note, note_url(stream_id, note)) for note in notes)
+def _shown(
+    request: Request, stream_id: str, notes: list[StoredNote], delete_hash: str | None = None
+) -> tuple[ShownNote, ...]:
+    token = author_token(request)
+    owner = owned(request).get(stream_id)
+    return tuple(
+        ShownNote(
+            note,
+            note_url(stream_id, note),
+            may_edit_note(token, note.author_hash),
+            may_delete_note(token, note.author_hash, owner, delete_hash),
+        )
+        for note in notes
+    )
 
 
 def page_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
@@ -134,7 +156,7 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
     )
     return {
         "header": header,
-        "all_notes": _shown(info.id, notes),
+        "all_notes": _shown(request, info.id, notes),
         "noted": frozenset(note.step for note in notes),
         "unfurl": verdict(view.trace),
         "team_links": _team_links(links),
@@ -144,9 +166,12 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
 def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The notes on this step, the add-note form and the step's shareable link."""
     stream_id = view.source.info.id
-    notes = [note for note in Notes(service_of(request).storage).of(stream_id) if note.step == step]
+    storage = service_of(request).storage
+    notes = [note for note in Notes(storage).of(stream_id) if note.step == step]
+    owner = bool(notes) and stream_id in owned(request)
+    delete_hash = storage.delete_hash(stream_id) if owner else None
     return {
-        "step_notes": _shown(stream_id, notes),
+        "step_notes": _shown(request, stream_id, notes, delete_hash),
         "step_link": links.step(step),
         "add_note_url": links.notes,
         "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
@@ -249,11 +274,25 @@ async def add_note(request: Request, stream_id: str) -> Response:
         given = note_input(_note_fields(form), last)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
+    token = author_token(request) or new_token()
     notes = Notes(service.storage)
-    note = await run_in_threadpool(notes.add, stream_id, given.step, given.text, given.author)
+    note = await run_in_threadpool(
+        notes.add, stream_id, given.step, given.text, given.author, token_hash(token)
+    )
     response = RedirectResponse(note_url(stream_id, note), status_code=303)
-    saw(request, response, stream_id, "n")  # this browser's library holds it now
+    keep_author(response, token)  # this browser may edit and delete it
+    saw(request, response, stream_id, "n")
     return response
+
+
+def _not_yours(request: Request, what: str) -> Response:
+    return _error(
+        request,
+        403,
+        f"This browser cannot {what} this note",
+        "Only the browser that left a note can edit or delete it (the browser that stored the "
+        "stream can delete it too). Leave a note of your own on the step instead.",
+    )
 
 
 @router.post("/s/{stream_id}/notes/{note_id}")
@@ -261,6 +300,8 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Change a note's text (or author); then its link."""
     service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
+    if not may_edit_note(author_token(request), note.author_hash):
+        return _not_yours(request, "edit")
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
@@ -278,6 +319,10 @@ def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Remove a note; back to its step."""
     service = service_of(request)
     note = note_of(service, stream_id, note_id)
+    owner = owned(request).get(stream_id)
+    delete_hash = service.storage.delete_hash(stream_id)
+    if not may_delete_note(author_token(request), note.author_hash, owner, delete_hash):
+        return _not_yours(request, "delete")
     Notes(service.storage).remove(stream_id, note.id)
     return RedirectResponse(Links(stream_id, DEFAULTS).plain_step(note.step), status_code=303)
 
