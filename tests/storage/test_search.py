@@ -1,5 +1,5 @@
 """The library's search in the store, on SQLite and PostgreSQL: terms, prefixes, the index,
-and a store of schema 7 upgraded."""
+tombstones of deleted streams, and a store of schema 7 upgraded."""
 
 from __future__ import annotations
 
@@ -105,12 +105,29 @@ def test_prefix_bounds_and_words() -> None:
     assert len(words("a " * 50)) == 8
 
 
+def test_a_deleted_stream_leaves_its_id_and_nothing_else(storage: Storage) -> None:
+    info = storage.add(b"secret bytes", title="secret title", format="sse")
+    Search(storage).index(info.id, HOLDS)
+    assert storage.deleted(info.id) is None
+    assert storage.delete(info.id, "by its owner")
+    gone = storage.deleted(info.id)
+    assert gone is not None and gone.why == "by its owner" and gone.deleted[:2] == "20"
+    assert storage.info(info.id) is None and storage.raw(info.id) is None
+    assert Search(storage).terms(info.id) == {}
+    rows = storage.backend.run("SELECT * FROM deleted_streams")
+    assert rows == [(info.id, gone.deleted, "by its owner")]  # no title, no bytes
+    assert not storage.delete(info.id, "again") and storage.deleted(info.id) == gone
+    assert storage.deleted("never-was") is None
+    storage.close()
+
+
 def test_a_store_of_schema_7_gains_the_search(db_url: str) -> None:
     old = open_storage(db_url)
     old.close()  # made at the latest; take it back to 7 the way an old release left it
     store = open_storage(db_url)
     with store.backend.transaction() as run:
-        run("DROP TABLE stream_terms", ())
+        for table in ("stream_terms", "deleted_streams"):
+            run(f"DROP TABLE {table}", ())
         run("DROP INDEX streams_terms_version", ())
         run("ALTER TABLE streams DROP COLUMN terms_version", ())
         run("ALTER TABLE notes DROP COLUMN author_hash", ())

@@ -1,5 +1,5 @@
 """A library teammates can use: what a browser's library holds, titles from what a stream
-holds, search by what it holds, notes only their author rewrites."""
+holds, search by what it holds, notes only their author rewrites, and a deleted stream's 404."""
 
 from __future__ import annotations
 
@@ -227,3 +227,29 @@ def test_the_api_answers_an_edit_token_and_the_owner_may_delete(client: TestClie
     )
     assert client.delete(f"{url}/{second['id']}", headers=owner).status_code == 204
     assert client.delete(one, headers=mine).status_code == 204
+
+
+# A deleted stream's 404.
+
+
+def test_a_deleted_streams_links_say_it_was_deleted(app: FastAPI) -> None:
+    with TestClient(app, follow_redirects=False) as owner, TestClient(app) as teammate:
+        stream_id = owner.post("/streams", data={"text": CONTINUATION}).headers["location"]
+        stream_id = stream_id.split("/")[2].split("?")[0]
+        assert teammate.get(f"/s/{stream_id}?step=2").status_code == 200
+        assert owner.post(f"/s/{stream_id}/delete").status_code == 303
+        for url in (
+            f"/s/{stream_id}?step=2",
+            f"/s/{stream_id}/compare",
+            f"/s/{stream_id}/report.md",
+        ):
+            page = teammate.get(url)
+            assert page.status_code == 404
+            assert "This stream was deleted" in page.text, url
+            assert "by the browser that stored it" in page.text
+            assert "whole link was copied" not in page.text
+        api = teammate.get(f"/api/streams/{stream_id}/trace")
+        assert api.status_code == 404 and "was deleted" in api.json()["detail"]
+        assert _library(teammate) == []  # and gone from the library
+        never = teammate.get("/s/neverWasAStreamId123")
+        assert never.status_code == 404 and "whole link was copied" in never.text

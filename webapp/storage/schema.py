@@ -194,7 +194,7 @@ MIGRATIONS = (
     ),
     Migration(
         8,
-        "library search, note authors",
+        "library search, note authors, tombstones",
         (
             # What the library's search finds a stream by besides its title, lowercased, kept
             # when it is stored: its model, tool names, call ids, anomaly and quirk codes.
@@ -210,6 +210,13 @@ MIGRATIONS = (
             "CREATE INDEX streams_terms_version ON streams (terms_version)",
             # Only a hash of a note's author token; "" for notes left before.
             "ALTER TABLE notes ADD COLUMN author_hash TEXT NOT NULL DEFAULT ''",
+            # The ids of deleted streams (none of their content), so that a link to one says
+            # it was deleted rather than that it never existed.
+            """CREATE TABLE deleted_streams (
+                id TEXT PRIMARY KEY,
+                deleted TEXT NOT NULL,
+                why TEXT NOT NULL DEFAULT ''
+            )""",
         ),
     ),
 )

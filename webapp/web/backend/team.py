@@ -393,7 +393,7 @@ class Retention:
         removed = [
             stream_id
             for stream_id in self.service.storage.created_before(cutoff)
-            if self.service.delete(stream_id)
+            if self.service.delete(stream_id, f"by retention, {self.days} days after it was stored")
         ]
         if removed:
             log.info("retention: removed %d streams older than %d days", len(removed), self.days)

@@ -117,7 +117,7 @@ def delete_stream(request: Request, stream_id: str) -> Response:
         )
     if not token_matches(token, service.storage.delete_hash(stream_id)):
         return _problem(403, "this is not the stream's delete token")
-    if not service.delete(stream_id):
+    if not service.delete(stream_id, "by whoever stored it"):
         raise NotFound(stream_id)
     return Response(status_code=204)
 

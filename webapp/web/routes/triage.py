@@ -250,7 +250,7 @@ def delete(request: Request, stream_id: str) -> Response:
             "Only the browser that stored a stream (or the server's operator, with "
             "`streamviz delete`) can delete it.",
         )
-    service.delete(stream_id)
+    service.delete(stream_id, "by the browser that stored it")
     response = RedirectResponse("/streams?deleted=1", status_code=303)
     forget(request, response, stream_id)
     return response
