@@ -2,11 +2,12 @@
 
 A stream's delete token is given once, to whoever stored it; the store keeps only its SHA-256.
 A browser that stored streams keeps their ids and tokens in one cookie (`OWNER_COOKIE`,
-HttpOnly, SameSite=Lax), bounded to the last `OWNED_AT_MOST`; that cookie is how the page
-knows to offer "Delete". The streams it opened, noted or renamed are in another
-(`SEEN_COOKIE`, ids only, the last `SEEN_AT_MOST`): with the first, what its library holds.
-Its notes it may edit and delete with its author token (`AUTHOR_COOKIE`). Titles and notes are
-plain text, checked here and escaped wherever they are shown.
+HttpOnly, SameSite=Lax, Secure when the server is reached over https), bounded to the last
+`OWNED_AT_MOST`; that cookie is how the page knows to offer "Delete". The streams it opened,
+noted or renamed are in another (`SEEN_COOKIE`, ids only, the last `SEEN_AT_MOST`): with the
+first, what its library holds. Its notes it may edit and delete with its author token
+(`AUTHOR_COOKIE`). Titles and notes are plain text, checked here and escaped wherever they are
+shown.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from webapp.core.options import Options
-from webapp.storage.team import Library, Notes, StoredNote
+from webapp.settings import Settings
+from webapp.storage.team import Library, NoteBounds, Notes, StoredNote
 from webapp.web.backend.ingest import MAX_TITLE
 from webapp.web.backend.library import holdings
 from webapp.web.backend.service import NotFound, Service, Unreadable
@@ -94,10 +96,18 @@ def owned(request: Request) -> dict[str, str]:
     return dict(list(found.items())[-OWNED_AT_MOST:])
 
 
-def _set_cookie(response: Response, name: str, value: str) -> None:
-    """One of the team's cookies (HttpOnly, SameSite=Lax, 400 days); dropped when empty."""
+def secure(request: Request) -> bool:
+    """Whether cookies are Secure: the public URL is https, or this request came over TLS."""
+    public: str = request.app.state.settings.public_url
+    return public.lower().startswith("https://") or request.url.scheme == "https"
+
+
+def _set_cookie(request: Request, response: Response, name: str, value: str) -> None:
+    """One of the team's cookies (HttpOnly, SameSite=Lax, Secure over https, 400 days);
+    dropped when empty."""
+    tls = secure(request)
     if not value:
-        response.delete_cookie(name, path="/", httponly=True, samesite="lax")
+        response.delete_cookie(name, path="/", httponly=True, samesite="lax", secure=tls)
         return
     response.set_cookie(
         name,
@@ -106,13 +116,13 @@ def _set_cookie(response: Response, name: str, value: str) -> None:
         path="/",
         httponly=True,
         samesite="lax",
-        secure=False,
+        secure=tls,
     )
 
 
-def _set_owned(response: Response, streams: Mapping[str, str]) -> None:
+def _set_owned(request: Request, response: Response, streams: Mapping[str, str]) -> None:
     kept = list(streams.items())[-OWNED_AT_MOST:]
-    _set_cookie(response, OWNER_COOKIE, ".".join(f"{sid}:{token}" for sid, token in kept))
+    _set_cookie(request, response, OWNER_COOKIE, ".".join(f"{sid}:{token}" for sid, token in kept))
 
 
 def remember(request: Request, response: Response, stream_id: str, token: str) -> None:
@@ -120,7 +130,7 @@ def remember(request: Request, response: Response, stream_id: str, token: str) -
     streams = owned(request)
     streams.pop(stream_id, None)
     streams[stream_id] = token
-    _set_owned(response, streams)
+    _set_owned(request, response, streams)
 
 
 def hand_over(request: Request, response: Response, old_id: str, new_id: str) -> None:
@@ -132,17 +142,17 @@ def hand_over(request: Request, response: Response, old_id: str, new_id: str) ->
         return
     if new_id:
         streams[new_id] = token
-    _set_owned(response, streams)
+    _set_owned(request, response, streams)
 
 
 def forget(request: Request, response: Response, stream_id: str) -> None:
     """Take a deleted stream out of the browser's cookies."""
     streams = owned(request)
     if streams.pop(stream_id, None) is not None:
-        _set_owned(response, streams)
+        _set_owned(request, response, streams)
     visited = seen(request)
     if visited.pop(stream_id, None) is not None:
-        _set_seen(response, visited)
+        _set_seen(request, response, visited)
 
 
 # The library cookie: the streams this browser opened, noted or renamed, "id:onr.id:o...",
@@ -160,9 +170,9 @@ def seen(request: Request) -> dict[str, str]:
     return dict(list(found.items())[-SEEN_AT_MOST:])
 
 
-def _set_seen(response: Response, streams: Mapping[str, str]) -> None:
+def _set_seen(request: Request, response: Response, streams: Mapping[str, str]) -> None:
     kept = list(streams.items())[-SEEN_AT_MOST:]
-    _set_cookie(response, SEEN_COOKIE, ".".join(f"{sid}:{how}" for sid, how in kept))
+    _set_cookie(request, response, SEEN_COOKIE, ".".join(f"{sid}:{how}" for sid, how in kept))
 
 
 def saw(request: Request, response: Response, stream_id: str, how: str) -> None:
@@ -176,7 +186,7 @@ def saw(request: Request, response: Response, stream_id: str, how: str) -> None:
         return  # the newest already, and for this: nothing to say
     visited.pop(stream_id, None)
     visited[stream_id] = "".join(letter for letter in SEEN_HOW if letter in letters + how)
-    _set_seen(response, visited)
+    _set_seen(request, response, visited)
 
 
 def here_because(request: Request, stream_id: str) -> tuple[str, ...]:
@@ -198,9 +208,9 @@ def author_token(request: Request) -> str | None:
     return token if _ID.fullmatch(token) else None
 
 
-def keep_author(response: Response, token: str) -> None:
+def keep_author(request: Request, response: Response, token: str) -> None:
     """Give the browser its author token."""
-    _set_cookie(response, AUTHOR_COOKIE, token)
+    _set_cookie(request, response, AUTHOR_COOKIE, token)
 
 
 def may_edit_note(token: str | None, author_hash: str | None) -> bool:
@@ -290,6 +300,63 @@ def note_input(body: Mapping[str, Any], last: int, base: StoredNote | None = Non
         text=clean_note(body.get("text")),
         author=clean_line(body.get("author"), "author", MAX_AUTHOR, required=False),
     )
+
+
+def note_bounds(settings: Settings) -> NoteBounds:
+    """The server's bounds on notes (`--max-notes-per-stream`, `--max-notes-per-step`)."""
+    return NoteBounds(settings.max_notes_per_stream, settings.max_notes_per_step)
+
+
+def no_room(total: int, on_step: int, bounds: NoteBounds) -> str | None:
+    """Why a note cannot be added to a stream holding `total` notes, `on_step` of them on the
+    step, in words; None when it can."""
+    if total >= bounds.per_stream:
+        return (
+            f"this stream holds {total:,} notes, the most one stream may "
+            f"(the server's --max-notes-per-stream is {bounds.per_stream:,}): edit or delete "
+            "one to add another"
+        )
+    if on_step >= bounds.per_step:
+        return (
+            f"this step holds {on_step:,} notes, the most one step may (the server's "
+            f"--max-notes-per-step is {bounds.per_step:,}): edit or delete one, or note a "
+            "step next to it"
+        )
+    return None
+
+
+def room_on(service: Service, stream_id: str, step: int, bounds: NoteBounds) -> str | None:
+    """Why no note can be added on this step now, or None (the page's form says so)."""
+    return no_room(*Notes(service.storage).counts(stream_id, step), bounds)
+
+
+def store_note(
+    service: Service, stream_id: str, given: NoteInput, bounds: NoteBounds, author_hash: str = ""
+) -> StoredNote:
+    """Store a note within the bounds, editable by the token whose hash is `author_hash`;
+    Invalid (a 422) in words when there is no room."""
+    why = room_on(service, stream_id, given.step, bounds)
+    notes = Notes(service.storage)
+    note = (
+        None
+        if why
+        else notes.add(stream_id, given.step, given.text, given.author, bounds, author_hash)
+    )
+    if note is None:  # full, or filled by another request between the count and the insert
+        raise Invalid(why or room_on(service, stream_id, given.step, bounds) or "no room")
+    return note
+
+
+def check_move(
+    service: Service, stream_id: str, note: StoredNote, given: NoteInput, bounds: NoteBounds
+) -> None:
+    """An edit that moves a note to another step needs room on that step (Invalid if not)."""
+    if given.step == note.step:
+        return
+    _, on_step = Notes(service.storage).counts(stream_id, given.step)
+    if on_step >= bounds.per_step:
+        why = no_room(0, on_step, bounds)
+        raise Invalid(f"step {given.step}: {why}")
 
 
 def note_url(stream_id: str, note: StoredNote) -> str:

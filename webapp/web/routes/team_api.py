@@ -18,15 +18,18 @@ from webapp.web.backend.service import NotFound
 from webapp.web.backend.team import (
     Invalid,
     bearer,
+    check_move,
     last_step,
     may_delete_note,
     may_edit_note,
     new_title,
     new_token,
+    note_bounds,
     note_input,
     note_json,
     note_of,
     notes_of,
+    store_note,
     token_hash,
     token_matches,
 )
@@ -163,10 +166,12 @@ def list_notes(request: Request, stream_id: str) -> Response:
     status_code=201,
     summary="Leave a note on a step",
     description='`{"step": N, "text": "...", "author": "..."}`: plain text up to 4,000 '
-    "characters, an optional author name; `step` must be one of the stream's steps. Anyone "
-    "with the link may leave a note. Answers the note with its `edit_token`: send it as "
-    "`Authorization: Bearer TOKEN` to edit or delete the note (the server keeps only its "
-    "hash). Send a token of your own as Bearer to use it for all your notes instead.",
+    "characters, an optional author name; `step` must be one of the stream's steps. A stream "
+    "holds at most the server's --max-notes-per-stream notes (200 by default), a step "
+    "--max-notes-per-step (20); one more is a 422 in words. Anyone with the link may leave a "
+    "note. Answers the note with its `edit_token`: send it as `Authorization: Bearer TOKEN` "
+    "to edit or delete the note (the server keeps only its hash). Send a token of your own "
+    "as Bearer to use it for all your notes instead.",
     responses={**_NOT_FOUND, **_INVALID},
 )
 async def add_note(request: Request, stream_id: str) -> Response:
@@ -176,10 +181,11 @@ async def add_note(request: Request, stream_id: str) -> Response:
     sent = bearer(request)
     token = sent if sent is not None and _TOKEN.fullmatch(sent) else new_token()
 
+    bounds = note_bounds(request.app.state.settings)
+
     def work(body: dict[str, Any]) -> Response:
         given = note_input(body, last_step(service, stream_id))
-        notes = Notes(service.storage)
-        note = notes.add(stream_id, given.step, given.text, given.author, token_hash(token))
+        note = store_note(service, stream_id, given, bounds, token_hash(token))
         return json_response({**note_json(note), "edit_token": token}, 201)
 
     return await _checked(request, work)
@@ -208,8 +214,11 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     if not may_edit_note(token, note.author_hash):
         return _problem(403, "this is not the note's edit token")
 
+    bounds = note_bounds(request.app.state.settings)
+
     def work(body: dict[str, Any]) -> Response:
         given = note_input(body, last_step(service, stream_id), note)
+        check_move(service, stream_id, note, given, bounds)
         notes = Notes(service.storage)
         if not notes.edit(stream_id, note.id, given.step, given.text, given.author):
             raise NotFound(stream_id)

@@ -25,7 +25,7 @@ from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES, Policy
 from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
-from webapp.triage.report import Note, render, verdict
+from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.capture import fixture_cassette, record_timing
@@ -36,6 +36,7 @@ from webapp.web.backend.team import (
     MAX_NOTE,
     Invalid,
     author_token,
+    check_move,
     forget,
     keep_author,
     last_step,
@@ -43,12 +44,15 @@ from webapp.web.backend.team import (
     may_edit_note,
     new_title,
     new_token,
+    note_bounds,
     note_input,
     note_of,
     note_url,
     notes_of,
     owned,
+    room_on,
     saw,
+    store_note,
     token_hash,
     token_matches,
 )
@@ -63,6 +67,8 @@ from webapp.web.text import as_sse
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
+NOTES_LISTED = 100
+"""The most notes the stream page lists (by step); the report lists every one."""
 
 
 def _error(request: Request, status: int, heading: str, message: str) -> Response:
@@ -156,7 +162,8 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
     )
     return {
         "header": header,
-        "all_notes": _shown(request, info.id, notes),
+        "all_notes": _shown(request, info.id, notes[:NOTES_LISTED]),
+        "notes_total": len(notes),
         "noted": frozenset(note.step for note in notes),
         "unfurl": verdict(view.trace),
         "team_links": _team_links(links),
@@ -166,15 +173,16 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
 def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The notes on this step, the add-note form and the step's shareable link."""
     stream_id = view.source.info.id
-    storage = service_of(request).storage
-    notes = [note for note in Notes(storage).of(stream_id) if note.step == step]
+    service = service_of(request)
+    notes = [note for note in Notes(service.storage).of(stream_id) if note.step == step]
     owner = bool(notes) and stream_id in owned(request)
-    delete_hash = storage.delete_hash(stream_id) if owner else None
+    delete_hash = service.storage.delete_hash(stream_id) if owner else None
     return {
         "step_notes": _shown(request, stream_id, notes, delete_hash),
         "step_link": links.step(step),
         "add_note_url": links.notes,
         "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
+        "note_room": room_on(service, stream_id, step, note_bounds(settings_of(request))),
     }
 
 
@@ -268,20 +276,20 @@ async def add_note(request: Request, stream_id: str) -> Response:
     """Leave a note on a step; then its own link."""
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
+    bounds = note_bounds(settings_of(request))
+    token = author_token(request) or new_token()
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last)
+        note = await run_in_threadpool(
+            store_note, service, stream_id, given, bounds, token_hash(token)
+        )
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
-    token = author_token(request) or new_token()
-    notes = Notes(service.storage)
-    note = await run_in_threadpool(
-        notes.add, stream_id, given.step, given.text, given.author, token_hash(token)
-    )
     response = RedirectResponse(note_url(stream_id, note), status_code=303)
-    keep_author(response, token)  # this browser may edit and delete it
-    saw(request, response, stream_id, "n")
+    keep_author(request, response, token)  # this browser may edit and delete it
+    saw(request, response, stream_id, "n")  # this browser's library holds it now
     return response
 
 
@@ -302,10 +310,12 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
     if not may_edit_note(author_token(request), note.author_hash):
         return _not_yours(request, "edit")
+    bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last, note)
+        await run_in_threadpool(check_move, service, stream_id, note, given, bounds)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
     await run_in_threadpool(
@@ -371,7 +381,7 @@ def report(request: Request, stream_id: str) -> Response:
 
 
 FIXTURE_README = (
-    "Regression fixture from streamviz stream {title!r} ({where}), redacted. Replay: "
+    "Regression fixture from streamviz stream “{title}” ({where}), redacted. Replay: "
     "`streamviz check stream.sse --expect expected.adr-0019.json` and "
     "`streamviz check stream.sse --policy exact-key --expect expected.exact-key.json` "
     "(exit 0: unchanged, 1: the trace changed).\n\n"
@@ -406,7 +416,8 @@ def fixture_bundle(
         cassette = fixture_cassette(text, replay, view.source.found.model, arrivals)
         bundle.writestr("cassette.yaml", cassette.encode("utf-8", "backslashreplace"))
         title = view.source.info.title or "Untitled stream"
-        bundle.writestr("README.md", FIXTURE_README.format(title=title, where=where))
+        readme = FIXTURE_README.format(title=cell(title), where=where)  # inert Markdown
+        bundle.writestr("README.md", readme.encode("utf-8", "backslashreplace"))
     return buffer.getvalue()
 
 
