@@ -409,9 +409,10 @@ def test_report_md_has_the_verdict_and_the_notes(client: TestClient) -> None:
     assert response.headers["content-type"] == "text/markdown; charset=utf-8"
     text = response.text
     assert text.startswith("# weather\n") and "**Verdict:**" in text
-    assert "- Step 1: bad\\|cell" in text
+    # each note links to its step: relative links without --public-url
+    assert f"- Step [1](/s/{stream_id}?step=1): bad\\|cell" in text
     assert "### exact-key" in text and "### adr-0019" in text
-    assert "](http" not in text  # no public URL: no links
+    assert "](http" not in text  # no public URL: no absolute links
     assert client.get("/s/nope/report.md").status_code == 404
     assert client.get(f"/s/{stream_id}/report.md?policy=nope").status_code == 400
 

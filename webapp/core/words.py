@@ -36,6 +36,11 @@ def excerpt(text: str, limit: int = 60) -> str:
     return repr(shown)
 
 
+def article(word: str) -> str:
+    """ "an ambiguous-continuation", "a phantom-call": the word after its indefinite article."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 TITLE_MOST = 200
 """A stream's title is at most this many characters (cut with an ellipsis)."""
 TOOLS_NAMED = 4

@@ -370,7 +370,7 @@ def report(request: Request, stream_id: str) -> Response:
         other.trace,
         title=view.source.info.title or "Untitled stream",
         notes=notes,
-        links=ReportLinks(base, stream_id, har_entry) if base else None,
+        links=ReportLinks(base, stream_id, har_entry),  # no --public-url: /s/ID?step=N
         judged=judged,
     )
     return Response(
