@@ -30,3 +30,18 @@ def test_a_pasted_log_with_data_lines_is_stored_as_its_chunks(client: TestClient
     assert not [a for a in trace["anomalies"] if a["code"] == "invalid-chunk"]
     page = client.get(f"/s/{stream_id}").text
     assert "this looks like a log" in page  # the reader's note is on the page
+
+
+def test_the_secrets_preview_shows_enough_of_each_secret_to_recognise(
+    client: TestClient,
+) -> None:
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0" * 2 + "4kQz"
+    text = "\n\n".join(
+        f"data: {json.dumps(c)}"
+        for c in (chunk(frag(0, "call_1", "f", json.dumps({"key": key}))), chunk(finish="stop"))
+    )
+    page = client.post("/streams", data={"text": text})
+    assert page.status_code == 200 and "Secrets found before storing" in page.text
+    table = page.text.split("<textarea")[0]
+    assert "sk-pr…4kQz" in table  # recognisable: its start and end
+    assert key not in table and key[5:-4] not in table  # the middle masked
