@@ -36,6 +36,7 @@ from webapp.web.routes import (
     errors,
     home,
     pages,
+    play_api,
     proxy,
     teach,
     team_api,
@@ -109,6 +110,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
+    app.include_router(play_api.router)
     app.include_router(team_api.router)
     app.include_router(triage.router)
     app.include_router(minimise_routes.router)

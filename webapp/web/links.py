@@ -25,8 +25,8 @@ EXAMPLE = "/examples/{key}"
 """Where a built-in example's pages are mounted (the same pages: `stream_source`)."""
 EMBEDDED = "/embed"
 """The prefix of the framable view of either."""
-PLAY_API = "/api/play"
-"""Where the playground posts its state to be run."""
+PLAY_RUN = "/play/run"
+"""Where the playground posts its state to be run (an htmx partial; `/api/play` is the JSON)."""
 
 
 EDITED_ON_PAGE = ("server_tools", "choice")

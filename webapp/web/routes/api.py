@@ -122,7 +122,7 @@ _CREATE_BODY = {
     },
 }
 
-_TRACE_EXAMPLE = {
+TRACE_EXAMPLE = {
     "schema": 1,
     "policy": "adr-0019",
     "path": "client",
@@ -312,7 +312,7 @@ def stream_info(request: Request, stream_id: str) -> StreamInfo:
     "server-tools), `server_tools` (comma-separated names or `prefix*`), `choice` (0...), "
     "`har_entry` (a HAR file's entry to read, 1-based; default: its first event stream).",
     responses={
-        200: {"content": {"application/json": {"example": _TRACE_EXAMPLE}}},
+        200: {"content": {"application/json": {"example": TRACE_EXAMPLE}}},
         **_ERRORS,
     },
 )
