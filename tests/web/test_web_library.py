@@ -253,3 +253,16 @@ def test_a_deleted_streams_links_say_it_was_deleted(app: FastAPI) -> None:
         assert _library(teammate) == []  # and gone from the library
         never = teammate.get("/s/neverWasAStreamId123")
         assert never.status_code == 404 and "whole link was copied" in never.text
+
+
+def test_the_library_page_searches_what_streams_hold(db_url: str) -> None:
+    with TestClient(create_app(Settings(db=db_url, list_streams=True))) as client:
+        _api_store(client, TWO_TOOLS, title="two")
+        _api_store(client, PHANTOM, title="phantom")
+        page = client.get("/streams?q=weather").text
+        assert "Search by title, model, tool, call id, anomaly or quirk" in page
+        table = page.split("<tbody>")[1].split("</tbody>")[0]
+        assert ">two</a>" in table and "phantom" not in table
+        assert "<code>gpt-4o</code>" in table and "<code>get_weather</code>" in table
+        none = client.get("/streams?q=nothing-holds-this").text
+        assert "No stream matches" in none and "a tool, a call id" in none
