@@ -219,6 +219,7 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
         "/api/jobs/{job_id}",
         "/api/streams/{stream_id}/timing",
         "/api/streams/{stream_id}/request",
+        "/api/play",
     }
     create = paths["/api/streams"]["post"]
     assert create["summary"] == "Store a stream"
