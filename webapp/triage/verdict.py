@@ -345,33 +345,9 @@ def _parties(
     ran = [g for g in grades if g.grade is not None]
     hurt = [g for g in ran if g.grade != "intact"]
     harmful = [found for found in contract.quirks if found.harm != "none"]
-    outcomes = tuple(f"{g.label}: {g.grade}: {g.detail}" for g in grades if g.grade is not None)
     failed = contract.error is not None
     if failed or (contract.quirks and (hurt or (not ran and harmful) or contract.intended is None)):
-        cited = harmful or list(contract.quirks)
-        name = provider or "the provider"
-        said = [_says(found) for found in _once(cited)]
-        if failed:
-            said.insert(0, f"ends the stream with an error ({_short(contract.error)})")
-        what = _and(said)
-        libraries = [g for g in hurt if g.version != BUILD]  # our own columns are not filed
-        tail = [f"{g.label} {g.short}" for g in libraries if g.grade == "flagged"]
-        tail += [f"{g.label} silently: {g.short}" for g in libraries if g.grade == "damaged"]
-        tail += [f"{g.label} guesses: {g.short}" for g in libraries if g.grade == "guessed"]
-        says = f"File with the provider: a provider bug: {name} {what}" + (
-            f"; {'; '.join(tail)}." if tail else "."
-        )  # fmt: skip
-        evidence = (
-            *(
-                f"{found.code} (breaks \u201c{CLAUSES[QUIRK[found.code].clause]}\u201d): "
-                f"{found.message}"
-                for found in contract.quirks
-            ),
-            _reading(contract),
-            *outcomes,
-        )
-        title = f"The provider ({provider})" if provider else "The provider"
-        return (Party("provider", title, says, evidence),)
+        return (_provider_party(contract, grades, provider, harmful, hurt),)
     if contract.quirks and not hurt:
         return ()
     parties: list[Party] = []
@@ -387,6 +363,43 @@ def _parties(
                     f"{graded.label}: {graded.grade}: {graded.detail}")  # fmt: skip
         parties.append(Party(kind, where, says, evidence))
     return tuple(parties)
+
+
+def _provider_party(
+    contract: Contract,
+    grades: Sequence[Graded],
+    provider: str | None,
+    harmful: list[Found],
+    hurt: list[Graded],
+) -> Party:
+    """The provider as the party to file with: what its stream does, and what each library
+    made of it."""
+    outcomes = tuple(f"{g.label}: {g.grade}: {g.detail}" for g in grades if g.grade is not None)
+    failed = contract.error is not None
+    cited = harmful or list(contract.quirks)
+    name = provider or "the provider"
+    said = [_says(found) for found in _once(cited)]
+    if failed:
+        said.insert(0, f"ends the stream with an error ({_short(contract.error)})")
+    what = _and(said)
+    libraries = [g for g in hurt if g.version != BUILD]  # our own columns are not filed
+    tail = [f"{g.label} {g.short}" for g in libraries if g.grade == "flagged"]
+    tail += [f"{g.label} silently: {g.short}" for g in libraries if g.grade == "damaged"]
+    tail += [f"{g.label} guesses: {g.short}" for g in libraries if g.grade == "guessed"]
+    says = f"File with the provider: a provider bug: {name} {what}" + (
+        f"; {'; '.join(tail)}." if tail else "."
+    )  # fmt: skip
+    evidence = (
+        *(
+            f"{found.code} (breaks \u201c{CLAUSES[QUIRK[found.code].clause]}\u201d): "
+            f"{found.message}"
+            for found in contract.quirks
+        ),
+        _reading(contract),
+        *outcomes,
+    )
+    title = f"The provider ({provider})" if provider else "The provider"
+    return Party("provider", title, says, evidence)
 
 
 def _says(found: Found) -> str:
