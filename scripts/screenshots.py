@@ -4,8 +4,9 @@ Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens buil
 in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, the
 diagnosis at laptop (1366 px) and phone (390 px) widths, the provider's quirks beside the
 anomalies on the Envoy AI Gateway's shape (tests/corpus/no-index.sse) at both widths, the
-Share menu open, compare embedded in a 960x540 (16:9) frame, and two streams side by side
-(diff).
+Share menu open, compare embedded in a 960x540 (16:9) frame, two streams side by side
+(diff), and a teammate's library searched for a tool name. `scripts/screenshots.py library`
+takes only the last.
 """
 
 from __future__ import annotations
@@ -59,10 +60,12 @@ def open_example(base: str, key: str) -> str:
     return base + response.headers["location"]
 
 
-def store(base: str, path: Path, title: str) -> str:
-    """Store a stream file through the API; the URL of its timeline."""
+def store(base: str, path: Path, title: str | None = None) -> str:
+    """Store a stream file through the API (with no title: titled from what it holds); the URL
+    of its timeline."""
     text = path.read_text(encoding="utf-8")
-    response = httpx.post(f"{base}/api/streams", json={"text": text, "title": title})
+    body = {"text": text} if title is None else {"text": text, "title": title}
+    response = httpx.post(f"{base}/api/streams", json=body)
     assert response.status_code == 201, response.text
     return base + response.json()["url"]
 
@@ -86,7 +89,27 @@ def shoot(page: Page, url: str, name: str) -> None:
     print(f"wrote {path.relative_to(ROOT)}")
 
 
+LIBRARY = ("clean-single-call", "reasoning-model", "two-calls-open-continuations", "no-index",
+           "server-late-fragment", "text-then-tool-call", "trailing-whitespace")  # fmt: skip
+"""The corpus streams a teammate has opened, stored untitled: each titled from what it holds."""
+
+
+def shoot_library(page: Page, base: str) -> None:
+    """A teammate's library (the streams this browser opened), searched for a tool name."""
+    page.set_viewport_size({"width": 1366, "height": 640})
+    for name in LIBRARY:
+        page.goto(store(base, ROOT / "tests" / "corpus" / f"{name}.sse"))
+    page.goto(f"{base}/streams")
+    page.get_by_role("searchbox").fill("weather")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(f"{base}/streams?q=weather")
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=str(OUT / "library-search.png"))
+    print("wrote docs/screenshots/library-search.png")
+
+
 def main() -> None:
+    only = sys.argv[1:]
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder:
         base, server, thread = serve(Path(folder) / "shots.sqlite3")
@@ -96,6 +119,9 @@ def main() -> None:
                     executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
                 )
                 page = browser.new_page(viewport={"width": 1440, "height": 860})
+                if only == ["library"]:
+                    shoot_library(page, base)
+                    return
                 timeline = open_example(base, "backfill")
                 page.goto(timeline)
                 for step in ("1", "2", "3", "4"):  # step there with the keyboard, as a user would
@@ -137,6 +163,7 @@ def main() -> None:
                 # clean call (/diff opens examples by their ids, storing nothing).
                 page.set_viewport_size({"width": 1366, "height": 900})
                 shoot(page, f"{base}{diff_url('example:ambiguous', 'example:clean')}", "diff")
+                shoot_library(page, base)
                 browser.close()
         finally:
             server.should_exit = True

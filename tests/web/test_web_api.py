@@ -38,7 +38,7 @@ def test_a_stream_record_is_the_stored_record_in_its_field_order(client: TestCli
     response = client.get(f"/api/streams/{stream_id}")
     names = [field.name for field in fields(StreamInfo)]
     assert list(response.json()) == [n if n != "redactions" else "redacted" for n in names]
-    assert response.content.startswith(b'{"id":"' + stream_id.encode() + b'","title":"API stream"')
+    assert response.content.startswith(b'{"id":"' + stream_id.encode() + b'","title":"get_weather"')
 
 
 def test_post_multipart_file(client: TestClient) -> None:
@@ -46,7 +46,8 @@ def test_post_multipart_file(client: TestClient) -> None:
     response = client.post("/api/streams", files=files)
     assert response.status_code == 201
     stream_id = response.json()["id"]
-    assert client.get(f"/api/streams/{stream_id}").json()["title"] == "stream.sse"
+    # titled from what it holds, with the file's name
+    assert client.get(f"/api/streams/{stream_id}").json()["title"] == "get_weather (stream.sse)"
 
 
 def test_ids_are_unique_and_unguessable(store: Store) -> None:
@@ -219,6 +220,7 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
         "/api/streams/{stream_id}/timing",
         "/api/streams/{stream_id}/request",
         "/api/diff",
+        "/api/play",
     }
     create = paths["/api/streams"]["post"]
     assert create["summary"] == "Store a stream"

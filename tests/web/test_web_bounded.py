@@ -98,6 +98,7 @@ def test_traces_are_cached_by_canonical_options(
 
     monkeypatch.setattr(webapp.web.backend.service, "assemble", counted)
     stream_id = store(CONTINUATION)
+    calls.clear()  # storing indexed it under the default options (the library's terms)
     service: Service = app.state.service
     for tools in (("b", "a"), ("a", " b", "a"), ("a", "b")):
         view = service.view(stream_id, Options(path="server-tools", server_tools=tools))
@@ -187,13 +188,14 @@ def test_a_slow_assembly_does_not_stall_other_requests(
 ) -> None:
     stream_id = store(CONTINUATION)
     entered, release, waited = _blocked(monkeypatch, webapp.web.backend.service, "assemble")
-    thread, slow = _get_in_thread(client, f"/api/streams/{stream_id}/trace")
+    # not the default options: storing the stream assembled (and cached) those for the library
+    thread, slow = _get_in_thread(client, f"/api/streams/{stream_id}/trace?policy=exact-key")
     try:
         assert entered.wait(WAIT)
-        # The assembly holds a worker thread; the event loop answers everything else meanwhile.
+        # The assembly holds a worker thread; the event loop answers everything else meanwhile
+        # (an upload is indexed by assembling it, so it would wait on the blocked assembler).
         assert client.get(f"/api/streams/{stream_id}").status_code == 200
         assert client.get(f"/api/streams/{stream_id}/raw").content == CONTINUATION.encode()
-        assert client.post("/api/streams", json={"text": CONTINUATION}).status_code == 201
         assert client.get("/").status_code == 200
         assert not release.is_set() and slow == []
     finally:
@@ -325,10 +327,11 @@ def test_a_request_holds_its_view_until_answered_and_a_second_view_is_free(
     stream_id = store(CONTINUATION)
     real = webapp.web.routes.pages.views.summary
     rendering, release, _ = _blocked(monkeypatch, webapp.web.routes.pages.views, "summary")
-    first, answers = _get_in_thread(client, f"/s/{stream_id}?policy=exact-key")
+    # storing it made its default view (the library's terms): the report still needs exact-key's
+    first, answers = _get_in_thread(client, f"/s/{stream_id}?policy=exact-key&path=server-tools")
     try:
         assert rendering.wait(WAIT)
-        made = service.cached_view(stream_id, Options("exact-key"))
+        made = service.cached_view(stream_id, Options("exact-key", "server-tools"))
         assert made is not None  # settled to the view's own weight, held while it renders
         assert service.gate.inflight.used == made.weight
         other = client.get(f"/s/{stream_id}/report.md?policy=adr-0019")

@@ -43,7 +43,7 @@ def test_upload_a_file(watched: Watched) -> None:
         files=[{"name": "w.sse", "mimeType": "text/plain", "buffer": CONTINUATION.encode()}],
     )
     page.get_by_role("button", name="Show the timeline").click()
-    expect(page.locator("h1")).to_have_text("w.sse")
+    expect(page.locator("h1")).to_have_text("get_weather (w.sse)")  # titled from what it holds
     watched.assert_clean()
 
 
@@ -236,8 +236,8 @@ def test_api_docs_render_their_operations_from_this_server_alone(watched: Watche
     page.route("**/*", only_here)
     page.goto(f"{watched.base}/docs")
     # 4 + the team's 8 (test_web_team.py) + minimise's 3 (test_web_minimise.py) + capture's 2
-    # + the diff's 1 (test_web_diff.py)
-    expect(page.locator(".opblock")).to_have_count(18)
+    # + the diff's 1 (test_web_diff.py) + POST /api/play
+    expect(page.locator(".opblock")).to_have_count(19)
     expect(page.locator(".opblock-summary-path").first).to_contain_text("/api/streams")
     assert elsewhere == []
     watched.assert_clean()

@@ -60,7 +60,7 @@ def _play(client: TestClient, url: str, form: dict[str, str]) -> int:
          "surrogate", "long edit"],
 )  # fmt: skip
 def test_odd_playground_forms_get_a_4xx_or_a_page(client: TestClient, form: dict[str, str]) -> None:
-    for url in ("/api/play", "/play/edit", "/play/save"):
+    for url in ("/play/run", "/play/edit", "/play/save"):
         assert _play(client, url, form) in (200, 303, 400), url
 
 

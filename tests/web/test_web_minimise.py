@@ -289,6 +289,7 @@ def test_a_large_stream_on_other_options_assembles_no_second_trace(
 
     monkeypatch.setattr(service_module, "assemble", counted)
     original = stored(client)
+    made.clear()  # storing indexed it under the default options (the client path)
     page = opened(client, f"/s/{original}?policy=exact-key&path=server-tools&server_tools=x")
     assert [options.path for options in made] == ["server-tools"]
     link = f"/s/{original}?step=0&amp;policy=exact-key&amp;path=client"

@@ -162,7 +162,7 @@ def test_random_playground_forms_edits_and_links_never_get_a_500(db_url: str) ->
         @given(PLAY_FORMS, PLAY_OPS, PLAY_TOKENS)
         def check(form: dict[str, str], op: str, token: str) -> None:
             body = _form_body(form)
-            for url, extra in (("/api/play", {}), ("/play/edit", {"op": op}), ("/play/save", {})):
+            for url, extra in (("/play/run", {}), ("/play/edit", {"op": op}), ("/play/save", {})):
                 sent = body + b"&" + _form_body(extra) if extra else body
                 response = client.post(url, content=sent, headers=FORM)
                 assert response.status_code < 500, (url, response.text[:2000])

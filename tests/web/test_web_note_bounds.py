@@ -24,12 +24,16 @@ from webapp.web.routes.triage import NOTES_LISTED
 
 LONG = sse(*(chunk(frag(0, "call_1", "f", "{}")) for _ in range(30)), chunk(finish="tool_calls"))
 """A stream with 31 steps to leave notes on."""
+AUTHOR = "the-author-of-these-notes"
+"""The author token of every note here: sent as Bearer, and the client's author cookie."""
 
 
 @pytest.fixture
 def bounded(db_url: str) -> Iterator[TestClient]:
     settings = Settings(db=db_url, max_notes_per_stream=6, max_notes_per_step=3)
     with TestClient(create_app(settings), follow_redirects=False) as client:
+        client.headers["Authorization"] = f"Bearer {AUTHOR}"  # the API's notes are its own
+        client.cookies.set("streamviz_author", AUTHOR)  # and so are the page's
         yield client
 
 

@@ -25,7 +25,7 @@ from webapp.web.routes import teach
 QUOTED = "50,000 bytes"
 """The test app's `max_bytes` (tests/web/conftest.py), as a 413 must name it."""
 FORM = {"content-type": "application/x-www-form-urlencoded"}
-ROUTES = ("/api/play", "/play/edit", "/play/save")
+ROUTES = ("/play/run", "/play/edit", "/play/save")
 ONE = b"c0.f0.arguments=%7B%7D&c0.f0.arguments.on=on&c0.f0.index=0&c0.f0.index.on=on"
 
 
@@ -45,16 +45,16 @@ def test_a_declared_length_over_the_limit_is_refused_unread(client: TestClient, 
 
 
 def test_a_chunked_form_is_refused_once_it_passes_the_limit(app: FastAPI) -> None:
-    sent = post_chunked(app, "/api/play", FORM["content-type"], ONE + b"&pad=", chunks=100)
+    sent = post_chunked(app, "/play/run", FORM["content-type"], ONE + b"&pad=", chunks=100)
     assert sent.status == 413
     assert sent.pulled < 100  # refused as soon as it passed the limit, not read to the end
 
 
 def test_a_form_within_the_limit_still_runs(client: TestClient) -> None:
-    response = client.post("/api/play", content=ONE, headers=FORM)
+    response = client.post("/play/run", content=ONE, headers=FORM)
     assert response.status_code == 200
     assert "HX-Replace-Url" in response.headers
-    multipart = client.post("/api/play", files={"c0.f0.arguments": (None, "{}")})
+    multipart = client.post("/play/run", files={"c0.f0.arguments": (None, "{}")})
     assert multipart.status_code == 200  # a multipart form is read as before
 
 
@@ -91,7 +91,7 @@ def test_parsing_and_running_happen_off_the_event_loop(
     (loop,) = threads["loop"]
     worked = set().union(*(threads.get(name, set()) for name in ("parse_form", "from_form")))
     assert worked and loop not in worked
-    if url == "/api/play":
+    if url == "/play/run":
         assert loop not in threads["compare"] | threads["render"]
 
 
@@ -99,12 +99,12 @@ def test_a_large_post_waits_for_no_one_but_takes_an_upload_slot(db_url: str) -> 
     app = create_app(Settings(db=db_url, max_bytes=4 * LIGHT_BELOW, max_uploads=1))
     large = ONE + b"&pad=" + b"x" * LIGHT_BELOW
     with TestClient(app) as client, app.state.uploads.slot():  # the one slot is taken
-        busy = client.post("/api/play", content=large, headers=FORM)
+        busy = client.post("/play/run", content=large, headers=FORM)
         assert busy.status_code == 503 and busy.headers["retry-after"] == "2"
-        small = client.post("/api/play", content=ONE, headers=FORM)
+        small = client.post("/play/run", content=ONE, headers=FORM)
         assert small.status_code == 200  # an ordinary edit does not queue behind uploads
     with TestClient(app) as client:
-        assert client.post("/api/play", content=large, headers=FORM).status_code == 400
+        assert client.post("/play/run", content=large, headers=FORM).status_code == 400
 
 
 def _large_state(chunks: int = 24, size: int = 900) -> bytes:
@@ -126,12 +126,12 @@ def test_a_large_answer_keeps_its_url_out_of_the_header_and_says_so(db_url: str)
     """A large state's answer carried an 86 KB HX-Replace-Url (over common header limits)."""
     app = create_app(Settings(db=db_url, max_bytes=400_000))
     with TestClient(app) as client:
-        response = client.post("/api/play", content=_large_state(), headers=FORM)
+        response = client.post("/play/run", content=_large_state(), headers=FORM)
         assert response.status_code == 200, response.text[:500]
         assert "HX-Replace-Url" not in response.headers
         assert 'id="play-unlinked"' in response.text and "links stop at 8,000" in response.text
         assert 'formaction="/play/save"' in response.text  # the way to a link that lasts
-        small = client.post("/api/play", content=ONE, headers=FORM)
+        small = client.post("/play/run", content=ONE, headers=FORM)
         assert len(small.headers["HX-Replace-Url"]) < 200
         assert 'id="play-unlinked"' not in small.text
 

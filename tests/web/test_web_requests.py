@@ -19,7 +19,7 @@ from tests.web.webkit import CONTINUATION
         ("PUT", "/api/streams/abc", "DELETE, GET, PATCH"),
         ("POST", "/api/streams/abc/notes/1", "DELETE, GET, PATCH"),
         ("DELETE", "/api/streams/abc/notes", "GET, POST"),
-        ("GET", "/api/play", "POST"),
+        ("GET", "/play/run", "POST"),
         ("POST", "/", "GET"),
     ],
 )

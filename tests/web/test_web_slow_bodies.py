@@ -130,7 +130,7 @@ ROUTES = [
     ("/api/streams", "json"),
     ("/api/streams", "multipart"),
     ("/streams", "form"),
-    ("/api/play", "form"),
+    ("/play/run", "form"),
     ("/api/streams/{id}/notes", "json"),
     ("/s/{id}/notes", "form"),
     ("/diff/paste", "form"),

@@ -199,11 +199,11 @@ FORM = {
 
 def test_the_playground_runs_both_policies_statelessly(client: TestClient, app: FastAPI) -> None:
     before = stored(app)
-    agreed = client.post("/api/play", data=FORM)
+    agreed = client.post("/play/run", data=FORM)
     assert agreed.status_code == 200 and template(agreed) == "_play_result.html"
     assert agreed.context["page"].differing == 0  # type: ignore[attr-defined]
     # take the index out of the argument fragment: exact-key opens a phantom call
-    bare = client.post("/api/play", data={**FORM, "c1.f0.index.on": ""})
+    bare = client.post("/play/run", data={**FORM, "c1.f0.index.on": ""})
     assert bare.context["page"].differing > 0  # type: ignore[attr-defined]
     assert "phantom-call" in bare.text
     # the URL it pushes holds the state, and the page it names shows the same stream
@@ -216,10 +216,10 @@ def test_the_playground_runs_both_policies_statelessly(client: TestClient, app: 
 
 
 def test_the_playground_refuses_bad_input_with_4xx(client: TestClient) -> None:
-    assert client.post("/api/play", data={"c900.f0.index": "1"}).status_code == 400
-    assert client.post("/api/play", data={"c0.f99.index.on": "1"}).status_code == 400
+    assert client.post("/play/run", data={"c900.f0.index": "1"}).status_code == 400
+    assert client.post("/play/run", data={"c0.f99.index.on": "1"}).status_code == 400
     too_long = {"c0.f0.arguments": "x" * 30_000, "c0.f0.arguments.on": "1"}
-    assert client.post("/api/play", data=too_long).status_code == 400
+    assert client.post("/play/run", data=too_long).status_code == 400
     for token in ("xxxx", "!!", "eJwLycgsVgCiRIWS1OISABnXBH4", "A" * 60_000):
         assert client.get(f"/play?s={token}").status_code == 400, token
     assert client.get("/play?from=nope").status_code == 404

@@ -271,13 +271,14 @@ def test_notes_through_the_api(client: TestClient) -> None:
         (2, "the city\nis here", "Ann"),
     ]
     one = f"{url}/{note['id']}"
-    edited = client.patch(one, json={"text": "changed"})
+    author = {"Authorization": f"Bearer {note['edit_token']}"}
+    edited = client.patch(one, json={"text": "changed"}, headers=author)
     assert edited.status_code == 200
     assert edited.json()["text"] == "changed" and edited.json()["author"] == "Ann"
     assert edited.json()["edited"] is not None
-    assert client.patch(one, json={"step": LAST}).json()["step"] == LAST
-    assert client.delete(one).status_code == 204
-    assert client.delete(one).status_code == 404
+    assert client.patch(one, json={"step": LAST}, headers=author).json()["step"] == LAST
+    assert client.delete(one, headers=author).status_code == 204
+    assert client.delete(one, headers=author).status_code == 404
     assert client.get(one).status_code == 404
     assert len(client.get(url).json()["notes"]) == 1
 
@@ -325,7 +326,8 @@ def test_bad_edits_are_refused(client: TestClient, body: dict[str, Any]) -> None
     stream_id = created(client)["id"]
     url = f"/api/streams/{stream_id}/notes"
     note = client.post(url, json={"step": 1, "text": "ok", "author": "me"}).json()
-    response = client.patch(f"{url}/{note['id']}", json=body)
+    author = {"Authorization": f"Bearer {note['edit_token']}"}
+    response = client.patch(f"{url}/{note['id']}", json=body, headers=author)
     assert response.status_code == 422, response.text
     [kept] = client.get(url).json()["notes"]
     assert (kept["step"], kept["text"], kept["author"], kept["edited"]) == (1, "ok", "me", None)
@@ -407,9 +409,10 @@ def test_report_md_has_the_verdict_and_the_notes(client: TestClient) -> None:
     assert response.headers["content-type"] == "text/markdown; charset=utf-8"
     text = response.text
     assert text.startswith("# weather\n") and "**Verdict:**" in text
-    assert "- Step 1: bad\\|cell" in text
+    # each note links to its step: relative links without --public-url
+    assert f"- Step [1](/s/{stream_id}?step=1): bad\\|cell" in text
     assert "### exact-key" in text and "### adr-0019" in text
-    assert "](http" not in text  # no public URL: no links
+    assert "](http" not in text  # no public URL: no absolute links
     assert client.get("/s/nope/report.md").status_code == 404
     assert client.get(f"/s/{stream_id}/report.md?policy=nope").status_code == 400
 

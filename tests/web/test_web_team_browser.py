@@ -91,7 +91,8 @@ def test_delete_and_both_links_answer_404(watched: Watched, browser: Browser) ->
         expect(page.locator(".notice")).to_contain_text("deleted")
         assert page.goto(link).status == 404  # type: ignore[union-attr]
         assert theirs.goto(link).status == 404  # type: ignore[union-attr]
-        expect(theirs.locator("h1")).to_have_text("Nothing here")
+        expect(theirs.locator("h1")).to_have_text("This stream was deleted")
+        expect(theirs.locator("main")).to_contain_text("by the browser that stored it")
     finally:
         other.close()
     # the only complaint is the browser's own, about the deleted stream's 404

@@ -64,8 +64,10 @@ def test_two_browsers_triage_a_stream_together(
     expect(page.locator("h1")).to_have_text("Secrets found before storing")
     rows = page.locator(".redact-preview tbody tr")
     expect(rows.filter(has_text="API key")).to_have_count(1)
-    masked = rows.filter(has_text="API key").locator("code").inner_text()
+    masked = rows.filter(has_text="API key").locator("code:not(.secret-hint)").inner_text()
     assert KEY not in masked and masked.startswith("sk-proj-X0x0")  # the mask, shortened
+    hint = rows.filter(has_text="API key").locator("code.secret-hint").inner_text()
+    assert hint == f"{KEY[:5]}…{KEY[-4:]}"  # enough of the key to recognise it
     assert KEY not in page.locator(".redact-preview table").inner_text()
 
     # 2. Store: the stored bytes hold neither the key nor the Authorization header.
@@ -155,7 +157,7 @@ def test_two_browsers_triage_a_stream_together(
             for url in (stream_url, note_link):
                 answer = browser_page.goto(url)
                 assert answer is not None and answer.status == 404, url
-        expect(theirs.locator("h1")).to_have_text("Nothing here")
+        expect(theirs.locator("h1")).to_have_text("This stream was deleted")  # a tombstone
         # the minimised copy stays, and says its original is gone
         assert theirs.goto(child_url).status == 200  # type: ignore[union-attr]
         expect(theirs.locator("#minimised-from")).to_contain_text("since been deleted")

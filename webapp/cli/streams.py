@@ -24,7 +24,7 @@ def delete(db: str, stream_ids: tuple[str, ...]) -> None:
     missing = 0
     try:
         for stream_id in stream_ids:
-            if storage.delete(stream_id):
+            if storage.delete(stream_id, "by the operator"):
                 click.echo(f"deleted {stream_id}")
             else:
                 click.echo(f"no stream has the id {stream_id!r}", err=True)

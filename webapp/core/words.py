@@ -1,9 +1,10 @@
-"""How streamviz writes numbers, counts and quoted excerpts, wherever it writes them."""
+"""How streamviz writes numbers, counts, quoted excerpts and titles, wherever it writes them."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 
 # C1 controls survive json.dumps(ensure_ascii=False); they are escaped too, so that an excerpt
 # of a recorded stream can never drive the terminal or page it is shown on.
@@ -33,6 +34,40 @@ def excerpt(text: str, limit: int = 60) -> str:
     """
     shown = text if len(text) <= limit else text[: limit - 3] + "..."
     return repr(shown)
+
+
+def article(word: str) -> str:
+    """ "an ambiguous-continuation", "a phantom-call": the word after its indefinite article."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+TITLE_MOST = 200
+"""A stream's title is at most this many characters (cut with an ellipsis)."""
+TOOLS_NAMED = 4
+"""Tools a title names at most; "and N more" says how many others."""
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _one_line(text: str) -> str:
+    return _SURROGATES.sub("\ufffd", " ".join(text.split()))
+
+
+def title_from(model: object, tools: Iterable[object], fallback: str = "") -> str:
+    """ "gpt-4o: get_weather, book_flight": a stream's title from what it holds, the same for a
+    capture (its request's model and declared tools) and a paste (the model its chunks name,
+    the tools they call). "MODEL" or "TOOL, TOOL" when one is missing, `fallback` when both
+    are; non-strings and empties left out, repeats once; one line of at most `TITLE_MOST`."""
+    head = _one_line(model) if isinstance(model, str) else ""
+    names: list[str] = []
+    for tool in tools:
+        name = _one_line(tool) if isinstance(tool, str) else ""
+        if name and name not in names:
+            names.append(name)
+    listed = ", ".join(names[:TOOLS_NAMED])
+    if len(names) > TOOLS_NAMED:
+        listed += f" and {len(names) - TOOLS_NAMED} more"
+    title = f"{head}: {listed}" if head and listed else head or listed or _one_line(fallback)
+    return title if len(title) <= TITLE_MOST else title[: TITLE_MOST - 1] + "\u2026"
 
 
 _INVISIBLE = re.compile(

@@ -62,6 +62,16 @@ class StreamInfo:
     """The stream this one was minimised from ("" when none)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """What is kept of a deleted stream besides its id: when, and who removed it."""
+
+    deleted: str
+    """ISO 8601, UTC."""
+    why: str
+    """"by its owner", "by retention" ... ("" when not said)."""
+
+
 def new_id() -> str:
     """An unguessable stream id: 144 random bits, URL-safe."""
     return secrets.token_urlsafe(18)
@@ -169,10 +179,25 @@ class Storage:
         rows = self.backend.run("SELECT delete_hash FROM streams WHERE id = ?", (stream_id,))
         return str(rows[0][0]) if rows else None
 
-    def delete(self, stream_id: str) -> bool:
-        """Remove the stream with its notes and artefacts; False when there was none."""
-        rows = self.backend.run("DELETE FROM streams WHERE id = ? RETURNING id", (stream_id,))
+    def delete(self, stream_id: str, why: str = "") -> bool:
+        """Remove the stream with its notes and artefacts, keeping its id as deleted (`why`:
+        who removed it, in words); False when there was none."""
+        with self.backend.transaction() as run:
+            rows = run("DELETE FROM streams WHERE id = ? RETURNING id", (stream_id,))
+            if rows:
+                run(
+                    "INSERT INTO deleted_streams (id, deleted, why) VALUES (?, ?, ?) "
+                    "ON CONFLICT (id) DO NOTHING",
+                    (stream_id, _now(), why),
+                )
         return bool(rows)
+
+    def deleted(self, stream_id: str) -> Deleted | None:
+        """When and why a stream with this id was deleted, or None (it never was)."""
+        rows = self.backend.run(
+            "SELECT deleted, why FROM deleted_streams WHERE id = ?", (stream_id,)
+        )
+        return Deleted(str(rows[0][0]), str(rows[0][1])) if rows else None
 
     def rename(self, stream_id: str, title: str) -> bool:
         """Give the stream a new title; False when there is no such stream."""

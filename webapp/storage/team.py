@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from webapp.storage.search import matching
 from webapp.storage.store import Storage
 
-_NOTE_COLUMNS = "id, stream_id, step, author, text, created, edited"
+_NOTE_COLUMNS = "id, stream_id, step, author, text, created, edited, author_hash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,8 @@ class StoredNote:
     created: str
     edited: str
     """When it was last edited ("" when never)."""
+    author_hash: str = ""
+    """A hash of the token that may edit it ("" for a note left before there were any)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,7 @@ def _note(row: Sequence[Any]) -> StoredNote:
         text=str(row[4]),
         created=str(row[5]),
         edited=str(row[6]),
+        author_hash=str(row[7]),
     )
 
 
@@ -86,25 +90,27 @@ class Notes:
         text: str,
         author: str,
         bounds: NoteBounds | None = None,
+        author_hash: str = "",
     ) -> StoredNote | None:
         """A new note on `step` of the stream; None (nothing stored) when the stream or the
         step already holds as many notes as `bounds` allow. The count and the insert are one
-        statement."""
+        statement. `author_hash` is a hash of the token that may edit or delete it (never the
+        token)."""
         if bounds is None:
             rows = self._run(
-                "INSERT INTO notes (stream_id, step, author, text, created) "
-                f"VALUES (?, ?, ?, ?, ?) RETURNING {_NOTE_COLUMNS}",
-                (stream_id, step, author, text, _now()),
+                "INSERT INTO notes (stream_id, step, author, text, created, author_hash) "
+                f"VALUES (?, ?, ?, ?, ?, ?) RETURNING {_NOTE_COLUMNS}",
+                (stream_id, step, author, text, _now(), author_hash),
             )
         else:
             rows = self._run(
-                "INSERT INTO notes (stream_id, step, author, text, created) "
-                "SELECT ?, ?, ?, ?, ? WHERE "
+                "INSERT INTO notes (stream_id, step, author, text, created, author_hash) "
+                "SELECT ?, ?, ?, ?, ?, ? WHERE "
                 "(SELECT COUNT(*) FROM notes WHERE stream_id = ?) < ? AND "
                 "(SELECT COUNT(*) FROM notes WHERE stream_id = ? AND step = ?) < ? "
                 f"RETURNING {_NOTE_COLUMNS}",
-                (stream_id, step, author, text, _now(), stream_id, bounds.per_stream,
-                 stream_id, step, bounds.per_step),
+                (stream_id, step, author, text, _now(), author_hash, stream_id,
+                 bounds.per_stream, stream_id, step, bounds.per_step),
             )  # fmt: skip
         return _note(rows[0]) if rows else None
 
@@ -150,14 +156,9 @@ class Notes:
         return bool(rows)
 
 
-def _like(text: str) -> str:
-    """A LIKE pattern that finds `text` anywhere, its `%`, `_` and `\\` taken literally."""
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 class Library:
-    """Streams listed newest first, searched by title, optionally only some ids."""
+    """Streams listed newest first, searched by title and terms (`webapp.storage.search`),
+    optionally only some ids."""
 
     def __init__(self, storage: Storage) -> None:
         self._run = storage.backend.run
@@ -173,9 +174,9 @@ class Library:
                 return Page((), 0)
             where.append(f"id IN ({', '.join('?' for _ in ids)})")
             params += list(ids)
-        if search:
-            where.append("LOWER(title) LIKE ? ESCAPE '\\'")
-            params.append(_like(search))
+        found, found_params = matching(search)
+        where += found
+        params += found_params
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         [(total,)] = self._run(f"SELECT COUNT(*) FROM streams{clause}", params)
         rows = self._run(

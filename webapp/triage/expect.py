@@ -7,6 +7,7 @@ difference is found walking the expected document in order, so it names the earl
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,7 +97,11 @@ def _join(path: str, key: str) -> str:
 
 
 def _show(value: Any) -> str:
+    """A value as the trace document writes it: JSON (null, true, 3, "text")."""
     if isinstance(value, str):
         return quote(value, 100)
-    text = repr(value)
+    try:
+        text = repr(value) if value is _MISSING else json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."

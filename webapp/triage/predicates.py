@@ -20,6 +20,7 @@ from webapp.core.options import Options
 from webapp.core.records import Record
 from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.trace import Trace
+from webapp.core.words import article
 from webapp.triage.fingerprint import Predicate, fingerprint, keeps
 
 if TYPE_CHECKING:
@@ -104,7 +105,9 @@ def parse_until(
     if text == "differs":
         return Until(text, policies_differ(options), "exact-key and adr-0019 differ")
     if kind == "anomaly" and name in KINDS:
-        return Until(text, has_anomaly(name, options), f"a {name} anomaly under {options.policy}")
+        return Until(
+            text, has_anomaly(name, options), f"{article(name)} anomaly under {options.policy}"
+        )
     if kind == "rule" and name in RULE_NAMES:
         return Until(text, took_rule(name, options), f"a fragment taking rule {name} under "
                      f"{options.policy}")  # fmt: skip

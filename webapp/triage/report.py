@@ -198,7 +198,9 @@ def verdict(trace: Trace) -> str:
         count(n, word) for n, word in ((errors, "error"), (warnings, "warning")) if n
     )
     first = next((a for a in trace.anomalies if a.severity == "error"), trace.anomalies[0])
-    return f"{counts}: {_gist(first)} (step {first.step})"
+    gist = _gist(first)
+    said = re.search(rf"\bstep {first.step}\b", gist) is not None  # "... at step 3"
+    return f"{counts}: {gist}" if said else f"{counts}: {gist} (step {first.step})"
 
 
 def _gist(anomaly: Anomaly) -> str:

@@ -19,6 +19,7 @@ from webapp.tuning import serving
 from webapp.web.backend.forward import Forwarder
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
+from webapp.web.backend.library.indexing import Backfill
 from webapp.web.backend.security import (
     CSP,
     AllowedHosts,
@@ -36,6 +37,7 @@ from webapp.web.routes import (
     errors,
     home,
     pages,
+    play_api,
     proxy,
     teach,
     team_api,
@@ -62,6 +64,7 @@ def create_app(settings: Settings) -> FastAPI:
     """A new app on the store `settings.db` names (created and migrated if needed)."""
     service = Service(settings)
     retention = Retention(service, settings.retention_days)
+    backfill = Backfill(service)
     forwarder = proxy.forwarder(settings, service)
 
     @asynccontextmanager
@@ -69,9 +72,11 @@ def create_app(settings: Settings) -> FastAPI:
         with serving():  # the process's tuning (webapp.tuning), before the worker threads start
             warm(app.state.templates)
             sweeping = await retention.start()
+            backfill.start()  # the streams stored before there were search terms
             try:
                 yield
             finally:
+                await backfill.stop()
                 if sweeping is not None:
                     sweeping.cancel()
                 if forwarder is not None:
@@ -89,6 +94,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.settings = settings
     app.state.service = service
     app.state.retention = retention
+    app.state.backfill = backfill
     app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates(TEACHING)
     app.state.templates.env.globals["retention_days"] = settings.retention_days
@@ -121,6 +127,7 @@ def _routes(app: FastAPI) -> None:
     """The static files, every router, and the OpenAPI page."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
+    app.include_router(play_api.router)
     app.include_router(team_api.router)
     app.include_router(triage.router)
     app.include_router(minimise_routes.router)

@@ -25,13 +25,13 @@ EXAMPLE = "/examples/{key}"
 """Where a built-in example's pages are mounted (the same pages: `stream_source`)."""
 EMBEDDED = "/embed"
 """The prefix of the framable view of either."""
-PLAY_API = "/api/play"
-"""Where the playground posts its state to be run."""
 DIFF = "/diff"
 """Two streams side by side (`?a=ID&b=ID`); with no `b`, the page that picks it."""
 DIFF_API = "/api/diff"
 DIFF_PASTE = "/diff/paste"
 """Where a stream pasted to be compared is posted (stored, then the diff opens)."""
+PLAY_RUN = "/play/run"
+"""Where the playground posts its state to be run (an htmx partial; `/api/play` is the JSON)."""
 
 
 EDITED_ON_PAGE = ("server_tools", "choice")

@@ -31,6 +31,7 @@ from webapp.core.readers.cassette import looks_like_cassette, read_cassette
 from webapp.core.readers.har import entries_of as _har_entries
 from webapp.core.readers.har import looks_like_har, might_be_har, read_har, read_har_value
 from webapp.core.readers.jsontext import read_any_json, read_json, read_jsonl
+from webapp.core.readers.logs import looks_like_log, read_log
 from webapp.core.readers.parse import decode_bytes, first_nonblank, parse_json, snippet
 from webapp.core.readers.pyrepr import has_repr_line, read_repr
 from webapp.core.readers.sse import has_data_line, read_sse
@@ -111,6 +112,8 @@ def _detect(text: str, har_entry: int | None) -> ReadResult:
         return _read_body(dump, None)
     if has_data_line(text):
         return _require(read_sse(text), "SSE")
+    if looks_like_log(text):  # read as JSON, its "chunks" were its timestamps' numbers
+        return read_log(text)
     if has_repr_line(text):
         return read_repr(text)
     if foreign.is_langchain(text):

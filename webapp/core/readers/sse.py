@@ -187,6 +187,12 @@ def _one(payload: str, line: int, at_end: bool) -> Record:
     return _record([payload], None, line, at_end)
 
 
+def payload_record(payload: str, line: int) -> Record:
+    """The record of one event's data, as a stream's reader makes it (`[DONE]`, a chunk, or
+    invalid with why)."""
+    return _record([payload], None, line, False)
+
+
 def _notes(
     records: Sequence[Record], empty: _Tally, unknown: _Tally, split: _Tally
 ) -> tuple[str, ...]:

@@ -114,6 +114,20 @@ class Finding:
         }
 
 
+HINT_HEAD = 5
+HINT_TAIL = 4
+"""A secret's hint keeps its first and last few characters (`hint`)."""
+
+
+def hint(secret: str) -> str:
+    """ "sk-pr…4kQz": enough of a secret to recognise it (its first 5 and last 4 characters),
+    the middle masked; one of 12 characters or fewer shows only its first ("a…")."""
+    secret = secret.strip()
+    if len(secret) <= HINT_HEAD + HINT_TAIL + 3:
+        return secret[:1] + "…"
+    return secret[:HINT_HEAD] + "…" + secret[-HINT_TAIL:]
+
+
 def scan(text: str, key: bytes | None = None) -> list[Finding]:
     """Every secret in the text, in order, with its mask (`key`: the masks' hash key)."""
     key = secrets.token_bytes(16) if key is None else key

@@ -8,6 +8,7 @@ step for a captured stream, the HAR entry's `timings` for a HAR, null when the i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -22,7 +23,10 @@ from webapp.core.readers.timing import (
 )
 from webapp.core.records import Payloads, ReaderError, ReadResult, Record
 from webapp.storage.capture import Capture, Captures, Facts, Part
+from webapp.web.backend.library.indexing import index
 from webapp.web.backend.service import Service, Unreadable
+
+log = logging.getLogger(__name__)
 
 
 class StoreSink:
@@ -37,9 +41,14 @@ class StoreSink:
         self.recorder.captures.append(self.stream_id, seq, part)
 
     def end(self, state: str, detail: str) -> None:
-        """The parts become the stream's bytes; this worker's cached views of it go."""
+        """The parts become the stream's bytes; this worker's cached views of it go; what it
+        holds is indexed for the library's search."""
         self.recorder.captures.finish(self.stream_id, state, detail)
         self.recorder.forget(self.stream_id)
+        try:
+            index(self.recorder.service, self.stream_id)
+        except Exception:  # the library misses its terms until the next start, nothing else
+            log.warning("stream %s: not indexed", self.stream_id, exc_info=True)
 
 
 class StoreRecorder:

@@ -37,6 +37,7 @@ import httpx
 import orjson
 from starlette.types import Message, Receive, Scope, Send
 
+from webapp.core.words import title_from
 from webapp.storage.capture import ENDINGS, Facts, Part
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,6 @@ REPLACED = frozenset({"accept-encoding"})
 SERVER_OWN = frozenset({"date", "server"})
 """Response headers the proxy's server writes itself (two Date headers would be invalid)."""
 STREAM_ID = "streamviz-stream-id"
-TITLE_MOST = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,10 +196,7 @@ def request_facts(body: bytes | None) -> tuple[str, bool | None, tuple[str, ...]
 
 def title_of(facts: Facts) -> str:
     """ "gpt-4o: get_weather, book_flight"; the method and path when there is no model."""
-    head = facts.model or f"{facts.method} {facts.path}"
-    title = f"{head}: {', '.join(facts.tools)}" if facts.tools else head
-    title = " ".join(title.split()) or "captured stream"
-    return title if len(title) <= TITLE_MOST else title[: TITLE_MOST - 1] + "\u2026"
+    return title_from(facts.model or f"{facts.method} {facts.path}", facts.tools, "captured stream")
 
 
 def capture_format(method: str, path: str, content_type: str) -> Literal["sse", "json"] | None:

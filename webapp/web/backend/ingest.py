@@ -297,7 +297,9 @@ class JsonUpload:
     """What a JSON body asked to store."""
 
     prepared: Prepared
-    title: str
+    title: str | None
+    """None when it was given none (`webapp.web.backend.library.indexing` titles it from what it
+    holds)."""
     input_format: str
 
 
@@ -309,7 +311,7 @@ def prepare_json(body: bytearray, limit: int) -> JsonUpload:
     value = parse_json_body(body)
     body.clear()  # the one buffer of the upload goes as soon as its text is out
     raw = encode_text(value.pop("text"))
-    title = clean_title(value.get("title"), "API stream")
+    title = clean_title(value.get("title"), "") or None
     fmt = value.get("format") or "auto"
     try:
         masks = parse_redact(value.get("redact"))

@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.core.redact.content import Finding, apply, scan
+from webapp.core.redact.content import Finding, apply, hint, scan
 
 REDACT_CHOICES = ("auto", "none")
 
@@ -52,6 +52,8 @@ class Group:
     lines: tuple[int, ...]
     mask: str
     preview: str
+    found: str = ""
+    """Enough of the secret to recognise it, the middle masked ("sk-pr…4kQz")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,13 @@ def preview(text: str) -> Preview:
     for finding in scan(text, key):
         by_mask.setdefault(finding.mask, []).append(finding)
     groups = tuple(
-        Group(found[0].kind, tuple(f.line for f in found), mask, found[0].preview)
+        Group(
+            found[0].kind,
+            tuple(f.line for f in found),
+            mask,
+            found[0].preview,
+            hint(text[found[0].start : found[0].end]),
+        )
         for mask, found in by_mask.items()
     )
     return Preview(groups[:MAX_SHOWN], key.hex(), max(0, len(groups) - MAX_SHOWN))

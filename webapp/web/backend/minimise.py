@@ -26,6 +26,7 @@ from webapp.triage.predicates import FINGERPRINT, Until, parse_until, traces_dif
 from webapp.triage.verdict import grade
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.ingest import Prepared
+from webapp.web.backend.library import indexing
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Invalid
 from webapp.web.backend.traceview import TraceView
@@ -273,8 +274,8 @@ class Minimiser:
             return
         text = as_sse(result.records)
         prepared = Prepared(text.encode("utf-8", "backslashreplace"), read(text, "sse"), ())
-        info = self.service.store(
-            prepared, title=f"minimised from {checked.title}", input_format="sse",
+        info = indexing.store(
+            self.service, prepared, title=f"minimised from {checked.title}", input_format="sse",
             parent=checked.stream_id, delete_hash=delete_hash,
         )  # fmt: skip
         done = self.jobs.finish(

@@ -46,6 +46,7 @@ from webapp.core.rules import Policy
 from webapp.core.trace import Trace
 from webapp.settings import Settings
 from webapp.storage import Storage, StreamInfo, open_storage
+from webapp.storage.store import Deleted
 from webapp.triage.compare import Comparison, compare
 from webapp.web.backend import stored
 from webapp.web.backend.cache import Memo
@@ -85,6 +86,14 @@ reading and assembling again are quick; above, loading is much faster than both)
 
 class NotFound(LookupError):
     """No stream has this id."""
+
+
+class Gone(NotFound):
+    """The stream with this id was deleted (its id is kept, none of its content)."""
+
+    def __init__(self, stream_id: str, deleted: Deleted) -> None:
+        super().__init__(stream_id)
+        self.deleted = deleted
 
 
 class Unreadable(ValueError):
@@ -147,6 +156,9 @@ class Service:
             return example_info(example.key)
         info = self.storage.info(stream_id) if _plausible(stream_id) else None
         if info is None:
+            deleted = self.storage.deleted(stream_id) if _plausible(stream_id) else None
+            if deleted is not None:
+                raise Gone(stream_id, deleted)
             raise NotFound(stream_id)
         return info
 
@@ -157,6 +169,7 @@ class Service:
             return example.data()
         raw = self.storage.raw(stream_id) if _plausible(stream_id) else None
         if raw is None:
+            self.info(stream_id)  # Gone, when it was deleted
             raise NotFound(stream_id)
         return raw
 
@@ -171,7 +184,8 @@ class Service:
     ) -> StreamInfo:
         """Store a prepared stream; its reading is cached (under the budget, like any other), so
         that its first views read nothing: the page's assembly and step, the other policy's
-        view when the minimise form opens, the compare page."""
+        view when the minimise form opens, the compare page. (`webapp.web.backend.library.indexing`
+        stores and indexes what it holds for the library.)"""
         info = self.storage.add(
             prepared.raw,
             title=title,
@@ -340,9 +354,10 @@ class Service:
 
         return lru_cache(maxsize=RECALLED)(recall)  # a page asks for its step's record twice
 
-    def delete(self, stream_id: str) -> bool:
-        """Remove a stream, its notes and artefacts, and forget what this worker cached of it."""
-        gone = self.storage.delete(stream_id) if _plausible(stream_id) else False
+    def delete(self, stream_id: str, why: str = "") -> bool:
+        """Remove a stream, its notes and artefacts (keeping its id as deleted, `why`: by whom,
+        in words), and forget what this worker cached of it."""
+        gone = self.storage.delete(stream_id, why) if _plausible(stream_id) else False
         self.cache.discard(lambda key: isinstance(key, tuple) and key[1:2] == (stream_id,))
         return gone
 

@@ -3,9 +3,11 @@
 A stream's delete token is given once, to whoever stored it; the store keeps only its SHA-256.
 A browser that stored streams keeps their ids and tokens in one cookie (`OWNER_COOKIE`,
 HttpOnly, SameSite=Lax, Secure when the server is reached over https), bounded to the last
-`OWNED_AT_MOST`; that cookie is how the page knows to offer "Delete" and which streams "your
-streams" are. Titles and notes are plain text,
-checked here and escaped wherever they are shown.
+`OWNED_AT_MOST`; that cookie is how the page knows to offer "Delete". The streams it opened,
+noted or renamed are in another (`SEEN_COOKIE`, ids only, the last `SEEN_AT_MOST`): with the
+first, what its library holds. Its notes it may edit and delete with its author token
+(`AUTHOR_COOKIE`). Titles and notes are plain text, checked here and escaped wherever they are
+shown.
 """
 
 from __future__ import annotations
@@ -25,12 +27,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webapp.core.anomalies import severity_of
-from webapp.core.jsvalue import truthy
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage.team import Library, NoteBounds, Notes, StoredNote
 from webapp.web.backend.ingest import MAX_TITLE
+from webapp.web.backend.library import holdings
 from webapp.web.backend.service import NotFound, Service, Unreadable
 from webapp.web.links import Links
 from webapp.web.query import DEFAULTS
@@ -41,6 +42,12 @@ log = logging.getLogger(__name__)
 OWNER_COOKIE = "streamviz_own"
 OWNED_AT_MOST = 40
 """Streams one browser's cookie remembers (about 60 bytes each: under the 4 KiB a cookie has)."""
+SEEN_COOKIE = "streamviz_seen"
+SEEN_AT_MOST = 100
+"""Streams opened, noted or renamed that the library cookie remembers (about 30 bytes each)."""
+SEEN_HOW = {"o": "opened", "n": "noted", "r": "renamed"}
+AUTHOR_COOKIE = "streamviz_author"
+"""The token that may edit or delete the notes this browser left (one for all of them)."""
 MAX_NOTE = 4_000
 MAX_AUTHOR = 80
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -95,15 +102,15 @@ def secure(request: Request) -> bool:
     return public.lower().startswith("https://") or request.url.scheme == "https"
 
 
-def _set_owned(request: Request, response: Response, streams: Mapping[str, str]) -> None:
-    kept = list(streams.items())[-OWNED_AT_MOST:]
-    value = ".".join(f"{stream_id}:{token}" for stream_id, token in kept)
+def _set_cookie(request: Request, response: Response, name: str, value: str) -> None:
+    """One of the team's cookies (HttpOnly, SameSite=Lax, Secure over https, 400 days);
+    dropped when empty."""
     tls = secure(request)
     if not value:
-        response.delete_cookie(OWNER_COOKIE, path="/", httponly=True, samesite="lax", secure=tls)
+        response.delete_cookie(name, path="/", httponly=True, samesite="lax", secure=tls)
         return
     response.set_cookie(
-        OWNER_COOKIE,
+        name,
         value,
         max_age=400 * 24 * 3600,
         path="/",
@@ -111,6 +118,11 @@ def _set_owned(request: Request, response: Response, streams: Mapping[str, str])
         samesite="lax",
         secure=tls,
     )
+
+
+def _set_owned(request: Request, response: Response, streams: Mapping[str, str]) -> None:
+    kept = list(streams.items())[-OWNED_AT_MOST:]
+    _set_cookie(request, response, OWNER_COOKIE, ".".join(f"{sid}:{token}" for sid, token in kept))
 
 
 def remember(request: Request, response: Response, stream_id: str, token: str) -> None:
@@ -134,10 +146,86 @@ def hand_over(request: Request, response: Response, old_id: str, new_id: str) ->
 
 
 def forget(request: Request, response: Response, stream_id: str) -> None:
-    """Take a deleted stream out of the browser's cookie."""
+    """Take a deleted stream out of the browser's cookies."""
     streams = owned(request)
     if streams.pop(stream_id, None) is not None:
         _set_owned(request, response, streams)
+    visited = seen(request)
+    if visited.pop(stream_id, None) is not None:
+        _set_seen(request, response, visited)
+
+
+# The library cookie: the streams this browser opened, noted or renamed, "id:onr.id:o...",
+# the most recent last; each with what it did (`SEEN_HOW`'s letters).
+
+
+def seen(request: Request) -> dict[str, str]:
+    """The stored streams this browser opened, noted or renamed: id -> letters, oldest first."""
+    found: dict[str, str] = {}
+    for pair in request.cookies.get(SEEN_COOKIE, "").split("."):
+        stream_id, _, how = pair.partition(":")
+        letters = "".join(letter for letter in SEEN_HOW if letter in how)
+        if _ID.fullmatch(stream_id) and letters:
+            found[stream_id] = letters
+    return dict(list(found.items())[-SEEN_AT_MOST:])
+
+
+def _set_seen(request: Request, response: Response, streams: Mapping[str, str]) -> None:
+    kept = list(streams.items())[-SEEN_AT_MOST:]
+    _set_cookie(request, response, SEEN_COOKIE, ".".join(f"{sid}:{how}" for sid, how in kept))
+
+
+def saw(request: Request, response: Response, stream_id: str, how: str) -> None:
+    """Remember in the browser that it opened ("o"), noted ("n") or renamed ("r") a stored
+    stream, so that its library holds it; sends the cookie only when that is news."""
+    if not _ID.fullmatch(stream_id) or how not in SEEN_HOW:
+        return  # a built-in example is in no library
+    visited = seen(request)
+    letters = visited.get(stream_id, "")
+    if how in letters and list(visited)[-1:] == [stream_id]:
+        return  # the newest already, and for this: nothing to say
+    visited.pop(stream_id, None)
+    visited[stream_id] = "".join(letter for letter in SEEN_HOW if letter in letters + how)
+    _set_seen(request, response, visited)
+
+
+def here_because(request: Request, stream_id: str) -> tuple[str, ...]:
+    """Why a stream is in this browser's library, in words: stored, opened, noted, renamed."""
+    how = seen(request).get(stream_id, "")
+    stored = ("stored",) if stream_id in owned(request) else ()
+    return (*stored, *(SEEN_HOW[letter] for letter in SEEN_HOW if letter in how))
+
+
+# Note authors: a browser that leaves a note gets one author token (`AUTHOR_COOKIE`); each of
+# its notes keeps the token's hash, and only that token may edit or delete the note (and the
+# stream's delete token may delete any note of its stream). Notes left before have no author
+# token: only the stream's owner may delete them, no one may edit them.
+
+
+def author_token(request: Request) -> str | None:
+    """This browser's author token, or None when it left no note yet."""
+    token = request.cookies.get(AUTHOR_COOKIE, "")
+    return token if _ID.fullmatch(token) else None
+
+
+def keep_author(request: Request, response: Response, token: str) -> None:
+    """Give the browser its author token."""
+    _set_cookie(request, response, AUTHOR_COOKIE, token)
+
+
+def may_edit_note(token: str | None, author_hash: str | None) -> bool:
+    """Whether `token` is the author token of the note whose hash is `author_hash`."""
+    return token is not None and token_matches(token, author_hash)
+
+
+def may_delete_note(
+    token: str | None, author_hash: str | None, owner: str | None, delete_hash: str | None
+) -> bool:
+    """Whether the note's author (`token`) or the stream's owner (`owner`, its delete token)
+    is asking."""
+    return may_edit_note(token, author_hash) or (
+        owner is not None and token_matches(owner, delete_hash)
+    )
 
 
 # Titles and notes.
@@ -243,14 +331,16 @@ def room_on(service: Service, stream_id: str, step: int, bounds: NoteBounds) -> 
 
 
 def store_note(
-    service: Service, stream_id: str, given: NoteInput, bounds: NoteBounds
+    service: Service, stream_id: str, given: NoteInput, bounds: NoteBounds, author_hash: str = ""
 ) -> StoredNote:
-    """Store a note within the bounds; Invalid (a 422) in words when there is no room."""
+    """Store a note within the bounds, editable by the token whose hash is `author_hash`;
+    Invalid (a 422) in words when there is no room."""
     why = room_on(service, stream_id, given.step, bounds)
+    notes = Notes(service.storage)
     note = (
         None
         if why
-        else Notes(service.storage).add(stream_id, given.step, given.text, given.author, bounds)
+        else notes.add(stream_id, given.step, given.text, given.author, bounds, author_hash)
     )
     if note is None:  # full, or filled by another request between the count and the insert
         raise Invalid(why or room_on(service, stream_id, given.step, bounds) or "no room")
@@ -308,20 +398,12 @@ def note_of(service: Service, stream_id: str, note_id: str) -> StoredNote:
 
 
 def stats(service: Service, stream_id: str) -> dict[str, Any]:
-    """What the library shows of a stream: chunks, named calls, errors, warnings."""
+    """What the library shows of a stream (`webapp.web.backend.library.holdings.stats`)."""
     try:
         view = service.view(stream_id, Options())
     except Unreadable as error:
         return {"unreadable": str(error)[:200]}
-    chunks = view.trace.chunk_count
-    calls = sum(1 for block in view.trace.blocks if truthy(block.name))
-    severities = [severity_of(anomaly.code) for anomaly in view.trace.anomalies]
-    return {
-        "chunks": chunks,
-        "calls": calls,
-        "errors": severities.count("error"),
-        "warnings": len(severities) - severities.count("error"),
-    }
+    return holdings.stats(view)
 
 
 def filled_stats(service: Service, stream_id: str) -> dict[str, Any]:
@@ -378,7 +460,7 @@ class Retention:
         removed = [
             stream_id
             for stream_id in self.service.storage.created_before(cutoff)
-            if self.service.delete(stream_id)
+            if self.service.delete(stream_id, f"by retention, {self.days} days after it was stored")
         ]
         if removed:
             log.info("retention: removed %d streams older than %d days", len(removed), self.days)

@@ -32,6 +32,7 @@ from webapp.web.backend.ingest import (
     read_body,
     read_form,
 )
+from webapp.web.backend.library import indexing
 from webapp.web.backend.masking import parse_redact
 from webapp.web.backend.team import new_token, token_hash
 from webapp.web.links import Links
@@ -121,7 +122,7 @@ _CREATE_BODY = {
     },
 }
 
-_TRACE_EXAMPLE = {
+TRACE_EXAMPLE = {
     "schema": 1,
     "policy": "adr-0019",
     "path": "client",
@@ -246,7 +247,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
         with uploads.slot():
             upload = await run_in_threadpool(prepare_json, body, limit)
             prepared, title, fmt = upload.prepared, upload.title, upload.input_format
-            return await _store(request, prepared, title, fmt, delete_hash)
+            return await _store(request, prepared, title, "", fmt, delete_hash)
     else:
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
         try:
@@ -254,7 +255,8 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
             if sent is None:
                 raise BadInput("send a multipart field named 'file', or JSON with 'text'")
             raw, filename = sent
-            title = clean_title(form_text(form, "title"), filename)
+            title = clean_title(form_text(form, "title"), "") or None
+            file_name = clean_title(filename, "")
             fmt = form_text(form, "format") or "auto"
             try:
                 masks = parse_redact(form_text(form, "redact") or None)
@@ -265,15 +267,28 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
         with uploads.slot():
             prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)
             del raw
-            return await _store(request, prepared, title, fmt, delete_hash)
+            return await _store(request, prepared, title, file_name, fmt, delete_hash)
 
 
 async def _store(
-    request: Request, prepared: Prepared, title: str, fmt: str, delete_hash: str
+    request: Request,
+    prepared: Prepared,
+    title: str | None,
+    file_name: str,
+    fmt: str,
+    delete_hash: str,
 ) -> StreamInfo:
+    """Store and index it (`title` None: titled from what it holds, `file_name` and all)."""
     service = service_of(request)
     return await run_in_threadpool(
-        service.store, prepared, title=title, input_format=fmt, delete_hash=delete_hash
+        indexing.store,
+        service,
+        prepared,
+        title=title,
+        fallback="API stream",
+        file_name=file_name,
+        input_format=fmt,
+        delete_hash=delete_hash,
     )
 
 
@@ -297,7 +312,7 @@ def stream_info(request: Request, stream_id: str) -> StreamInfo:
     "server-tools), `server_tools` (comma-separated names or `prefix*`), `choice` (0...), "
     "`har_entry` (a HAR file's entry to read, 1-based; default: its first event stream).",
     responses={
-        200: {"content": {"application/json": {"example": _TRACE_EXAMPLE}}},
+        200: {"content": {"application/json": {"example": TRACE_EXAMPLE}}},
         **_ERRORS,
     },
 )

@@ -15,7 +15,7 @@ from starlette.routing import BaseRoute, Match, Mount
 from webapp.web.appstate import templates_of
 from webapp.web.backend.inflight import Busy
 from webapp.web.backend.ingest import SlowBody
-from webapp.web.backend.service import NotFound, Unreadable
+from webapp.web.backend.service import Gone, NotFound, Unreadable
 from webapp.web.htmx import wants_partial
 from webapp.web.query import BadQuery, NoSuchExample
 from webapp.web.routes.api import json_response
@@ -56,6 +56,17 @@ def error_response(request: Request, status: int, message: str, heading: str = "
     return response
 
 
+def deleted_message(error: Gone) -> str:
+    """What a link to a deleted stream answers: when, and by whom, it was deleted."""
+    when = error.deleted.deleted.replace("T", " ").replace("+00:00", " UTC")
+    why = f" {error.deleted.why}" if error.deleted.why else ""
+    return (
+        f"The stream this link opened was deleted{why} on {when}: its bytes, notes and "
+        "everything made from it are gone, and no one can open it again. Ask whoever "
+        "shared the link for the stream itself (or its fixture.zip)."
+    )
+
+
 METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
 
@@ -76,6 +87,8 @@ def allowed_methods(routes: list[BaseRoute], request: Request) -> list[str]:
 
 
 async def not_found(request: Request, error: NotFound) -> Response:
+    if isinstance(error, Gone):
+        return error_response(request, 404, deleted_message(error), "This stream was deleted")
     return error_response(
         request, 404, "No stream has this id. Links to streams stay valid as long as the "
         "server keeps its database; check that the whole link was copied.",

@@ -38,6 +38,7 @@ from webapp.web.backend.ingest import (
     prepare,
     read_form,
 )
+from webapp.web.backend.library import indexing
 from webapp.web.backend.team import new_token, remember, token_hash
 from webapp.web.links import Links
 from webapp.web.query import DEFAULTS, PATHS, BadQuery, options_query, parse_options
@@ -91,7 +92,9 @@ class _Refused(Exception):
 @dataclass(frozen=True, slots=True)
 class _Accepted:
     prepared: Prepared
-    title: str
+    title: str | None
+    """None: titled from what it holds."""
+    file_name: str
     input_format: str
     options: Options
 
@@ -109,7 +112,9 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
     except BadQuery as error:
         raise _Refused(str(error), 400, text) from error
     upload = await form_file(form, "file", limit)
-    raw, fallback = upload if upload is not None else (encode_text(text), "Pasted stream")
+    # A file's name comes back from the secrets preview in a field of its own.
+    raw, file_name = upload if upload is not None else (encode_text(text), "")
+    file_name = clean_title(file_name or form_text(form, "file_name"), "")
     if not raw.strip():
         raise _Refused("Paste a stream or choose a file first.", 422, text)
     decision = form_text(form, "redact")  # "": not asked yet; "chosen" or "none": answered
@@ -123,13 +128,14 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
         if upload is not None:  # put the file's text in the box, unless it is huge
             shown = await run_in_threadpool(_redisplayed, raw)
         raise _Refused(str(error), 422, shown) from error
-    title = clean_title(form_text(form, "title"), fallback)
+    title = clean_title(form_text(form, "title"), "") or None
     if not decision:
         found = await run_in_threadpool(masking.preview, decode(prepared.raw))
         if found.groups:  # ask first: secrets in the content are masked only when kept ticked
             shown = await run_in_threadpool(decode, raw)
-            raise _Preview(found, shown, title, {name: form_text(form, name) for name in _FIELDS})
-    return _Accepted(prepared, title, fmt, options)
+            fields = {name: form_text(form, name) for name in _FIELDS}
+            raise _Preview(found, shown, title or "", {**fields, "file_name": file_name})
+    return _Accepted(prepared, title, file_name, fmt, options)
 
 
 class _Preview(Exception):
@@ -199,9 +205,12 @@ async def _submit(request: Request, form: FormData, limit: int) -> Response:
         return render(templates_of(request), request, "home.html", context, refused.status)
     token = new_token()
     info = await run_in_threadpool(
-        service_of(request).store,
+        indexing.store,
+        service_of(request),
         accepted.prepared,
         title=accepted.title,
+        fallback="Pasted stream",
+        file_name=accepted.file_name,
         input_format=accepted.input_format,
         delete_hash=token_hash(token),
     )
@@ -236,5 +245,5 @@ def open_example(request: Request, key: str) -> Response:
         prepared = prepare(example.data(), "auto", limit)
     except TooLarge:
         return _too_large(request, limit)
-    info = service_of(request).store(prepared, title=f"Example: {example.title}")
+    info = indexing.store(service_of(request), prepared, title=f"Example: {example.title}")
     return RedirectResponse(Links(info.id, example.options).step(0), status_code=303)

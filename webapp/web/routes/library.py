@@ -16,7 +16,15 @@ from starlette.requests import Request
 from webapp.settings import Settings
 from webapp.storage.team import Library, Listed
 from webapp.web.backend.service import Service
-from webapp.web.backend.team import clean_line, filled_stats, owned
+from webapp.web.backend.team import (
+    OWNED_AT_MOST,
+    SEEN_AT_MOST,
+    clean_line,
+    filled_stats,
+    here_because,
+    owned,
+    seen,
+)
 from webapp.web.links import Links
 from webapp.web.query import DEFAULTS, parse_int
 
@@ -31,6 +39,8 @@ class Row:
     listed: Listed
     stats: dict[str, Any]
     url: str
+    here: tuple[str, ...] = ()
+    """Why this browser's library holds it: stored, opened, noted, renamed."""
 
     @property
     def title(self) -> str:
@@ -49,6 +59,7 @@ class Row:
             "notes": listed.notes,
             "url": self.url,
             **self.stats,
+            "here": list(self.here),
         }
 
 
@@ -92,7 +103,8 @@ def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
     query = request.query_params
     search = clean_line(query.get("q", ""), "q", MAX_SEARCH, required=False)
     page = max(1, parse_int(query.get("page"), "page", 1, 1_000_000))
-    ids = None if settings.list_streams else list(reversed(owned(request)))
+    mine = [*reversed(owned(request)), *reversed(seen(request))]
+    ids = None if settings.list_streams else list(dict.fromkeys(mine))
     found = Library(service.storage).page(
         search=search, ids=ids, limit=PER_PAGE, offset=(page - 1) * PER_PAGE
     )
@@ -101,6 +113,7 @@ def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
             listed,
             listed.stats or filled_stats(service, listed.id),
             Links(listed.id, DEFAULTS).base,
+            here_because(request, listed.id),
         )
         for listed in found.rows
     )
@@ -109,8 +122,8 @@ def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
     else:
         why = (
             "This server does not list streams: a stream's link is the only key to it. "
-            "These are the streams this browser stored (remembered in a cookie, the last "
-            "40 at most)."
+            "These are the streams this browser stored, opened, noted or renamed (remembered "
+            f"in cookies: the last {OWNED_AT_MOST} stored, the last {SEEN_AT_MOST} others)."
         )
     pages = max(1, -(-found.total // PER_PAGE))
     return Shelf(rows, found.total, page, pages, search, settings.list_streams, why)

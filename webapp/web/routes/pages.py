@@ -21,6 +21,7 @@ from webapp.core.rules import POLICIES
 from webapp.triage.compare import Comparison
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.overview import strip
+from webapp.web.backend.team import saw
 from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
 from webapp.web.links import Links
@@ -113,7 +114,9 @@ def stream_page(request: Request, shown: Shown) -> Response:
         compare=diff_routes.control(request, links),
         **_anomalies(view, links, step),
     )
-    return render(templates, request, "stream.html", context)
+    response = render(templates, request, "stream.html", context)
+    saw(request, response, shown.stream_id, "o")  # this browser's library holds it now
+    return response
 
 
 @router.get("/anomalies")
@@ -190,7 +193,9 @@ def compare(request: Request, shown: Shown) -> Response:
     context["panel"] = step_panel(comparison, records, selected) if selected is not None else None
     sides = comparison.left.policy, comparison.right.policy
     context.update(share_menu(request, links, selected, title, sides))
-    return render(templates, request, "compare.html", context)
+    response = render(templates, request, "compare.html", context)
+    saw(request, response, shown.stream_id, "o")  # this browser's library holds it now
+    return response
 
 
 @router.get("/compare/step")

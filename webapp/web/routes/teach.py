@@ -31,8 +31,9 @@ from webapp.web.backend.ingest import (
     prepare,
     read_body,
 )
+from webapp.web.backend.library import indexing
 from webapp.web.backend.service import LIGHT_BELOW
-from webapp.web.links import PLAY_API, PLAY_URL_MOST, Links, linkable, play_url
+from webapp.web.links import PLAY_RUN, PLAY_URL_MOST, Links, linkable, play_url
 from webapp.web.query import parse_har_entry
 from webapp.web.templating import render
 from webapp.web.text import as_sse
@@ -143,7 +144,7 @@ def _heavy(request: Request, body: bytes) -> Iterator[None]:
 
 
 def _play_run(request: Request, body: bytes) -> Response:
-    """`/api/play`'s work, in a worker thread: parse, run both policies, render the partial."""
+    """`/play/run`'s work, in a worker thread: parse, run both policies, render the partial."""
     templates = templates_of(request)
     try:
         chunks = _posted_state(request, body)
@@ -168,7 +169,7 @@ def _render_play(request: Request, context: dict[str, Any], status: int = 200) -
     context.setdefault("unlinked", 0)
     context.setdefault("url_most", PLAY_URL_MOST)
     context.setdefault("keys", KEYS)
-    context.setdefault("run_url", PLAY_API)
+    context.setdefault("run_url", PLAY_RUN)
     return render(templates_of(request), request, "play.html", context, status)
 
 
@@ -201,9 +202,10 @@ def play_page(request: Request) -> Response:
     return _render_play(request, {"readonly": False, **_play_result(chunks)})
 
 
-@router.post("/api/play")
+@router.post(PLAY_RUN)
 async def play_run(request: Request) -> Response:
-    """Run both policies on the posted state (stateless): the result partial, URL replaced.
+    """Run both policies on the posted state (stateless): the result partial, URL replaced
+    (the page's; `POST /api/play` answers a stream's trace as JSON).
 
     The body is bounded by `--max-bytes` (413) and everything after receiving it runs in a
     worker thread, a large one under an upload slot (503 when none is free)."""
@@ -260,7 +262,9 @@ async def play_save(request: Request) -> Response:
     except Busy as error:
         return _busy(request, error)
     service = service_of(request)
-    info = await run_in_threadpool(service.store, prepared, title="Playground stream")
+    info = await run_in_threadpool(
+        indexing.store, service, prepared, title=None, fallback="Playground stream"
+    )
     return RedirectResponse(Links(info.id, Options()).step(0), status_code=303)
 
 

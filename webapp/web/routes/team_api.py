@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -19,13 +20,17 @@ from webapp.web.backend.team import (
     bearer,
     check_move,
     last_step,
+    may_delete_note,
+    may_edit_note,
     new_title,
+    new_token,
     note_bounds,
     note_input,
     note_json,
     note_of,
     notes_of,
     store_note,
+    token_hash,
     token_matches,
 )
 from webapp.web.routes.api import CliJSONResponse, Problem, json_response
@@ -43,6 +48,20 @@ _INVALID: dict[int | str, dict[str, Any]] = {
     422: {"model": Problem, "description": "A field is missing, empty, too long or out of range."},
     400: {"model": Problem, "description": "The body is not a JSON object."},
 }
+
+
+_TOKEN_REFUSED: dict[int | str, dict[str, Any]] = {
+    401: {"model": Problem, "description": "No token was sent."},
+    403: {"model": Problem, "description": "Not the token that may do this."},
+}
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+"""A token a client may choose for its notes: URL-safe, 16 to 64 characters."""
+
+
+def _no_token(what: str) -> Response:
+    return _problem(
+        401, f"send {what} as Authorization: Bearer TOKEN", {"WWW-Authenticate": "Bearer"}
+    )
 
 
 def _problem(status: int, detail: str, headers: dict[str, str] | None = None) -> Response:
@@ -101,7 +120,7 @@ def delete_stream(request: Request, stream_id: str) -> Response:
         )
     if not token_matches(token, service.storage.delete_hash(stream_id)):
         return _problem(403, "this is not the stream's delete token")
-    if not service.delete(stream_id):
+    if not service.delete(stream_id, "by whoever stored it"):
         raise NotFound(stream_id)
     return Response(status_code=204)
 
@@ -149,20 +168,25 @@ def list_notes(request: Request, stream_id: str) -> Response:
     description='`{"step": N, "text": "...", "author": "..."}`: plain text up to 4,000 '
     "characters, an optional author name; `step` must be one of the stream's steps. A stream "
     "holds at most the server's --max-notes-per-stream notes (200 by default), a step "
-    "--max-notes-per-step (20); one more is a 422 in words. Anyone with the link may leave, "
-    "edit and delete notes.",
+    "--max-notes-per-step (20); one more is a 422 in words. Anyone with the link may leave a "
+    "note. Answers the note with its `edit_token`: send it as `Authorization: Bearer TOKEN` "
+    "to edit or delete the note (the server keeps only its hash). Send a token of your own "
+    "as Bearer to use it for all your notes instead.",
     responses={**_NOT_FOUND, **_INVALID},
 )
 async def add_note(request: Request, stream_id: str) -> Response:
-    """Store a note; 201 with its id and its link."""
+    """Store a note; 201 with its id, its link and its edit token."""
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
+    sent = bearer(request)
+    token = sent if sent is not None and _TOKEN.fullmatch(sent) else new_token()
 
     bounds = note_bounds(request.app.state.settings)
 
     def work(body: dict[str, Any]) -> Response:
         given = note_input(body, last_step(service, stream_id))
-        return json_response(note_json(store_note(service, stream_id, given, bounds)), 201)
+        note = store_note(service, stream_id, given, bounds, token_hash(token))
+        return json_response({**note_json(note), "edit_token": token}, 201)
 
     return await _checked(request, work)
 
@@ -176,13 +200,19 @@ def get_note(request: Request, stream_id: str, note_id: str) -> Response:
 @router.patch(
     "/streams/{stream_id}/notes/{note_id}",
     summary="Edit a note",
-    description="Any of `step`, `text`, `author`; the others keep their values.",
-    responses={**_NOT_FOUND, **_INVALID},
+    description="Any of `step`, `text`, `author`; the others keep their values. Only with the "
+    "note's `edit_token` as `Authorization: Bearer TOKEN` (401 without one, 403 with another).",
+    responses={**_NOT_FOUND, **_INVALID, **_TOKEN_REFUSED},
 )
 async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Change a note's text, author or step."""
     service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
+    token = bearer(request)
+    if token is None:
+        return _no_token("the note's edit token")
+    if not may_edit_note(token, note.author_hash):
+        return _problem(403, "this is not the note's edit token")
 
     bounds = note_bounds(request.app.state.settings)
 
@@ -203,13 +233,20 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     "/streams/{stream_id}/notes/{note_id}",
     status_code=204,
     summary="Delete a note",
+    description="With the note's `edit_token`, or the stream's `delete_token`, as "
+    "`Authorization: Bearer TOKEN` (401 without one, 403 with another).",
     response_class=Response,
-    responses=_NOT_FOUND,
+    responses={**_NOT_FOUND, **_TOKEN_REFUSED},
 )
 def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Remove a note."""
     service = service_of(request)
     note = note_of(service, stream_id, note_id)
+    token = bearer(request)
+    if token is None:
+        return _no_token("the note's edit token (or the stream's delete token)")
+    if not may_delete_note(token, note.author_hash, token, service.storage.delete_hash(stream_id)):
+        return _problem(403, "this is neither the note's edit token nor the stream's delete token")
     if not Notes(service.storage).remove(stream_id, note.id):
         raise NotFound(stream_id)
     return Response(status_code=204)

@@ -35,10 +35,15 @@ from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
+    author_token,
     check_move,
     forget,
+    keep_author,
     last_step,
+    may_delete_note,
+    may_edit_note,
     new_title,
+    new_token,
     note_bounds,
     note_input,
     note_of,
@@ -46,7 +51,9 @@ from webapp.web.backend.team import (
     notes_of,
     owned,
     room_on,
+    saw,
     store_note,
+    token_hash,
     token_matches,
 )
 from webapp.web.backend.traceview import TraceView
@@ -102,10 +109,14 @@ class Header:
 
 @dataclass(frozen=True, slots=True)
 class ShownNote:
-    """A note with its link."""
+    """A note with its link, and whether this browser may edit or delete it."""
 
     note: StoredNote
     url: str
+    mine: bool = False
+    """This browser left it (its author token): it may edit and delete it."""
+    removable: bool = False
+    """This browser may delete it (its author, or the stream's owner)."""
 
     @property
     def edit_url(self) -> str:
@@ -118,8 +129,20 @@ class ShownNote:
         return Links(self.note.stream_id, DEFAULTS).note_deletion(self.note.id)
 
 
-def _shown(stream_id: str, notes: list[StoredNote]) -> tuple[ShownNote, ...]:
-    return tuple(ShownNote(note, note_url(stream_id, note)) for note in notes)
+def _shown(
+    request: Request, stream_id: str, notes: list[StoredNote], delete_hash: str | None = None
+) -> tuple[ShownNote, ...]:
+    token = author_token(request)
+    owner = owned(request).get(stream_id)
+    return tuple(
+        ShownNote(
+            note,
+            note_url(stream_id, note),
+            may_edit_note(token, note.author_hash),
+            may_delete_note(token, note.author_hash, owner, delete_hash),
+        )
+        for note in notes
+    )
 
 
 def page_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
@@ -139,7 +162,7 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
     )
     return {
         "header": header,
-        "all_notes": _shown(info.id, notes[:NOTES_LISTED]),
+        "all_notes": _shown(request, info.id, notes[:NOTES_LISTED]),
         "notes_total": len(notes),
         "noted": frozenset(note.step for note in notes),
         "unfurl": verdict(view.trace),
@@ -152,8 +175,10 @@ def stage_context(request: Request, view: TraceView, links: Links, step: int) ->
     stream_id = view.source.info.id
     service = service_of(request)
     notes = [note for note in Notes(service.storage).of(stream_id) if note.step == step]
+    owner = bool(notes) and stream_id in owned(request)
+    delete_hash = service.storage.delete_hash(stream_id) if owner else None
     return {
-        "step_notes": _shown(stream_id, notes),
+        "step_notes": _shown(request, stream_id, notes, delete_hash),
         "step_link": links.step(step),
         "add_note_url": links.notes,
         "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
@@ -192,11 +217,15 @@ async def rename(request: Request, stream_id: str) -> Response:
     step = parse_int(form_text(form, "step"), "step", 0)
     links = Links(stream_id, DEFAULTS)
     await run_in_threadpool(service.storage.rename, stream_id, title)
+    response: Response
     if wants_partial(request):
         header = Header(stream_id, title, "", step, False, info.parent)
         context = {"header": header, "team_links": {"title": links.title}}
-        return render_page(templates_of(request), request, "_title.html", context)
-    return RedirectResponse(links.plain_step(step), status_code=303)
+        response = render_page(templates_of(request), request, "_title.html", context)
+    else:
+        response = RedirectResponse(links.plain_step(step), status_code=303)
+    saw(request, response, stream_id, "r")  # this browser's library holds it now
+    return response
 
 
 # Delete.
@@ -229,7 +258,7 @@ def delete(request: Request, stream_id: str) -> Response:
             "Only the browser that stored a stream (or the server's operator, with "
             "`streamviz delete`) can delete it.",
         )
-    service.delete(stream_id)
+    service.delete(stream_id, "by the browser that stored it")
     response = RedirectResponse("/streams?deleted=1", status_code=303)
     forget(request, response, stream_id)
     return response
@@ -248,14 +277,30 @@ async def add_note(request: Request, stream_id: str) -> Response:
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
     bounds = note_bounds(settings_of(request))
+    token = author_token(request) or new_token()
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last)
-        note = await run_in_threadpool(store_note, service, stream_id, given, bounds)
+        note = await run_in_threadpool(
+            store_note, service, stream_id, given, bounds, token_hash(token)
+        )
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
-    return RedirectResponse(note_url(stream_id, note), status_code=303)
+    response = RedirectResponse(note_url(stream_id, note), status_code=303)
+    keep_author(request, response, token)  # this browser may edit and delete it
+    saw(request, response, stream_id, "n")  # this browser's library holds it now
+    return response
+
+
+def _not_yours(request: Request, what: str) -> Response:
+    return _error(
+        request,
+        403,
+        f"This browser cannot {what} this note",
+        "Only the browser that left a note can edit or delete it (the browser that stored the "
+        "stream can delete it too). Leave a note of your own on the step instead.",
+    )
 
 
 @router.post("/s/{stream_id}/notes/{note_id}")
@@ -263,6 +308,8 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Change a note's text (or author); then its link."""
     service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
+    if not may_edit_note(author_token(request), note.author_hash):
+        return _not_yours(request, "edit")
     bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
@@ -282,6 +329,10 @@ def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Remove a note; back to its step."""
     service = service_of(request)
     note = note_of(service, stream_id, note_id)
+    owner = owned(request).get(stream_id)
+    delete_hash = service.storage.delete_hash(stream_id)
+    if not may_delete_note(author_token(request), note.author_hash, owner, delete_hash):
+        return _not_yours(request, "delete")
     Notes(service.storage).remove(stream_id, note.id)
     return RedirectResponse(Links(stream_id, DEFAULTS).plain_step(note.step), status_code=303)
 
@@ -319,7 +370,7 @@ def report(request: Request, stream_id: str) -> Response:
         other.trace,
         title=view.source.info.title or "Untitled stream",
         notes=notes,
-        links=ReportLinks(base, stream_id, har_entry) if base else None,
+        links=ReportLinks(base, stream_id, har_entry),  # no --public-url: /s/ID?step=N
         judged=judged,
     )
     return Response(

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from webapp.core.options import Options
 from webapp.core.rules import POLICIES, Policy
-from webapp.core.words import count
+from webapp.core.words import article, count
 from webapp.storage.jobs import Job
 from webapp.triage.predicates import FINGERPRINT
 from webapp.web.backend.minimise import DIFFERS, policies_differ, shows_a_bug
@@ -98,7 +98,9 @@ class JobView:
             return (f"the stream's fingerprint (its quirks, its anomalies under {self.job.policy} "
                     f"and both policies' grades){entry}")  # fmt: skip
         kind, _, name = self.job.until.partition(":")
-        shown = f"a {name} anomaly" if kind == "anomaly" else f"a fragment taking rule {name}"
+        shown = (
+            f"{article(name)} anomaly" if kind == "anomaly" else f"a fragment taking rule {name}"
+        )
         return f"{shown} under {self.job.policy}{entry}"
 
     @property

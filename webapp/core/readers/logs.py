@@ -1,0 +1,99 @@
+"""Logs: lines that start with a timestamp, some of which carry a stream's chunks.
+
+A pasted application log is no stream, but it often holds one: a client's debug log writes
+each chunk after its timestamp, as `data: {...}` or as the bare JSON object. Read as JSON, a
+log's "chunks" were the numbers of its first timestamp (2026, -01, -01). A text whose lines
+mostly start with a timestamp is read here instead: each line's `data:` payload (the rest of
+the line), else its JSON object that looks like a chunk (it has "choices" or "delta"), one
+record per line with the line's own number, and a note says so. A log that carries none
+is refused with what to paste instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+from webapp.core.readers.parse import parse_json, snippet, split_lines
+from webapp.core.readers.sse import payload_record
+from webapp.core.records import ReaderError, ReadResult, Record
+from webapp.core.words import count, number
+
+LINES_LOOKED_AT = 50
+"""Whether a text is a log is decided from its first this many non-blank lines."""
+_STAMP = re.compile(
+    r"\s*[\[(]?(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"  # 2026-01-01 12:00, ISO 8601
+    r"|\d{4}/\d{2}/\d{2} \d{2}:\d{2}"  # 2026/01/01 12:00 (Go's log)
+    r"|\d{2}:\d{2}:\d{2}[.,]\d"  # 12:00:00.123
+    r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2})"  # Jan  1 12:00:00 (syslog)
+)
+_DATA = re.compile(r"\bdata: ?")
+_CHUNK_KEYS = ("choices", "delta")
+
+WHAT_TO_PASTE = (
+    "paste the stream itself: the response body's data: lines (in Chrome or Firefox, the "
+    "request in the Network panel, its EventStream or Response tab), a HAR file of the page, "
+    "or a log whose lines carry the chunks as data: {...} or as JSON objects"
+)
+
+
+def looks_like_log(text: str) -> bool:
+    """Whether most of the text's first lines (at least two) start with a timestamp."""
+    lines = [line for line in text[:200_000].splitlines()[: LINES_LOOKED_AT * 4] if line.strip()]
+    lines = lines[:LINES_LOOKED_AT]
+    stamped = sum(1 for line in lines if _STAMP.match(line))
+    return stamped >= 2 and 2 * stamped >= len(lines)
+
+
+def _chunk_of(line: str, number: int) -> Record | None:
+    """The line's chunk: its `data:` payload (even one that is not JSON), else a JSON object
+    with "choices" or "delta" from its first `{` on; None when it carries neither."""
+    stamp = _STAMP.match(line)
+    rest = line[stamp.end() :] if stamp else line
+    data = _DATA.search(rest)
+    if data is not None:
+        payload = rest[data.end() :].strip()
+        return payload_record(payload, number) if payload else None
+    brace = rest.find("{")
+    if brace < 0:
+        return None
+    value, error = parse_json(rest[brace:].strip())
+    if error is not None or not isinstance(value, dict):
+        return None
+    if not any(key in value or key in _first_choice(value) for key in _CHUNK_KEYS):
+        return None
+    return payload_record(rest[brace:].strip(), number)
+
+
+def _first_choice(value: dict[str, object]) -> dict[str, object]:
+    choices = value.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    return first if isinstance(first, dict) else {}
+
+
+def read_log(text: str) -> ReadResult:
+    """The chunks a log's lines carry, one record per line (ReaderError when there are none:
+    it says this is a log and what to paste)."""
+    records: list[Record] = []
+    lines = 0
+    for at, line in enumerate(split_lines(text), 1):
+        if not line.strip():
+            continue
+        lines += 1
+        record = _chunk_of(line, at)
+        if record is not None:
+            records.append(record)
+    if not records:
+        first = next((line for line in split_lines(text) if line.strip()), "")
+        raise ReaderError(
+            f"this looks like a log, not a stream: its lines start with a timestamp "
+            f"({snippet(first)}) and none carries a chunk; {WHAT_TO_PASTE}"
+        )
+    first_line = records[0].line
+    note = (
+        f"this looks like a log: {number(len(records))} of its {count(lines, 'line')} carry "
+        "chunks (data: payloads, or JSON objects with choices; the first on line "
+        f"{first_line}), read one record per line; the other lines were skipped"
+    )
+    return ReadResult(
+        format="sse", records=tuple(records), notes=(note,), meta={"container": "log"}
+    )

@@ -1,0 +1,2 @@
+"""The library of streams: what each holds (`holdings`), kept for its search and titles when it
+is stored (`indexing`)."""
