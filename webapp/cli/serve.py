@@ -3,7 +3,8 @@
 One worker gets the app object. Several workers are started by uvicorn from an import string
 (`webapp.web.app:create_app_from_env`), so the settings travel as `STREAMVIZ_*` environment
 variables; the workers share only the store. The store is opened (and migrated) once here
-first, so that a wrong `--db` is an error message, not N crashing workers.
+first, so that a wrong `--db` is an error message, not N crashing workers; with `--upstream`,
+the captures a crashed server left live are ended then too, before any worker records.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Any
 import click
 
 from webapp.cli.inputs import InputError
+from webapp.core.words import count
 from webapp.settings import DEFAULT_MAX_BYTES
-from webapp.storage import UnsupportedDatabase, open_storage, parse_location
+from webapp.storage import Storage, UnsupportedDatabase, open_storage, parse_location
 
 FACTORY = "webapp.web.app:create_app_from_env"
 
@@ -215,12 +217,35 @@ def serve(
     if workers == 1:
         with store_errors(db):
             app = create_app(settings)
+            if given:
+                end_orphans(app.state.service.storage)
         uvicorn.run(app, **where)
         return
     with store_errors(db):
-        open_storage(db).close()  # migrated once, before any worker starts
+        storage = open_storage(db)  # migrated once, before any worker starts
+        try:
+            if given:
+                end_orphans(storage)
+        finally:
+            storage.close()
     os.environ.update(settings.to_env())
     uvicorn.run(FACTORY, factory=True, workers=workers, **where)
+
+
+def end_orphans(storage: Storage) -> list[str]:
+    """Before a recording server serves: end the captures a crashed or killed one left live
+    ("cut: the server stopped", their bytes kept), saying so on stderr. Two servers that
+    record into one store must not start while the other records."""
+    from webapp.storage.capture import Captures
+
+    ended = Captures(storage).end_orphans()
+    if ended:
+        click.echo(
+            f"ended {count(len(ended), 'capture')} a previous server left live "
+            "(cut: the server stopped)",
+            err=True,
+        )
+    return ended
 
 
 @contextmanager
