@@ -35,7 +35,7 @@
   // loading the window around it when the step is outside the rows on the page.
   var requested = null;  // the step whose timeline window was last asked for
 
-  function syncTimeline(center) {
+  function syncTimeline(center, boxOnly) {
     var stage = document.getElementById("stage");
     var timeline = document.getElementById("timeline");
     if (!stage || !timeline) return;
@@ -54,12 +54,12 @@
       if (current[i] !== row) current[i].removeAttribute("aria-current");
     }
     row.setAttribute("aria-current", "step");
-    reveal(timeline.querySelector(".rows"), row, center);
+    reveal(timeline.querySelector(".rows"), row, center, boxOnly);
   }
 
   // Scroll the rows' own box to the row; then, only if the row is still off screen (the
   // box reaches below the window's edge, or a pinned bar covers it), the page as little as needed.
-  function reveal(box, row, center) {
+  function reveal(box, row, center, boxOnly) {
     if (!box) return;
     var outer = box.getBoundingClientRect();
     var inner = row.getBoundingClientRect();
@@ -70,6 +70,7 @@
     } else if (inner.bottom > outer.bottom) {
       box.scrollTop += inner.bottom - outer.bottom;
     }
+    if (boxOnly) return;
     var shown = row.getBoundingClientRect();
     var bar = document.querySelector(".step-buttons");
     var bottom = window.innerHeight;
@@ -86,6 +87,8 @@
   document.addEventListener("htmx:after:swap", function (event) {
     var source = event.target;
     if (source && source.classList && source.classList.contains("more")) return;
+    // a live page's poll grew it in place: follow in the rows' box, never scroll the page
+    if (source && source.id === "live-view") { syncTimeline(false, true); return; }
     syncTimeline(!!(source && source.id === "timeline"));
   });
 

@@ -148,6 +148,20 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "upstream is no longer read.",
 )  # fmt: skip
 @click.option(
+    "--unlisted-captures", is_flag=True,
+    help="Leave the proxy's captures out of the library (each is then found by the "
+    "streamviz-stream-id header of its response); by default a server that records lists "
+    "them, live ones first.",
+)  # fmt: skip
+@click.option(
+    "--stall-ms", type=click.IntRange(min=1), default=1000, show_default=True, metavar="MS",
+    help="A gap of more than MS milliseconds before a step is marked as a stall.",
+)  # fmt: skip
+@click.option(
+    "--live-poll-ms", type=click.IntRange(min=100), default=1000, show_default=True,
+    metavar="MS", help="How often a live capture's page asks for what has arrived.",
+)  # fmt: skip
+@click.option(
     "--fd",
     type=click.IntRange(min=0),
     default=None,
@@ -174,6 +188,9 @@ def serve(
     proxy_timeout: float,
     proxy_connect_timeout: float,
     proxy_queue_chunks: int,
+    unlisted_captures: bool,
+    stall_ms: int,
+    live_poll_ms: int,
     fd: int | None,
 ) -> None:
     """Run the web app with uvicorn (and the recording proxy with --upstream)."""
@@ -212,6 +229,9 @@ def serve(
         proxy_timeout=proxy_timeout,
         proxy_connect_timeout=proxy_connect_timeout,
         proxy_queue_chunks=proxy_queue_chunks,
+        list_captures=not unlisted_captures,
+        stall_ms=stall_ms,
+        live_poll_ms=live_poll_ms,
     )
     where: dict[str, Any] = {"fd": fd} if fd is not None else {"host": host, "port": port}
     if workers == 1:

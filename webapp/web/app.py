@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.settings import Settings
 from webapp.tuning import serving
+from webapp.web.backend.capture.live import Pace
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
 from webapp.web.backend.security import CSP, RefuseCrossSite, SecurityHeaders
@@ -80,6 +81,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.service = service
+    app.state.pace = Pace(settings.live_share, settings.stall_ms)
     app.state.retention = retention
     app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates(TEACHING)

@@ -201,6 +201,10 @@ class TimelineRow:
     error: str | None
     in_run: bool = False
     """The step belongs to a run that is shown expanded (the selected step is in it)."""
+    gap: str = ""
+    """The time since the step before arrived (`+120 ms`), when the input has timing."""
+    stall: bool = False
+    """That gap is over the server's stall threshold."""
     is_run: ClassVar[bool] = False
 
 
@@ -218,6 +222,8 @@ class RunRow:
     """The page at the first step after the run."""
     expanded: bool
     phantom: bool
+    stall: str = ""
+    """The longest stall inside the run, in words ("" when none, or no timing)."""
     is_run: ClassVar[bool] = True
 
 
