@@ -1,6 +1,6 @@
 # streamviz: `make run` serves the app on the embedded SQLite store; `make test` installs what the
 # tests need (Python packages, Debian's chromium, PostgreSQL's server binaries, the upstream npm
-# package, the client lenses) and runs the whole suite, the store tests on SQLite and on a
+# package, axe-core for the accessibility audit, the client lenses) and runs the whole suite, the store tests on SQLite and on a
 # throwaway PostgreSQL.
 
 PYTHON ?= python3
@@ -11,20 +11,26 @@ PORT   ?= 8000
 DB     ?= data/streamviz.sqlite3
 WORKERS ?= 1
 UPSTREAM ?=
+EMBED_ORIGINS ?=
 # UPSTREAM='https://api.openai.com' (or 'NAME=URL ...'): `make run` also records through /proxy/NAME/.
+ALLOWED_HOSTS ?=
+# ALLOWED_HOSTS='streamviz.lan *.example.com': host names answered besides localhost (and HOST).
+# EMBED_ORIGINS='https://wiki.example.com ...': those sites' pages may frame /embed/... (a slide, a wiki).
 
-.PHONY: run test install install-test chromium postgres upstream clients lint typecheck pytest bench clean
+.PHONY: run test install install-test chromium postgres upstream a11y clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 run: $(VENV)/.installed
 	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
-	  $(foreach u,$(UPSTREAM),--upstream '$(u)')
+	  $(foreach u,$(UPSTREAM),--upstream '$(u)') \
+	  $(if $(strip $(ALLOWED_HOSTS)),--allowed-hosts '$(strip $(ALLOWED_HOSTS))') \
+	  $(if $(strip $(EMBED_ORIGINS)),--embed-origins '$(strip $(EMBED_ORIGINS))')
 
 test: install-test lint typecheck pytest
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test chromium postgres upstream clients
+install-test: $(VENV)/.installed-test chromium postgres upstream a11y clients
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,6 +66,13 @@ tests/upstream/node_modules/.package-lock.json: tests/upstream/package.json test
 	cd tests/upstream && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# axe-core, which the browser tests inject into pages to audit them (tests/web/test_web_a11y_browser.py).
+a11y: tests/a11y/node_modules/.package-lock.json
+
+tests/a11y/node_modules/.package-lock.json: tests/a11y/package.json tests/a11y/package-lock.json
+	cd tests/a11y && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 # The client libraries `streamviz clients` runs as lenses (versions: webapp/lenses/pins.py):
 # the Python ones as the extra streamviz[clients], the Node ones in the lenses' own npm folder.
 LENSES_NODE := webapp/lenses/node
@@ -88,4 +101,4 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/bench.py
 
 clean:
-	rm -rf $(VENV) tests/upstream/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) tests/upstream/node_modules tests/a11y/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache

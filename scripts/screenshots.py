@@ -1,8 +1,10 @@
 """Take the README screenshots from the real app: `.venv/bin/python scripts/screenshots.py`.
 
 Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens built-in examples
-in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, and the
-diagnosis at laptop (1366 px) and phone (390 px) widths.
+in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, the
+diagnosis at laptop (1366 px) and phone (390 px) widths, the provider's quirks beside the
+anomalies on the Envoy AI Gateway's shape (tests/corpus/no-index.sse) at both widths, the
+Share menu open, and compare embedded in a 960x540 (16:9) frame.
 """
 
 from __future__ import annotations
@@ -55,6 +57,25 @@ def open_example(base: str, key: str) -> str:
     return base + response.headers["location"]
 
 
+def store(base: str, path: Path, title: str) -> str:
+    """Store a stream file through the API; the URL of its timeline."""
+    text = path.read_text(encoding="utf-8")
+    response = httpx.post(f"{base}/api/streams", json={"text": text, "title": title})
+    assert response.status_code == 201, response.text
+    return base + response.json()["url"]
+
+
+def shoot_quirks(page: Page, url: str, name: str) -> None:
+    """The stream page with its silent quirk opened, scrolled to the quirk panel."""
+    page.goto(url)
+    page.wait_for_load_state("networkidle")
+    page.locator("#quirks details.harm-silent summary").click()
+    page.evaluate("document.getElementById('overview').scrollIntoView()")
+    path = OUT / f"{name}.png"
+    page.screenshot(path=str(path))
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
 def shoot(page: Page, url: str, name: str) -> None:
     page.goto(url)
     page.wait_for_load_state("networkidle")
@@ -93,6 +114,23 @@ def main() -> None:
                 # A phone: the same step, the stepper pinned within reach.
                 page.set_viewport_size({"width": 390, "height": 844})
                 shoot(page, f"{ambiguous}?step=2", "phone-390")
+                # Whose fault: the Envoy AI Gateway's Bedrock shape, its quirks beside the
+                # anomalies, at a laptop's and a phone's size.
+                envoy = store(base, ROOT / "tests" / "corpus" / "no-index.sse",
+                              "Envoy AI Gateway (Bedrock) before PR #1468")  # fmt: skip
+                for width, height in ((1366, 768), (390, 844)):
+                    page.set_viewport_size({"width": width, "height": height})
+                    shoot_quirks(page, f"{envoy}?step=2", f"quirks-{width}")
+                # The Share menu, opened from the button at the top of the page.
+                page.set_viewport_size({"width": 1366, "height": 768})
+                page.goto(f"{ambiguous}?step=2")
+                page.locator(".share-jump").click()
+                expect(page.locator("#share")).to_have_attribute("open", "")
+                page.screenshot(path=str(OUT / "share.png"))
+                print("wrote docs/screenshots/share.png")
+                # compare embedded in a slide's frame
+                page.set_viewport_size({"width": 960, "height": 540})
+                shoot(page, f"{base}/embed/examples/continuation/compare?step=2", "embed-960")
                 browser.close()
         finally:
             server.should_exit = True

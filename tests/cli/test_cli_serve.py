@@ -48,3 +48,16 @@ def test_serve_builds_the_settings_and_runs_uvicorn(
     assert app.state.settings == Settings(db=str(db), max_bytes=1000)
     assert kwargs == {"host": "0.0.0.0", "port": 8123}
     assert db.parent.is_dir()
+
+
+def test_serve_bounds_the_exported_file(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: started.append(app))
+    db = str(tmp_path / "s.sqlite3")
+    assert invoke("serve", "--db", db, "--export-steps", "25").exit_code == 0
+    assert started[0].state.settings.export_steps == 25
+    assert Settings.from_env(Settings(db=db, export_steps=25).to_env()).export_steps == 25
+    refused = invoke("serve", "--db", db, "--export-steps", "0")
+    assert refused.exit_code == 2 and "--export-steps" in refused.stderr

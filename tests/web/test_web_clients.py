@@ -1,4 +1,5 @@
-"""The clients page: computing, then the matrix; failing lenses still render; the links."""
+"""The clients page: computing, then the grades and the matrix; failing lenses still render;
+the links."""
 
 from __future__ import annotations
 
@@ -47,12 +48,17 @@ def test_computing_then_the_matrix(app: FastAPI, client: TestClient, store: Stor
     assert "timed out after 1 s" in text  # langchain hangs
     assert "crashed (exit status 139)" in text
     assert "not installed" in text and "make clients" in text
-    verdict = (
+    comparison = (
         "1 of 4 clients misses get_weather (vercel-ai); openai-python fails (openai-python "
         "crashed (exit status 139): Segmentation fault (pretend)); langchain fails (langchain "
         "timed out after 1 s); not installed: litellm"
     )
-    assert f'<p class="verdict" id="verdict">{verdict}</p>' in text
+    assert f"{comparison}</p>" in text  # the matrix's line, compared with adr-0019
+    # the verdict: graded against what the stream means, provider first (it keeps the
+    # contract here, so a client that hands no call is at fault)
+    verdict = page.context["page"].sentence
+    assert verdict.startswith("The provider keeps the contract: no quirk. Intact: pi-ai 1.6.0")
+    assert "Damaged silently: vercel-ai 7.0.173 (get_weather is missing)" in verdict
     assert "≠" in text
 
 
@@ -75,6 +81,10 @@ def test_the_polled_panel_and_the_json(app: FastAPI, client: TestClient, store: 
         "litellm": "unavailable",
     }
     assert [column["client"] for column in document["policies"]] == ["adr-0019", "exact-key"]
+    grades = {graded["client"]: graded["grade"] for graded in document["grades"]}
+    assert grades == {"pi-ai": "intact", "vercel-ai": "damaged", "openai-python": "flagged",
+                      "langchain": "flagged", "litellm": None, "adr-0019": "intact",
+                      "exact-key": "intact"}  # fmt: skip
 
 
 def test_an_unknown_stream_is_a_404(client: TestClient) -> None:

@@ -40,9 +40,15 @@ def template(response: Any) -> str:
 
 
 def items(html: str) -> list[tuple[str, str]]:
-    """The anomaly list's instance links: (href, text)."""
+    """The anomaly list's instance links: (the step's URL, text); each href is that URL
+    scrolled to the anomaly's box in the detail panel (`#why-CODE`)."""
     found = re.findall(r'<a class="aitem" href="([^"]+)".*?>(.*?)</a>', html, re.S)
-    return [(href.replace("&amp;", "&"), re.sub(r"<[^>]+>", "", text)) for href, text in found]
+    links = []
+    for href, text in found:
+        url, _, anchor = href.replace("&amp;", "&").partition("#")
+        assert anchor.startswith("why-"), href
+        links.append((url, re.sub(r"<[^>]+>", "", text)))
+    return links
 
 
 def test_the_list_groups_by_code_errors_first_and_links_every_instance(
@@ -183,12 +189,15 @@ def test_the_overview_has_a_column_per_step_each_a_link_marked_by_severity(
     assert len(cells) == 6
     classes = [c for c, _, _ in cells]
     assert classes[0] == "oc r4"  # step 0: two `new` fragments
-    assert classes[1] == "oc r2 e" and classes[2] == "oc r2 e cur"  # continuation, errors
+    # continuation, errors; bare pieces are a provider quirk too (`qk`, marked apart)
+    assert classes[1] == "oc r2 e qk" and classes[2] == "oc r2 e qk cur"
     assert classes[5] == "oc z w"  # the end: no fragments, a warning
     assert [urlsplit(href.replace("&amp;", "&")).query.split("&")[0] for _, href, _ in cells] == [
         f"step={n}" for n in range(6)
     ]
-    assert cells[1][2] == "step 1 · continuation 1 · 1 error"
+    assert cells[1][2] == (
+        "step 1 · continuation 1 · 1 error · quirks: missing-index, bare-continuation"
+    )
 
 
 def test_buckets_cover_every_step_and_land_on_the_first_error() -> None:

@@ -29,7 +29,7 @@ from webapp.core.words import count
 from webapp.triage.expect import first_difference, not_a_trace
 from webapp.triage.minimise import Minimised, Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import FINGERPRINT, Until, parse_until
-from webapp.triage.report import Links, render
+from webapp.triage.report import Links, cell, render
 
 if TYPE_CHECKING:
     from webapp.core.trace import Trace
@@ -165,7 +165,7 @@ def report(
     with_clients: bool,
 ) -> None:
     """Print a Markdown report: input, verdict, anomalies, offending chunks, final calls."""
-    links = _links(public_url)
+    links = _links(public_url, har_entry)
     chosen = options(policy, None, None, 0)
     source = Input(file, input_format, har_entry, redact).load()
     other = "exact-key" if policy == "adr-0019" else "adr-0019"
@@ -191,7 +191,7 @@ def _judged(source: ReadResult, trace: Trace, with_clients: bool) -> Verdict:
     return policies_verdict(source.records, contract=contract, model=model)
 
 
-def _links(public_url: str | None) -> Links | None:
+def _links(public_url: str | None, har_entry: int | None = None) -> Links | None:
     if public_url is None:
         return None
     parts = urlsplit(public_url)
@@ -201,7 +201,7 @@ def _links(public_url: str | None) -> Links | None:
             f"{public_url!r}: give the stream's page, e.g. https://streamviz.example/s/abc123",
             param_hint="--public-url",
         )
-    return Links(f"{parts.scheme}://{parts.netloc}{head}", stream_id)
+    return Links(f"{parts.scheme}://{parts.netloc}{head}", stream_id, har_entry)
 
 
 @click.command()
@@ -262,8 +262,8 @@ def fixture(
 
 
 def _readme(file: str, until: Until | None) -> str:
-    source = "stdin" if file == "-" else Path(file).name
-    how = f", minimised until {until.text}" if until else ""
+    source = "stdin" if file == "-" else cell(Path(file).name)  # inert Markdown, like the web's
+    how = f", minimised until {cell(until.text)}" if until else ""
     return (
         f"Regression fixture from {source}{how}, redacted. Replay: "
         "`streamviz check stream.sse --expect expected.adr-0019.json` and "

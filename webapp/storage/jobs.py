@@ -1,11 +1,11 @@
 """Minimise jobs in the store: started by one worker, polled, cancelled and finished from any.
 
 A job is `running` until its thread writes `done`, `cancelled` or `failed`. At most one job per
-(stream, property, policy) runs at a time: a unique index over the running rows says so on
-SQLite and PostgreSQL alike, so two workers asked at once start one job. A running job writes
-its progress (and so `updated`) every fraction of a second; one whose `updated` is older than
-its budget plus `STALE_AFTER` belonged to a worker that died, and is marked `failed` before the
-next job is started.
+(stream, HAR entry, property, policy) runs at a time: a unique index over the running rows says
+so on SQLite and PostgreSQL alike, so two workers asked at once start one job. A running job
+writes its progress (and so `updated`) every fraction of a second; one whose `updated` is older
+than its budget plus `STALE_AFTER` belonged to a worker that died, and is marked `failed` before
+the next job is started.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ STALE_AFTER = 60
 """Seconds past its budget after which a running job with no news is taken for dead."""
 _COLUMNS = (
     "id, stream_id, until_text, policy, status, phase, tests, records, total, chunks_before, "
-    "chunks_after, budget, elapsed_ms, cancel, timed_out, result, error, started, updated"
+    "chunks_after, budget, elapsed_ms, cancel, timed_out, result, error, started, updated, "
+    "har_entry"
 )
 
 
@@ -56,6 +57,8 @@ class Job:
     error: str
     started: str
     updated: str
+    har_entry: int | None = None
+    """The HAR file's entry minimised (None: the reader's default, or not a HAR)."""
 
     @property
     def running(self) -> bool:
@@ -84,6 +87,7 @@ def _job(row: Sequence[Any]) -> Job:
         error=str(row[16]),
         started=str(row[17]),
         updated=str(row[18]),
+        har_entry=int(row[19]) or None,
     )
 
 
@@ -102,14 +106,21 @@ class Jobs:
         self._run = storage.backend.run
 
     def start(
-        self, stream_id: str, until: str, policy: str, total: int, chunks: int, budget: int
+        self,
+        stream_id: str,
+        until: str,
+        policy: str,
+        total: int,
+        chunks: int,
+        budget: int,
+        har_entry: int | None = None,
     ) -> tuple[Job, bool]:
         """A new running job, or the one already running for the same key; True when new."""
         now = _now()
         self.sweep(budget)
         rows = self._run(
             f"INSERT INTO minimise_jobs ({_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, 'running', '', 0, ?, ?, ?, 0, ?, 0, 0, 0, '', '', ?, ?) "
+            "VALUES (?, ?, ?, ?, 'running', '', 0, ?, ?, ?, 0, ?, 0, 0, 0, '', '', ?, ?, ?) "
             f"ON CONFLICT DO NOTHING RETURNING {_COLUMNS}",
             (
                 secrets.token_urlsafe(12),
@@ -122,13 +133,14 @@ class Jobs:
                 budget,
                 _stamp(now),
                 _stamp(now),
+                har_entry or 0,
             ),
         )
         if rows:
             return _job(rows[0]), True
-        running = self.running(stream_id, until, policy)
+        running = self.running(stream_id, until, policy, har_entry)
         if running is None:  # it finished in between: start again
-            return self.start(stream_id, until, policy, total, chunks, budget)
+            return self.start(stream_id, until, policy, total, chunks, budget, har_entry)
         return running, False
 
     def sweep(self, budget: int) -> None:
@@ -142,12 +154,14 @@ class Jobs:
             ),
         )
 
-    def running(self, stream_id: str, until: str, policy: str) -> Job | None:
-        """The job running for this stream, property and policy, or None."""
+    def running(
+        self, stream_id: str, until: str, policy: str, har_entry: int | None = None
+    ) -> Job | None:
+        """The job running for this stream (HAR entry), property and policy, or None."""
         rows = self._run(
-            f"SELECT {_COLUMNS} FROM minimise_jobs WHERE stream_id = ? AND until_text = ? "
-            "AND policy = ? AND status = 'running'",
-            (stream_id, until, policy),
+            f"SELECT {_COLUMNS} FROM minimise_jobs WHERE stream_id = ? AND har_entry = ? "
+            "AND until_text = ? AND policy = ? AND status = 'running'",
+            (stream_id, har_entry or 0, until, policy),
         )
         return _job(rows[0]) if rows else None
 

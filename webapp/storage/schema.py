@@ -177,6 +177,18 @@ MIGRATIONS = (
             )""",
         ),
     ),
+    Migration(
+        7,
+        "minimise a HAR entry",
+        (
+            # A HAR file holds several streams: a job minimises the entry on screen (0: the
+            # reader's default entry), and one job runs per (stream, entry, property, policy).
+            "ALTER TABLE minimise_jobs ADD COLUMN har_entry BIGINT NOT NULL DEFAULT 0",
+            "DROP INDEX minimise_jobs_running",
+            "CREATE UNIQUE INDEX minimise_jobs_running ON minimise_jobs (stream_id, har_entry, "
+            "until_text, policy) WHERE status = 'running'",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

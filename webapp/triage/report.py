@@ -19,7 +19,7 @@ from webapp.core.jsoncheck import dumps
 from webapp.core.readers.writer import record_text
 from webapp.core.records import ReadResult
 from webapp.core.trace import Anomaly, Block, Trace
-from webapp.core.words import count, number
+from webapp.core.words import count, number, visible
 from webapp.triage.compare import outcome
 
 if TYPE_CHECKING:  # the lenses are only described here, never run
@@ -47,19 +47,24 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Links:
-    """Where the stream's page is: `{base}/s/{id}?step=N` links to a step."""
+    """Where the stream's page is: `{base}/s/{id}?step=N` links to a step (of HAR entry
+    `har_entry`, when the report is of one)."""
 
     base: str
     stream_id: str
+    har_entry: int | None = None
 
     def step(self, step: int) -> str:
         """The URL of a step of the stream's page."""
-        return f"{self.base.rstrip('/')}/s/{url_quote(self.stream_id, safe='')}?step={step}"
+        entry = "" if self.har_entry is None else f"&har_entry={self.har_entry}"
+        return (f"{self.base.rstrip('/')}/s/{url_quote(self.stream_id, safe='')}?step={step}"
+                f"{entry}")  # fmt: skip
 
 
 def cell(text: str) -> str:
-    """Text that stays inert in a Markdown table cell or a line of prose."""
-    return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", text))
+    """Text that stays inert in a Markdown table cell or a line of prose (invisible and
+    reordering characters shown as escapes, `webapp.core.words.visible`)."""
+    return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", visible(text)))
 
 
 def fence(text: str, info: str = "") -> str:

@@ -417,7 +417,7 @@ def _intact(intended: Intended) -> str:
 
 def _calls(calls: Sequence[Call]) -> str:
     shown = [f"{_name(call.name)} {_clip(call.arguments)}" for call in calls[:4]]
-    more = f" and {count(len(calls) - 4, 'more')}" if len(calls) > 4 else ""
+    more = f" and {count(len(calls) - 4, 'more', 'more')}" if len(calls) > 4 else ""
     return ", ".join(shown) + more
 
 

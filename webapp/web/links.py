@@ -129,6 +129,10 @@ class Links:
         """The timeline page at `step`."""
         return self._with(self.base, {"step": step})
 
+    def quirks(self, step: int) -> str:
+        """The timeline page at `step`, scrolled to its quirk panel."""
+        return f"{self.step(step)}#quirks"
+
     def hidden_fields(self, step: int) -> tuple[tuple[str, str], ...]:
         """The query of the page at `step` without what the page's form edits, as form fields.
 
@@ -174,10 +178,12 @@ class Links:
         start: int = 0,
         step: int | None = None,
         panel: bool = False,
+        framed: bool = False,
     ) -> str:
         """The compare page of `left` and `right` on these options; `step` selects a row.
 
-        `panel` gives the URL of the selected step's panel alone (htmx) instead of the page.
+        `panel` gives the URL of the selected step's panel alone (htmx) instead of the page;
+        `framed`, those of its embedded view (`/embed/.../compare`), which stay in a frame.
         """
         items: dict[str, str | int] = {"left": left, "right": right}
         items.update(options_query(self.options))
@@ -193,22 +199,32 @@ class Links:
         if self.present:
             items["present"] = "1"
         where = "compare/step" if panel else "compare"
-        return f"{self.page.base}/{where}?{urlencode(items)}"
+        base = self.embedded.base if framed else self.page.base
+        return f"{base}/{where}?{urlencode(items)}"
+
+    def _entry_query(self, **first: str) -> str:
+        """`?har_entry=N` (after `first`) when these links name a HAR entry, else `first`."""
+        items = dict(first)
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        return f"?{urlencode(items)}" if items else ""
 
     @property
     def clients(self) -> str:
-        """Every client library's view of the stream (the same under every option)."""
-        return f"{self.page.base}/clients"
+        """Every client library's view of the stream on screen (the same under every option,
+        but not under every HAR entry: each entry is a stream of its own)."""
+        return f"{self.page.base}/clients{self._entry_query()}"
 
     @property
     def clients_matrix(self) -> str:
-        """The clients page's matrix alone (htmx polls it while it is computed)."""
-        return f"{self.clients}/matrix"
+        """The clients page's verdict and matrix alone (htmx polls it while it is computed)."""
+        return f"{self.page.base}/clients/matrix{self._entry_query()}"
 
     @property
     def clients_json(self) -> str:
-        """The clients' matrix as JSON, waiting for it to be computed."""
-        return f"/api/streams/{self.stream_id}/clients?{urlencode({'wait': 'true'})}"
+        """The clients' verdict as JSON (what `streamviz clients --format json` prints),
+        waiting for it to be computed."""
+        return f"/api/streams/{self.stream_id}/clients{self._entry_query(wait='true')}"
 
     # The stream's own pages: the same under every view, so without one in the query.
 
@@ -257,14 +273,24 @@ class Links:
         return f"{self.stored}/report.md?{self._policy_query()}"
 
     @property
+    def export(self) -> str:
+        """The stream as one self-contained HTML file, under these links' options (and HAR
+        entry): its timeline, steps, blocks, anomalies, quirks and notes, to open offline
+        (`/s/{id}/export.html`; an example's beside its own pages)."""
+        items = options_query(self.options)
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        return f"{self.page.base}/export.html?{urlencode(items)}"
+
+    @property
     def fixture(self) -> str:
         """The regression fixture's zip under these links' policy (and HAR entry)."""
         return f"{self.stored}/fixture.zip?{self._policy_query()}"
 
     @property
     def minimise(self) -> str:
-        """Where a minimise job is started (POST)."""
-        return f"{self.stored}/minimise"
+        """Where a minimise job is started (POST), on the HAR entry on screen."""
+        return f"{self.stored}/minimise{self._entry_query()}"
 
     @property
     def minimise_form(self) -> str:
@@ -272,11 +298,11 @@ class Links:
         items = options_query(self.options)
         if self.har_entry is not None:
             items["har_entry"] = str(self.har_entry)
-        return f"{self.minimise}?{urlencode(items)}"
+        return f"{self.stored}/minimise?{urlencode(items)}"
 
     def job(self, job_id: str) -> str:
         """A minimise job's progress (its page, or the fragment htmx polls)."""
-        return f"{self.minimise}/{job_id}"
+        return f"{self.stored}/minimise/{job_id}"
 
     def job_cancel(self, job_id: str) -> str:
         """Where a minimise job's Cancel posts."""
@@ -311,6 +337,17 @@ class Links:
 def play_url(token: str) -> str:
     """The playground holding the state `token` (see `webapp.web.views.playground.encode`)."""
     return f"/play?{urlencode({'s': token})}"
+
+
+PLAY_URL_MOST = 8_000
+"""The longest playground address sent in a header (`HX-Replace-Url`, a redirect's `Location`):
+servers and proxies refuse a request line or header much past 8 KiB (nginx's default buffer),
+so a longer one could not be loaded back. A larger state says so and offers to be saved."""
+
+
+def linkable(url: str) -> bool:
+    """Whether a playground address is short enough to hand out (`PLAY_URL_MOST`)."""
+    return len(url) <= PLAY_URL_MOST
 
 
 def example_page(key: str, *, on_compare: bool = False) -> str:

@@ -469,7 +469,7 @@ def _label(part: Part) -> str:
 
 def _steps(steps: Sequence[int]) -> str:
     shown = ", ".join(map(str, steps[:8]))
-    more = f" and {count(len(steps) - 8, 'more')}" if len(steps) > 8 else ""
+    more = f" and {count(len(steps) - 8, 'more', 'more')}" if len(steps) > 8 else ""
     return f"step{'s' if len(steps) > 1 else ''} {shown}{more}"
 
 

@@ -19,13 +19,16 @@ from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.core.records import Record
 from webapp.core.rules import POLICIES
+from webapp.lenses.ours import trace_result
 from webapp.storage.jobs import Job, Jobs
 from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
-from webapp.triage.predicates import Until, parse_until, traces_differ
+from webapp.triage.predicates import FINGERPRINT, Until, parse_until, traces_differ
+from webapp.triage.verdict import grade
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.ingest import Prepared
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Invalid
+from webapp.web.backend.traceview import TraceView
 from webapp.web.text import as_sse, stream_title
 
 log = logging.getLogger(__name__)
@@ -65,38 +68,62 @@ class Checked:
     records: Sequence[Record]
     until: Until
     policy: str
+    har_entry: int | None = None
+    """The HAR file's entry minimised (None: the reader's default)."""
 
 
-def check(service: Service, stream_id: str, until_text: object, policy: object) -> Checked:
-    """The request checked against the stream (NotFound, or Invalid saying what is wrong)."""
+def check(
+    service: Service,
+    stream_id: str,
+    until_text: object,
+    policy: object,
+    har_entry: int | None = None,
+) -> Checked:
+    """The request checked against the stream, or its HAR entry `har_entry` (NotFound, or
+    Invalid saying what is wrong)."""
     info = service.info(stream_id)
     if example_of(stream_id) is not None:
         raise Invalid(BUILT_IN)
     if not isinstance(policy, str) or policy not in POLICIES:
         raise Invalid(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     if not isinstance(until_text, str) or not until_text:
-        raise Invalid("say what to keep: until is anomaly:CODE, differs or rule:RULE")
+        raise Invalid("say what to keep: until is fingerprint, anomaly:CODE, differs or rule:RULE")
     options = Options(policy=policy)
+    if until_text != FINGERPRINT:
+        try:
+            parse_until(until_text, options)  # an unknown code or rule, in words
+        except ValueError as error:
+            raise Invalid(str(error)) from error
+    _holds(service, stream_id, until_text, options, har_entry)
+    records = service.reading(stream_id, har_entry).result.records
     try:
-        until = parse_until(until_text, options)
+        until = parse_until(until_text, options, records)
     except ValueError as error:
         raise Invalid(str(error)) from error
-    _holds(service, stream_id, until_text, options)
-    reading = service.reading(stream_id)
-    return Checked(stream_id, stream_title(info), reading.result.records, until, policy)
+    title = stream_title(info) + ("" if har_entry is None else f" (HAR entry {har_entry})")
+    return Checked(stream_id, title, records, until, policy, har_entry)
 
 
-def _holds(service: Service, stream_id: str, until_text: str, options: Options) -> None:
+def _holds(
+    service: Service, stream_id: str, until_text: str, options: Options, har_entry: int | None
+) -> None:
     """Invalid unless the stream itself shows the property (from the cached traces)."""
     kind, _, name = until_text.partition(":")
     if until_text == DIFFERS:
-        if not policies_differ(service, stream_id):
+        if not policies_differ(service, stream_id, har_entry):
             raise Invalid(
                 "exact-key and adr-0019 agree on this stream (same steps, same calls): "
                 "there is no difference to keep"
             )
         return
-    view = service.view(stream_id, options)
+    view = service.view(stream_id, options, har_entry)
+    if until_text == FINGERPRINT:
+        if not shows_a_bug(service, stream_id, view, har_entry):
+            raise Invalid(
+                "this stream shows no quirk and no anomaly, and both policies read it as it "
+                "means: its fingerprint holds no bug to keep"
+            )
+        return
     if kind == "anomaly":
         codes = sorted({anomaly.code for anomaly in view.trace.anomalies})
         if name not in codes:
@@ -108,12 +135,28 @@ def _holds(service: Service, stream_id: str, until_text: str, options: Options) 
         raise Invalid(f"no fragment of this stream takes rule {name} under {options.policy}")
 
 
-def policies_differ(service: Service, stream_id: str) -> bool:
+def policies_differ(service: Service, stream_id: str, har_entry: int | None = None) -> bool:
     """exact-key and adr-0019 disagree on the stream (`webapp.triage.predicates.traces_differ`),
     judged from the two cached (or stored) trace views, not from a comparison."""
-    left = service.view(stream_id, Options(policy="exact-key")).trace
-    right = service.view(stream_id, Options(policy="adr-0019")).trace
+    left = service.view(stream_id, Options(policy="exact-key"), har_entry).trace
+    right = service.view(stream_id, Options(policy="adr-0019"), har_entry).trace
     return traces_differ(left, right)
+
+
+def shows_a_bug(
+    service: Service, stream_id: str, view: TraceView, har_entry: int | None = None
+) -> bool:
+    """The stream's fingerprint holds something to keep: a quirk, an anomaly under the view's
+    policy, or a policy that does not read it as it means (its two client-path views, cached)."""
+    contract = view.trace.contract
+    if view.trace.anomalies or (contract is not None and contract.quirks):
+        return True
+    intended = contract.intended if contract is not None else None
+    for policy in POLICIES:
+        trace = service.view(stream_id, Options(policy=policy), har_entry).trace
+        if grade(trace_result(trace), intended).grade != "intact":
+            return True
+    return False
 
 
 class Minimiser:
@@ -142,7 +185,9 @@ class Minimiser:
         """`start`, and whether the job is new: then its result is stored with `delete_hash`,
         so that whoever asked for it can delete it (the job already running keeps its own)."""
         self.jobs.sweep(self.budget)
-        running = self.jobs.running(checked.stream_id, checked.until.text, checked.policy)
+        running = self.jobs.running(
+            checked.stream_id, checked.until.text, checked.policy, checked.har_entry
+        )
         if running is not None:
             return running, False
         if not self._slots.acquire(blocking=False):
@@ -155,6 +200,7 @@ class Minimiser:
                 len(checked.records),
                 chunks_in(checked.records),
                 self.budget,
+                checked.har_entry,
             )
         except BaseException:
             self._slots.release()
@@ -264,6 +310,7 @@ def job_json(job: Job) -> dict[str, Any]:
         "stream": job.stream_id,
         "until": job.until,
         "policy": job.policy,
+        "har_entry": job.har_entry,
         "status": job.status,
         "phase": job.phase or "records",
         "tests": job.tests,

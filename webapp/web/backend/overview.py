@@ -4,13 +4,21 @@ A stream of up to `MAX_COLUMNS` steps gets a column per step; a longer one is cu
 many equal buckets. The buckets (rules fired, anomalies, the step a click lands on) are
 computed once per trace view in linear time; a page then renders `MAX_COLUMNS` links, however
 long the stream.
+
+The provider's quirks (`webapp.core.contract`) are marked apart from the anomalies, on the
+strip and on the timeline's steps: `QuirkMarks`, built once per trace view from the steps each
+quirk names, answers a step's codes, a run's count and a column's codes in O(1) or a bisect.
+They are read from the records, so the marks are the same under every policy and path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from array import array
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
+from webapp.core.contract import Contract
 from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Anomaly, Trace
 from webapp.core.words import count, number
@@ -95,9 +103,20 @@ class Strip:
     per_column: str
 
 
-def strip(found: tuple[Bucket, ...], steps: int, links: Links, step: int) -> Strip:
-    """The columns drawn for the page at `step` (O(columns))."""
-    cells = tuple(_cell(bucket, links, bucket.first <= step <= bucket.last) for bucket in found)
+def strip(
+    found: tuple[Bucket, ...],
+    steps: int,
+    links: Links,
+    step: int,
+    quirks: Sequence[tuple[str, ...]] = (),
+) -> Strip:
+    """The columns drawn for the page at `step` (O(columns)); `quirks` are the provider's quirk
+    codes in each column (`QuirkMarks.in_columns`), marked apart from the anomalies."""
+    cells = tuple(
+        _cell(bucket, links, bucket.first <= step <= bucket.last,
+              quirks[at] if at < len(quirks) else ())
+        for at, bucket in enumerate(found)
+    )  # fmt: skip
     if not found or steps <= len(found):
         per = "one column per step"
     else:
@@ -105,10 +124,11 @@ def strip(found: tuple[Bucket, ...], steps: int, links: Links, step: int) -> Str
     return Strip(cells, steps, per)
 
 
-def _cell(bucket: Bucket, links: Links, current: bool) -> Cell:
+def _cell(bucket: Bucket, links: Links, current: bool, quirks: tuple[str, ...] = ()) -> Cell:
     # Short class names (a strip has hundreds of columns): `r<n>` paints the bar in the colour
     # of rule n of RULE_NAMES, `q<n>` its upper part in the second rule's, `s<k>` puts the
-    # line between them at k tenths; `e`/`w` mark an error/warning, `cur` the page's step.
+    # line between them at k tenths; `e`/`w` mark an error/warning, `qk` a provider quirk (drawn
+    # below the bar, apart from the anomalies' mark above it), `cur` the page's step.
     classes = ["oc"]
     if bucket.rules:
         top, top_count = bucket.rules[0]
@@ -123,12 +143,14 @@ def _cell(bucket: Bucket, links: Links, current: bool) -> Cell:
         classes.append("e")
     elif bucket.warnings:
         classes.append("w")
+    if quirks:
+        classes.append("qk")
     if current:
         classes.append("cur")
-    return Cell(links.step(bucket.target), " ".join(classes), _title(bucket), current)
+    return Cell(links.step(bucket.target), " ".join(classes), _title(bucket, quirks), current)
 
 
-def _title(bucket: Bucket) -> str:
+def _title(bucket: Bucket, quirks: tuple[str, ...] = ()) -> str:
     where = (
         f"step {number(bucket.first)}"
         if bucket.first == bucket.last
@@ -140,4 +162,61 @@ def _title(bucket: Bucket) -> str:
         parts.append(count(bucket.errors, "error"))
     if bucket.warnings:
         parts.append(count(bucket.warnings, "warning"))
+    if quirks:
+        parts.append(f"quirk{'s' if len(quirks) > 1 else ''}: {', '.join(quirks)}")
     return " · ".join(parts)
+
+
+QUIRK_MARK = 120
+"""The heap of one quirk-marked step in the index (its dict entry, its codes' tuple, the array)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuirkMarks:
+    """The quirk codes at each step that shows one, and in each overview column."""
+
+    by_step: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    steps: array[int] = field(default_factory=lambda: array("q"))
+    """The marked steps, ascending."""
+    in_columns: tuple[tuple[str, ...], ...] = ()
+    """The codes in each overview column (aligned with the view's buckets)."""
+
+    def at(self, step: int) -> tuple[str, ...]:
+        """The codes that show at `step` (in the table's order of first appearance)."""
+        return self.by_step.get(step, ())
+
+    def count_within(self, first: int, last: int) -> int:
+        """How many marked steps lie in `first`..`last` (inclusive)."""
+        return bisect_left(self.steps, last + 1) - bisect_left(self.steps, first)
+
+    @property
+    def weight(self) -> int:
+        """An estimate of the index's heap, in bytes."""
+        return QUIRK_MARK * len(self.steps)
+
+
+def quirk_marks(contract: Contract | None, columns: Sequence[Bucket]) -> QuirkMarks:
+    """The index for a trace's contract (None: no quirk read) and its overview's buckets."""
+    if contract is None or not contract.quirks:
+        return QuirkMarks(in_columns=tuple(() for _ in columns))
+    codes: dict[int, list[str]] = {}
+    for found in contract.quirks:
+        for step in found.steps:
+            listed = codes.setdefault(step, [])
+            if found.code not in listed:
+                listed.append(found.code)
+    by_step = {step: tuple(found) for step, found in codes.items()}
+    steps = array("q", sorted(by_step))
+    marked: list[tuple[str, ...]] = []
+    at = 0
+    for bucket in columns:
+        while at < len(steps) and steps[at] < bucket.first:
+            at += 1
+        seen: list[str] = []
+        end = at
+        while end < len(steps) and steps[end] <= bucket.last:
+            seen += [code for code in by_step[steps[end]] if code not in seen]
+            end += 1
+        marked.append(tuple(seen))
+        at = end
+    return QuirkMarks(by_step, steps, tuple(marked))

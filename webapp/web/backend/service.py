@@ -275,7 +275,8 @@ class Service:
     def cached_view(
         self, stream_id: str, options: Options, har_entry: int | None = None
     ) -> TraceView | None:
-        """The view under `options` if this worker has it cached, else None (making nothing)."""
+        """The view under `options` (of HAR entry `har_entry`) if this worker has it cached,
+        else None (making nothing)."""
         info = self.info(stream_id)
         view = self.cache.peek(("trace", stream_id, har_entry, options.canonical(), info.size))
         return _as_asked(view, info, options) if isinstance(view, TraceView) else None

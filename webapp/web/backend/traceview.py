@@ -2,7 +2,8 @@
 
 A `TraceView` adds to its trace the indexes a page asks for at every step: the steps per rule,
 the anomaly steps, the runs of alike steps (`webapp.web.backend.runs`), the overview's buckets
-(`webapp.web.backend.overview`) and the anomalies grouped by code, each built once in linear
+(`webapp.web.backend.overview`), the anomalies grouped by code and where the provider's quirks
+show (`webapp.web.backend.overview.QuirkMarks`), each built once in linear
 time (or taken from a stored view, `webapp.web.backend.stored`), so that a step afterwards
 costs a bisect and the rendering of one window. It keeps what the reader found but not the
 records: a step's record is recalled on demand (`recall`, set by the service).
@@ -23,7 +24,7 @@ from webapp.storage import StreamInfo
 from webapp.web.backend import stored
 from webapp.web.backend.anomaly_groups import Group, groups
 from webapp.web.backend.arguments import LongText
-from webapp.web.backend.overview import Bucket, buckets
+from webapp.web.backend.overview import Bucket, QuirkMarks, buckets, quirk_marks
 from webapp.web.backend.runs import Runs, find_runs
 
 VIEW_BASE = 16_000
@@ -73,6 +74,8 @@ class TraceView:
     """The anomalies by code, errors first."""
     runs: Runs = field(default_factory=lambda: Runs(()))
     """Runs of alike, uneventful steps, which the timeline collapses into one row each."""
+    quirks: QuirkMarks = field(default_factory=QuirkMarks)
+    """Where the provider's quirks show: per step and per overview column."""
     recall: Callable[[int], Record | None] = _no_record
     """A step's record, read again from the stream's bytes (None past the records)."""
     texts: dict[int, LongText] = field(default_factory=dict)
@@ -102,6 +105,7 @@ class TraceView:
             view.runs = find_runs(trace, view.anomaly_steps)
         else:
             view.rule_steps, view.buckets, view.runs = made.rule_steps, made.buckets, made.runs
+        view.quirks = quirk_marks(trace.contract, view.buckets)
         return view
 
     def packed(self) -> bytes | None:
@@ -134,6 +138,7 @@ class TraceView:
             + TRACE_PER_STEP * steps
             + TRACE_PER_FRAGMENT * self.fragments
             + TRACE_PER_BLOCK * blocks
+            + self.quirks.weight
         )
 
     @property

@@ -21,7 +21,7 @@ from webapp.web.backend.team import Invalid, hand_over, new_token, owned, rememb
 from webapp.web.backend.traceview import TraceView
 from webapp.web.htmx import wants_partial
 from webapp.web.links import Links, job_api
-from webapp.web.query import parse_har_entry, parse_options
+from webapp.web.query import MAX_HAR_ENTRY, parse_har_entry, parse_options
 from webapp.web.routes.api import Problem, json_response
 from webapp.web.routes.errors import error_response
 from webapp.web.routes.team_api import _body, _problem
@@ -80,7 +80,7 @@ def _fragment(request: Request, job: Job | None, error: str = "", status: int = 
 
 def _page(request: Request, job: Job) -> Response:
     info = service_of(request).info(job.stream_id)
-    context = {"job": JobView(job), "error": "", "title": info.title or "Untitled stream"}
+    context = {"job": JobView(job), "error": "", "title": stream_title(info)}
     return render(templates_of(request), request, "minimise_job.html", context)
 
 
@@ -121,7 +121,8 @@ async def start_from_page(request: Request, stream_id: str) -> Response:
     try:
         form = await _form(request)
         until, policy = _chosen(form)
-        checked = await run_in_threadpool(check, service, stream_id, until, policy)
+        har_entry = parse_har_entry(request.query_params.get("har_entry"))  # the entry on screen
+        checked = await run_in_threadpool(check, service, stream_id, until, policy, har_entry)
         token = new_token()
         job, new = await run_in_threadpool(
             _minimiser(request).start_owned, checked, token_hash(token)
@@ -194,15 +195,28 @@ async def cancel_from_page(request: Request, stream_id: str, job_id: str) -> Res
 # The API.
 
 
+def _entry_of(value: object) -> int | None:
+    """A body's `har_entry`: absent or null, or a whole number from 1 (Invalid otherwise)."""
+    if value is None:
+        return None
+    if type(value) is not int or not 1 <= value <= MAX_HAR_ENTRY:
+        raise Invalid(f"har_entry must be a whole number from 1 to {MAX_HAR_ENTRY}, or null "
+                      f"(entries count from 1), not {str(value)[:40]!r}")  # fmt: skip
+    return value
+
+
 @api_router.post(
     "/streams/{stream_id}/minimise",
     status_code=202,
     summary="Minimise a stream",
-    description='`{"until": "anomaly:CODE" | "differs" | "rule:RULE", "policy": "adr-0019"}`: '
-    "a background job shrinks the stream to fewer records that keep the property, within the "
-    "server's time budget, and stores the result as a new stream. 202 with the job and a "
-    "`Location` to poll; a job already running for this stream, property and policy is "
-    "answered instead (without a `delete_token`, which goes to whoever started it).",
+    description='`{"until": "fingerprint" | "anomaly:CODE" | "differs" | "rule:RULE", '
+    '"policy": "adr-0019", "har_entry": null}`: a background job shrinks the stream (a HAR '
+    "file's entry `har_entry`, the first event stream when null) to fewer records that keep "
+    "the property, within the server's time budget, and stores the result as a new stream. "
+    "`fingerprint` keeps the bug itself: the quirk codes, the anomalies with their blocks' "
+    "names under the policy, and both policies' grades. 202 with the job and a `Location` to "
+    "poll; a job already running for this stream, entry, property and policy is answered "
+    "instead (without a `delete_token`, which goes to whoever started it).",
     responses={
         404: {"model": Problem, "description": "No stream has this id."},
         400: {"model": Problem, "description": "The body is not a JSON object."},
@@ -212,21 +226,26 @@ async def cancel_from_page(request: Request, stream_id: str, job_id: str) -> Res
     },
     openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
         "schema": {"type": "object", "required": ["until"], "properties": {
-            "until": {"type": "string", "examples": ["anomaly:phantom-call", "differs"]},
+            "until": {"type": "string",
+                      "examples": ["fingerprint", "anomaly:phantom-call", "differs"]},
             "policy": {"type": "string", "enum": ["adr-0019", "exact-key"]},
+            "har_entry": {"type": ["integer", "null"], "minimum": 1},
         }},
     }}}},
 )  # fmt: skip
 async def start_from_api(request: Request, stream_id: str) -> Response:
-    """`{"until": "anomaly:CODE" | "differs" | "rule:RULE", "policy": "adr-0019"}` -> 202 with
-    the job (the same job when one is already running for this stream, property and policy)."""
+    """`{"until": "fingerprint" | "anomaly:CODE" | "differs" | "rule:RULE", "policy":
+    "adr-0019", "har_entry": N}` -> 202 with the job (the same job when one is already running
+    for this stream, entry, property and policy)."""
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
     try:
         body: dict[str, Any] = await _body(request)
+        har_entry = _entry_of(body.get("har_entry"))
         checked = await run_in_threadpool(
-            check, service, stream_id, body.get("until"), body.get("policy", "adr-0019")
-        )
+            check, service, stream_id, body.get("until"), body.get("policy", "adr-0019"),
+            har_entry,
+        )  # fmt: skip
         token = new_token()
         job, new = await run_in_threadpool(
             _minimiser(request).start_owned, checked, token_hash(token)

@@ -42,8 +42,9 @@ from webapp.web.query import (
     parse_policy,
     parse_present,
 )
-from webapp.web.routes import clients, triage
+from webapp.web.routes import clients, share, triage
 from webapp.web.routes import minimise as minimise_routes
+from webapp.web.routes.share import share_menu
 from webapp.web.templating import render
 from webapp.web.text import stream_title
 from webapp.web.views import timeline as views
@@ -53,6 +54,8 @@ from webapp.web.views.comparison import compare_page
 from webapp.web.views.entries import entries
 from webapp.web.views.live import following_step, live_panel, waiting_panel
 from webapp.web.views.panels import detail, state
+from webapp.web.views.quirks import panel as quirk_panel
+from webapp.web.views.quirks import quirk_line
 from webapp.web.views.timing import panel as timing_panel
 from webapp.web.views.timing import step_time, timed_strip, timed_window
 
@@ -143,6 +146,7 @@ def _stream(
         step = following_step(live)
     timing = live.timing
     context = stage(view, links, step, timing)
+    context.update(share_menu(request, links, step, stream_title(view.source.info)))
     templates = templates_of(request)
     if live.live:
         context["live_pin"] = step if pinned else None
@@ -171,7 +175,7 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
     if live.seen is not None:  # the anomalies of what has arrived, not of the end to come
         groups, columns = live.seen.groups, live.seen.buckets
         summary = replace(summary, anomalies=live.seen.counts)
-    overview = strip(columns, len(view.trace.steps), links, step)
+    overview = strip(columns, len(view.trace.steps), links, step, view.quirks.in_columns)
     context.update(
         options=view.options,
         summary=summary,
@@ -179,6 +183,7 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
         policies=POLICIES,
         paths=PATHS,
         overview=timed_strip(overview, columns, timing),
+        quirks=quirk_panel(view.trace.contract, links),
         entries=entries(view, links),
         minimise=None if live.live else minimise_routes.section(request, view, links),
         timing=None if timing is None else timing_panel(view, timing, links, live=live.live),
@@ -279,7 +284,7 @@ def rows(request: Request, shown: Shown) -> Response:
 @router.get("/compare")
 def compare(request: Request, shown: Shown) -> Response:
     """Two policies side by side; an htmx request gets only the next rows."""
-    comparison, links, query = _comparison(request, shown)
+    comparison, links, query = comparison_of(request, shown)
     only = query.get("only") or ""
     if only not in ("", "differing"):
         raise BadQuery("only must be 'differing' or absent")
@@ -302,26 +307,33 @@ def compare(request: Request, shown: Shown) -> Response:
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
-    context.update(title=stream_title(reading.info), links=links)
+    title = stream_title(reading.info)
+    context.update(title=title, links=links)
+    context["quirk_line"] = quirk_line(comparison.right.contract, links)
     context["panel"] = step_panel(comparison, records, selected) if selected is not None else None
+    sides = comparison.left.policy, comparison.right.policy
+    context.update(share_menu(request, links, selected, title, sides))
     return render(templates, request, "compare.html", context)
 
 
 @router.get("/compare/step")
 def compare_step(request: Request, shown: Shown) -> Response:
     """The compare page's selected step alone: its input, both policies' blocks as of it."""
-    comparison, links, query = _comparison(request, shown)
+    comparison, links, query = comparison_of(request, shown)
     step = parse_int(query.get("step"), "step", 0)
     records = service_of(request).reading(shown.stream_id, links.har_entry).result.records
     panel = step_panel(comparison, records, step)
     if not wants_partial(request):
         left, right = comparison.left.policy, comparison.right.policy
         return RedirectResponse(links.compare(left, right, step=panel.step), status_code=303)
-    context = {"panel": panel, "links": links}
+    context: dict[str, Any] = {"panel": panel, "links": links}
+    title = stream_title(service_of(request).info(shown.stream_id))
+    sides = comparison.left.policy, comparison.right.policy
+    context.update(share_menu(request, links, panel.step, title, sides))
     return render(templates_of(request), request, "_compare_step.html", context)
 
 
-def _comparison(request: Request, shown: StreamSource) -> tuple[Comparison, Links, QueryParams]:
+def comparison_of(request: Request, shown: StreamSource) -> tuple[Comparison, Links, QueryParams]:
     """The comparison a compare URL names, and the links of its page."""
     query, stream_id = shown.query, shown.stream_id
     options = parse_options(query)
@@ -335,3 +347,4 @@ def _comparison(request: Request, shown: StreamSource) -> tuple[Comparison, Link
 
 
 router.include_router(clients.router)
+router.include_router(share.router)

@@ -25,7 +25,8 @@ from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES, Policy
 from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
-from webapp.triage.report import Note, render, verdict
+from webapp.triage.report import Note, cell, render, verdict
+from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.capture.recorder import fixture_cassette, record_timing
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
@@ -34,14 +35,18 @@ from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
+    check_move,
     forget,
     last_step,
     new_title,
+    note_bounds,
     note_input,
     note_of,
     note_url,
     notes_of,
     owned,
+    room_on,
+    store_note,
     token_matches,
 )
 from webapp.web.backend.traceview import TraceView
@@ -55,6 +60,8 @@ from webapp.web.text import as_sse
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
+NOTES_LISTED = 100
+"""The most notes the stream page lists (by step); the report lists every one."""
 
 
 def _error(request: Request, status: int, heading: str, message: str) -> Response:
@@ -132,7 +139,8 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
     )
     return {
         "header": header,
-        "all_notes": _shown(info.id, notes),
+        "all_notes": _shown(info.id, notes[:NOTES_LISTED]),
+        "notes_total": len(notes),
         "noted": frozenset(note.step for note in notes),
         "unfurl": verdict(view.trace),
         "team_links": _team_links(links),
@@ -142,12 +150,14 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
 def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The notes on this step, the add-note form and the step's shareable link."""
     stream_id = view.source.info.id
-    notes = [note for note in Notes(service_of(request).storage).of(stream_id) if note.step == step]
+    service = service_of(request)
+    notes = [note for note in Notes(service.storage).of(stream_id) if note.step == step]
     return {
         "step_notes": _shown(stream_id, notes),
         "step_link": links.step(step),
         "add_note_url": links.notes,
         "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
+        "note_room": room_on(service, stream_id, step, note_bounds(settings_of(request))),
     }
 
 
@@ -237,14 +247,14 @@ async def add_note(request: Request, stream_id: str) -> Response:
     """Leave a note on a step; then its own link."""
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
+    bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last)
+        note = await run_in_threadpool(store_note, service, stream_id, given, bounds)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
-    notes = Notes(service.storage)
-    note = await run_in_threadpool(notes.add, stream_id, given.step, given.text, given.author)
     return RedirectResponse(note_url(stream_id, note), status_code=303)
 
 
@@ -253,10 +263,12 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Change a note's text (or author); then its link."""
     service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
+    bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last, note)
+        await run_in_threadpool(check_move, service, stream_id, note, given, bounds)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
     await run_in_threadpool(
@@ -294,15 +306,21 @@ def report(request: Request, stream_id: str) -> Response:
     view, other = _views(request, stream_id)
     notes = [Note(n.step, n.author, n.text) for n in notes_of(service_of(request), stream_id)]
     base = settings_of(request).public_url
-    reading = service_of(request).reading(stream_id, view.source.har_entry)  # every record
+    har_entry = view.source.har_entry
+    reading = service_of(request).reading(stream_id, har_entry)  # every record
+    # The clients' verdict on this entry when its clients page computed it (as `streamviz
+    # report --clients`), else this build's two policies graded (as `streamviz report`).
+    judged = jobs(request).get(stream_id, har_entry) or policies_verdict(
+        reading.result.records, contract=view.trace.contract, model=reading.result.model
+    )
     text = render(
         reading.result,
         view.trace,
         other.trace,
         title=view.source.info.title or "Untitled stream",
         notes=notes,
-        links=ReportLinks(base, stream_id) if base else None,
-        clients=jobs(request).get(stream_id),  # the matrix, when /s/{id}/clients computed it
+        links=ReportLinks(base, stream_id, har_entry) if base else None,
+        judged=judged,
     )
     return Response(
         text.encode("utf-8", "backslashreplace"),
@@ -312,7 +330,7 @@ def report(request: Request, stream_id: str) -> Response:
 
 
 FIXTURE_README = (
-    "Regression fixture from streamviz stream {title!r} ({where}), redacted. Replay: "
+    "Regression fixture from streamviz stream “{title}” ({where}), redacted. Replay: "
     "`streamviz check stream.sse --expect expected.adr-0019.json` and "
     "`streamviz check stream.sse --policy exact-key --expect expected.exact-key.json` "
     "(exit 0: unchanged, 1: the trace changed).\n\n"
@@ -347,7 +365,8 @@ def fixture_bundle(
         cassette = fixture_cassette(text, replay, view.source.found.model, arrivals)
         bundle.writestr("cassette.yaml", cassette.encode("utf-8", "backslashreplace"))
         title = view.source.info.title or "Untitled stream"
-        bundle.writestr("README.md", FIXTURE_README.format(title=title, where=where))
+        readme = FIXTURE_README.format(title=cell(title), where=where)  # inert Markdown
+        bundle.writestr("README.md", readme.encode("utf-8", "backslashreplace"))
     return buffer.getvalue()
 
 
@@ -357,7 +376,7 @@ def fixture(request: Request, stream_id: str) -> Response:
     view, _ = _views(request, stream_id)
     reading = service_of(request).reading(stream_id, view.source.har_entry)
     where = Links(stream_id, DEFAULTS).at(settings_of(request).public_url)
-    arrivals = record_timing(service_of(request), stream_id)
+    arrivals = record_timing(service_of(request), stream_id, view.source.har_entry)
     bundle = fixture_bundle(view, reading.result.records, where, arrivals)
     return Response(
         bundle,

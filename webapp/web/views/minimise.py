@@ -2,8 +2,10 @@
 
 The stream page shows a Minimise section that costs no assembly: a link (and, with htmx, a
 fetch when it is opened) to the form, and the job running for the stream, if any. The form
-(`control`) lists what a job can keep: the anomalies under each policy, the page's first,
-and the policies' difference when there is one. A job runs on the client path with the
+(`control`) lists what a job can keep: first (the default) the stream's fingerprint, which
+keeps the bug and not only its code (`webapp.triage.fingerprint`), then the anomalies under
+each policy, the page's first, and the policies' difference when there is one. A job
+minimises the HAR entry on screen. A job runs on the client path with the
 default choice, so listing another policy's anomalies takes that view: for a small stream
 it is made when the form is opened; a large one's is listed only when cached (a page never
 makes a second large trace), else the form links to the page that lists them.
@@ -15,10 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from webapp.core.options import Options
-from webapp.core.rules import POLICIES
+from webapp.core.rules import POLICIES, Policy
 from webapp.core.words import count
 from webapp.storage.jobs import Job
-from webapp.web.backend.minimise import DIFFERS, policies_differ
+from webapp.triage.predicates import FINGERPRINT
+from webapp.web.backend.minimise import DIFFERS, policies_differ, shows_a_bug
 from webapp.web.backend.service import Service
 from webapp.web.backend.traceview import TraceView
 from webapp.web.links import Links
@@ -87,12 +90,16 @@ class JobView:
 
     @property
     def what(self) -> str:
-        """The property, in words."""
+        """The property, in words (and the HAR entry minimised, when one was named)."""
+        entry = "" if self.job.har_entry is None else f", of HAR entry {self.job.har_entry}"
         if self.job.until == DIFFERS:
-            return "exact-key and adr-0019 differ"
+            return f"exact-key and adr-0019 differ{entry}"
+        if self.job.until == FINGERPRINT:
+            return (f"the stream's fingerprint (its quirks, its anomalies under {self.job.policy} "
+                    f"and both policies' grades){entry}")  # fmt: skip
         kind, _, name = self.job.until.partition(":")
         shown = f"a {name} anomaly" if kind == "anomaly" else f"a fragment taking rule {name}"
-        return f"{shown} under {self.job.policy}"
+        return f"{shown} under {self.job.policy}{entry}"
 
     @property
     def removed(self) -> int:
@@ -144,21 +151,19 @@ def control(
 ) -> Control:
     """The Minimise form for the page of `view`: its choices, grouped."""
     stream_id = view.source.info.id
+    entry = view.source.har_entry
     large = len(view.trace.steps) > DIFFERS_CHECK_STEPS
     first = view.options.policy
     groups = []
     unseen = False
+    kept = _fingerprint_group(service, view, first, large)
+    if kept is not None:
+        groups.append(kept)
     for policy in [first] if large else [first, *(p for p in POLICIES if p != first)]:
         # A job runs on the client path with the default choice: this page's own view when it
         # is that one; else the view of those options, made here only for a small stream (a
         # large one is taken only if cached, so a page never assembles a second large trace).
-        wanted = Options(policy=policy)
-        if view.options.canonical() == wanted and view.source.har_entry is None:
-            seen: TraceView | None = view
-        elif large:
-            seen = service.cached_view(stream_id, wanted)
-        else:
-            seen = service.view(stream_id, wanted)
+        seen = _view_for(service, view, policy, large)
         if seen is None:
             unseen = True
             continue
@@ -169,7 +174,7 @@ def control(
         )  # fmt: skip
         if choices:
             groups.append(Group(f"an anomaly under {policy}", choices))
-    if large or policies_differ(service, stream_id):
+    if large or policies_differ(service, stream_id, entry):
         differs = Choice(f"{first} {DIFFERS}", "exact-key and adr-0019 differ")
         groups.append(Group("the policies' difference", (differs,)))
     return Control(
@@ -177,5 +182,34 @@ def control(
         groups=tuple(groups),
         budget=budget,
         job=JobView(running) if running is not None else None,
-        listed_at=Links(stream_id, Options(policy=first)).step(0) if unseen else "",
+        listed_at=Links(stream_id, Options(policy=first), entry).step(0) if unseen else "",
     )
+
+
+def _view_for(service: Service, view: TraceView, policy: Policy, large: bool) -> TraceView | None:
+    """The client-path view under `policy` a job would see, of the page's HAR entry."""
+    wanted = Options(policy=policy)
+    entry = view.source.har_entry
+    if view.options.canonical() == wanted:
+        return view
+    if large:
+        return service.cached_view(view.source.info.id, wanted, entry)
+    return service.view(view.source.info.id, wanted, entry)
+
+
+def _fingerprint_group(
+    service: Service, view: TraceView, policy: Policy, large: bool
+) -> Group | None:
+    """The first choice: the fingerprint (the bug, not only its code), when it holds one."""
+    seen = _view_for(service, view, policy, large)
+    if seen is None:
+        return None
+    contract = seen.trace.contract
+    quirks = sorted(contract.codes) if contract is not None else []
+    anomalies = sorted({anomaly.code for anomaly in seen.trace.anomalies})
+    if not large and not shows_a_bug(service, view.source.info.id, seen, view.source.har_entry):
+        return None
+    parts = [f"quirks {', '.join(quirks)}" if quirks else "no quirk"]
+    parts.append(f"anomalies {', '.join(anomalies)}" if anomalies else "no anomaly")
+    label = f"the fingerprint: {'; '.join(parts)}; both policies' grades"
+    return Group("the bug itself (the default)", (Choice(f"{policy} {FINGERPRINT}", label),))

@@ -205,6 +205,8 @@ class TimelineRow:
     """The time since the step before arrived (`+120 ms`), when the input has timing."""
     stall: bool = False
     """That gap is over the server's stall threshold."""
+    quirks: tuple[str, ...] = ()
+    """The provider's quirks that show at this step (`webapp.web.views.quirks`)."""
     is_run: ClassVar[bool] = False
 
 
@@ -224,6 +226,8 @@ class RunRow:
     phantom: bool
     stall: str = ""
     """The longest stall inside the run, in words ("" when none, or no timing)."""
+    quirk_steps: int = 0
+    """How many of the run's steps show a provider quirk."""
     is_run: ClassVar[bool] = True
 
 
@@ -341,6 +345,7 @@ def _run_row(view: TraceView, links: Links, run: Run, *, expanded: bool) -> RunR
         after_url=links.step(run.last + 1) if run.last < view.last else None,
         expanded=expanded,
         phantom=view.trace.is_phantom_block(run.block),
+        quirk_steps=view.quirks.count_within(run.first, run.last),
     )
 
 
@@ -361,6 +366,7 @@ def _timeline_row(
         anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
         error=clipped_head(step.error, 120).head if step.error else None,
         in_run=in_run,
+        quirks=view.quirks.at(step.step),
     )
 
 

@@ -85,9 +85,11 @@ def timing_of(service: Service, stream_id: str, har_entry: int | None = None) ->
     return {"timing": timing, "live": capture.live, "capture": capture.to_json()}
 
 
-def record_timing(service: Service, stream_id: str) -> list[float | None] | None:
-    """When each record of the stream arrived, when any is known, else None."""
-    timing = timing_of(service, stream_id)["timing"]
+def record_timing(
+    service: Service, stream_id: str, har_entry: int | None = None
+) -> list[float | None] | None:
+    """When each record of the stream (of its HAR entry) arrived, when any is known, else None."""
+    timing = timing_of(service, stream_id, har_entry)["timing"]
     if timing is None:
         return None
     per_record: list[float | None] = timing["arrivals"][:-1]

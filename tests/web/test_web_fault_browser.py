@@ -1,0 +1,97 @@
+"""Whose fault in a real browser: a quirk's step link selects that step, a grade cell says why on
+hover and on focus. The server runs fake client lenses (no library is run)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from playwright.sync_api import expect
+
+from tests.lenses.fakes import CRASHES, answering, missing, program
+from tests.web.webkit import Watched
+from webapp.settings import Settings
+from webapp.web.app import create_app
+from webapp.web.routes.clients import ClientJobs
+
+pytestmark = pytest.mark.browser
+
+ENVOY = Path("tests/corpus/no-index.sse").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real uvicorn on a free port (as conftest's), its clients page on fake lenses."""
+    folder = tmp_path_factory.mktemp("fault")
+    app = create_app(Settings(db=str(folder / "fault.sqlite3"), timeline_window=40))
+    pi_ai = answering(
+        {"status": "ok", "error": None,
+         "calls": [{"id": "call_1", "name": "search_docs", "arguments": "{}"}]},
+        "pi-ai",
+    )  # fmt: skip
+    app.state.clients = ClientJobs((pi_ai, program(CRASHES, "openai-python"), missing("litellm")))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    assert httpx.get(f"{base}/", timeout=30).status_code == 200
+    yield base
+    server.should_exit = True
+    thread.join(timeout=30)
+    sock.close()
+
+
+def test_clicking_a_quirks_step_selects_it(watched: Watched) -> None:
+    page = watched.page
+    stream_id = watched.store(ENVOY, "envoy")
+    page.goto(f"{watched.base}/s/{stream_id}?step=0")
+    page.evaluate("window.__sameDocument = true")
+    group = page.locator("#quirks details.harm-silent", has_text="bare-continuation")
+    expect(group).not_to_have_attribute("open", "")  # two quirks: each opens on demand
+    group.locator("summary").click()
+    expect(group.locator(".clause")).to_be_visible()
+    expect(group.locator(".seen a").first).to_have_attribute(
+        "href", "https://github.com/envoyproxy/ai-gateway/pull/1468"
+    )
+    group.locator(".qsteps a", has_text="3").click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "3")
+    expect(page).to_have_url(re.compile(r"step=3&policy=adr-0019&path=client$"))
+    expect(page.locator("#row-3")).to_have_attribute("aria-current", "step")
+    expect(page.locator("#row-3 .quirk-flag", has_text="bare-continuation")).to_be_visible()
+    assert page.evaluate("window.__sameDocument") is True  # swapped, not reloaded
+    expect(group).to_have_attribute("open", "")  # the panel stayed as it was
+    watched.assert_clean()
+
+
+def test_a_grade_cell_says_why_on_hover_and_on_focus(watched: Watched) -> None:
+    page = watched.page
+    stream_id = watched.store(ENVOY, "envoy")
+    page.goto(f"{watched.base}/s/{stream_id}/clients")
+    expect(page.locator("#grades")).to_be_visible(timeout=30_000)  # polled until computed
+    expect(page.locator("#verdict")).to_contain_text("The provider (example-model) departs")
+    cell = page.locator("#grade-pi-ai td.grade")
+    tip = page.locator("#why-pi-ai")
+    expect(cell).to_have_text(re.compile(r"^\s*damaged"))
+    expect(tip).to_be_hidden()
+    cell.hover()
+    expect(tip).to_be_visible()
+    expect(tip).to_contain_text("damaged: it receives other calls or arguments and says nothing")
+    expect(tip).to_contain_text("pi-ai 1.6.0: search_docs gets {} instead of")
+    page.mouse.move(0, 0)
+    expect(tip).to_be_hidden()
+    page.locator("#grade-openai-python td.grade").focus()
+    expect(page.locator("#why-openai-python")).to_be_visible()
+    expect(page.locator("#why-openai-python")).to_contain_text("flagged")
+    page.keyboard.press("Tab")  # on to the next grade cell: it says why in its turn
+    expect(page.locator("#why-openai-python")).to_be_hidden()
+    expect(page.locator("#why-litellm")).to_be_visible()
+    watched.assert_clean()

@@ -1,0 +1,104 @@
+"""The clients page's view model: every column graded, the verdict, where to file, the matrix.
+
+The verdict (`webapp.triage.verdict.Verdict`) is the one `streamviz clients` prints and the API
+returns; this only arranges it for the page: one grade row per column (each client library
+with its package and version, then this build's two policies), the sentence provider-first,
+one section per party to file with, the quirks with their steps as links, what the stream
+means, and the matrix of calls below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from webapp.core.words import count
+from webapp.lenses.matrix import Matrix
+from webapp.lenses.pins import BY_CLIENT, CLIENTS
+from webapp.triage.verdict import BUILD, GRADES, Graded, Party, Verdict
+from webapp.web.links import Links
+from webapp.web.text import clipped_head, one_line
+from webapp.web.views.quirks import QuirkPanel, panel
+
+NOT_RUN = "not run"
+DETAIL_SHOWN = 600
+"""A grade's detail is clipped to this many characters on the page (the JSON has it whole)."""
+EVIDENCE_SHOWN = 40
+"""Lines of a party's evidence shown; the rest are counted (report.md has them all)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GradeRow:
+    """One column's grade as the page shows it."""
+
+    client: str
+    package: str
+    """The package the lens runs (`@earendil-works/pi-ai`); "streamviz" for a policy."""
+    version: str
+    grade: str
+    """intact, damaged, flagged, guessed, or "not run"."""
+    meaning: str
+    """What the grade means, in words."""
+    detail: str
+    """What the application gets (or why the client did not run)."""
+    brief: str
+    policy: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FileWith:
+    """One party to file with, and the evidence ready to paste."""
+
+    kind: str
+    name: str
+    says: str
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClientsView:
+    """The clients page once the lenses ran."""
+
+    sentence: str
+    grades: tuple[GradeRow, ...]
+    parties: tuple[FileWith, ...]
+    quirks: QuirkPanel
+    matrix: Matrix | None
+    comparison: str
+    """The matrix's own line: who differs from adr-0019 (not a grade)."""
+
+
+def clients_view(verdict: Verdict, links: Links) -> ClientsView:
+    """The page's view of a verdict; step links under `links` (the HAR entry on screen)."""
+    matrix = verdict.matrix
+    return ClientsView(
+        sentence=one_line(verdict.sentence),  # whole: the page, the CLI and the API agree
+        grades=tuple(_row(graded) for graded in verdict.grades),
+        parties=tuple(_party(party) for party in verdict.parties),
+        quirks=panel(verdict.contract, links),
+        matrix=matrix,
+        comparison=one_line(matrix.verdict) if matrix is not None else "",
+    )
+
+
+def _row(graded: Graded) -> GradeRow:
+    pin = BY_CLIENT.get(graded.client)
+    policy = graded.client not in CLIENTS
+    package = pin.package if pin is not None else "streamviz"
+    grade = graded.grade or NOT_RUN
+    meaning = GRADES[graded.grade] if graded.grade is not None else "the library is not installed"
+    version = graded.version if graded.version != BUILD else BUILD
+    return GradeRow(graded.client, package, version, grade, meaning, _clip(graded.detail),
+                    _clip(graded.short), policy)  # fmt: skip
+
+
+def _party(party: Party) -> FileWith:
+    lines = [_clip(line) for line in party.evidence[:EVIDENCE_SHOWN]]
+    if len(party.evidence) > EVIDENCE_SHOWN:
+        more = len(party.evidence) - EVIDENCE_SHOWN
+        lines.append(f"... and {count(more, 'more line')} (report.md has them all)")
+    return FileWith(party.kind, party.name, _clip(party.says), "\n".join(lines))
+
+
+def _clip(text: str) -> str:
+    cut = clipped_head(one_line(text), DETAIL_SHOWN)
+    return cut.head + ("…" if cut.hidden else "")
