@@ -207,7 +207,8 @@
   function ready() {
     keepTouched();
     copyButtons();
-    syncTimeline(true, !!document.getElementById("story"));  // an example's story stays in view
+    // an example's story, a live capture's banner stays in view (the rows' box still follows)
+    syncTimeline(true, !!(document.getElementById("story") || document.getElementById("live-view")));
     var zone = document.getElementById("dropzone");
     var input = document.getElementById("file");
     var text = document.getElementById("text");

@@ -53,6 +53,22 @@ def test_a_live_page_follows_the_last_record_and_polls(app: FastAPI, client: Tes
     assert "missing-finish-reason" not in page[page.index('class="facts"') : page.index("</dl>")]
 
 
+def test_a_live_page_judges_nothing_by_an_end_that_has_not_come(
+    app: FastAPI, client: TestClient
+) -> None:
+    recording = live(app, 3)  # the header and the first half of get_weather's arguments
+    page = client.get(f"/s/{recording.stream_id}?step=2").text
+    # The quirk panel would say the arguments are cut short and no chunk has finish_reason.
+    assert 'id="quirks"' not in page and "Provider quirks are judged" in page
+    assert "no-finish" not in page and "arguments-not-json" not in page
+    assert "(as things stand: the stream is still arriving)" in page
+    assert "no more arguments arrive for it" not in page
+    recording.add(PIECES[3:], [30.0] * (len(PIECES) - 3))
+    recording.end()
+    ended = client.get(f"/s/{recording.stream_id}?step=2").text
+    assert 'id="quirks"' in ended and "still arriving" not in ended
+
+
 def test_the_poll_answers_204_until_more_arrives_then_the_page(
     app: FastAPI, client: TestClient
 ) -> None:

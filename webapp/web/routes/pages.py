@@ -52,7 +52,7 @@ from webapp.web.views.anomaly_list import panel as anomaly_panel
 from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.entries import entries
-from webapp.web.views.live import following_step, live_panel, waiting_panel
+from webapp.web.views.live import arriving, following_step, live_panel, waiting_panel
 from webapp.web.views.panels import detail, state
 from webapp.web.views.quirks import panel as quirk_panel
 from webapp.web.views.quirks import quirk_line
@@ -148,6 +148,7 @@ def _stream(
     context = stage(view, links, step, timing)
     context.update(share_menu(request, links, step, stream_title(view.source.info)))
     templates = templates_of(request)
+    context["arriving"] = live.live
     if live.live:
         context["live_pin"] = step if pinned else None
     else:
@@ -175,15 +176,18 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
     if live.seen is not None:  # the anomalies of what has arrived, not of the end to come
         groups, columns = live.seen.groups, live.seen.buckets
         summary = replace(summary, anomalies=live.seen.counts)
-    overview = strip(columns, len(view.trace.steps), links, step, view.quirks.in_columns)
+    # a provider's quirks are judged on the whole stream (a call cut short, no finish_reason):
+    # while it is live they would be about its end, which has not come
+    marked = () if live.live else view.quirks.in_columns
+    overview = strip(columns, len(view.trace.steps), links, step, marked)
     context.update(
         options=view.options,
         summary=summary,
-        window=timed_window(window, timing),
+        window=arriving(timed_window(window, timing), live.live),
         policies=POLICIES,
         paths=PATHS,
         overview=timed_strip(overview, columns, timing),
-        quirks=quirk_panel(view.trace.contract, links),
+        quirks=None if live.live else quirk_panel(view.trace.contract, links),
         entries=entries(view, links),
         minimise=None if live.live else minimise_routes.section(request, view, links),
         timing=None if timing is None else timing_panel(view, timing, links, live=live.live),
@@ -254,6 +258,7 @@ def timeline(request: Request, shown: Shown) -> Response:
         return RedirectResponse(links.step(step), status_code=303)
     size = settings_of(request).timeline_window
     window = timed_window(views.window_around(view, links, step, size), live.timing)
+    window = arriving(window, live.live)
     context = {"window": window, "links": links}
     context["noted"] = triage.noted_steps(request, shown.stream_id)
     return render(templates_of(request), request, "_timeline.html", context)
@@ -275,7 +280,7 @@ def rows(request: Request, shown: Shown) -> Response:
         return RedirectResponse(links.step(view.clamp(start)), status_code=303)
     end = min(end, start + size)
     window = views.window(view, links, start, end, step, size, fill=direction == "after")
-    window = timed_window(window, live.timing)
+    window = arriving(timed_window(window, live.timing), live.live)
     context = {"window": window, "links": links, "direction": direction}
     context["noted"] = triage.noted_steps(request, shown.stream_id)
     return render(templates_of(request), request, "_rows.html", context)

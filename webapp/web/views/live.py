@@ -11,12 +11,13 @@ the rest of the page leaves them out (`webapp.web.backend.capture.live.so_far`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from webapp.core.words import count, number
 from webapp.storage.capture import Capture
 from webapp.web.backend.capture.live import Live
 from webapp.web.links import Links
+from webapp.web.views.timeline import RunRow, Window
 from webapp.web.views.timing import duration
 
 
@@ -106,3 +107,15 @@ def waiting_panel(capture: Capture, links: Links, size: int, poll_ms: int) -> Li
         pinned=None,
         provisional=(),
     )
+
+
+def arriving(window: Window, live: bool) -> Window:
+    """The timeline rows of a live stream without its provider quirks: they are judged on the
+    whole stream (a call's arguments cut short, no finish_reason), whose end has not come."""
+    if not live:
+        return window
+    rows = tuple(
+        replace(row, quirk_steps=0) if isinstance(row, RunRow) else replace(row, quirks=())
+        for row in window.rows
+    )
+    return replace(window, rows=rows)
