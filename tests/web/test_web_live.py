@@ -81,10 +81,14 @@ def test_the_poll_answers_204_until_more_arrives_then_the_page(
     assert "4 records so far" in grown.text and poll_url(grown.text) != poll
     assert client.get(poll_url(grown.text), headers=HX).status_code == 204
     recording.end()
-    ended = client.get(poll_url(grown.text), headers=HX)
-    assert ended.status_code == 200 and ended.headers["HX-Refresh"] == "true"
-    assert ended.text == ""
-    page = client.get(f"/s/{recording.stream_id}").text  # the ordinary page, once
+    ended = client.get(poll_url(grown.text), headers=HX)  # it followed the latest chunk
+    end = Links(recording.stream_id, DEFAULTS).step(4)  # four records, then the end step
+    assert ended.status_code == 200 and ended.headers["HX-Redirect"] == end
+    assert "HX-Refresh" not in ended.headers and ended.text == ""
+    chosen = client.get(poll_url(grown.text) + "&step=2", headers=HX)  # its URL names step 2
+    assert chosen.headers["HX-Refresh"] == "true" and "HX-Redirect" not in chosen.headers
+    page = client.get(end).text  # the ordinary page, once
+    assert 'data-step="4"' in page
     assert 'id="live-view"' not in page and 'hx-trigger="every' not in page
     assert 'id="timing"' in page and "add-note" in page
 

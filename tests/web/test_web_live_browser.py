@@ -143,3 +143,22 @@ def test_the_live_page_grows_then_becomes_the_ordinary_page(
     raw = httpx.get(f"{rig.base}/api/streams/{rig.stream_id}/raw", timeout=WAIT).content
     assert raw == bytes(rig.received)
     assert errors == []
+
+
+def test_a_page_that_followed_the_latest_chunk_ends_at_the_end_step(
+    rig: Rig, page: tuple[Page, list[str]]
+) -> None:
+    browser_page, errors = page
+    assert rig.headers.wait(WAIT)
+    wait_until(lambda: stored_pieces(rig) == 3, "the first three pieces to be stored")
+    browser_page.goto(f"{rig.base}/s/{rig.stream_id}")
+    stage = browser_page.locator("#stage")
+    expect(stage).to_have_attribute("data-step", "1")  # following the last record
+    for gate in rig.fake.gates.values():
+        gate.set()
+    assert rig.done.wait(WAIT)
+    expect(browser_page.locator("#live-view")).to_have_count(0)
+    end = len(rig.pieces) - 1  # a comment, then one record per piece; the end step after
+    expect(stage).to_have_attribute("data-step", str(end))  # the end, not step 0
+    assert f"step={end}" in browser_page.url
+    assert errors == []

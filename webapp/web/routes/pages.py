@@ -217,7 +217,8 @@ def _waiting(request: Request, shown: StreamSource, partial: bool) -> Response |
 def live_poll(request: Request, shown: Shown) -> Response:
     """What a live page polls (htmx): 204 while nothing new has arrived (or it is not time to
     show it yet), the page again once more has (htmx takes its `#live-view`), and, once the
-    capture has ended, `HX-Refresh`: the page loads again as the ordinary page, once."""
+    capture has ended, the ordinary page, loaded once: again (`HX-Refresh`) when the user chose
+    a step, at the stream's end step (`HX-Redirect`) when it followed the latest chunk."""
     seen = parse_int(shown.query.get("seen"), "seen", 0)
     links = links_of(shown)
     if not from_htmx(request):  # a browser: to the page itself
@@ -233,7 +234,10 @@ def live_poll(request: Request, shown: Shown) -> Response:
         return Response(status_code=200, headers={"HX-Refresh": "true"})
     live = made[0]
     if not live.live:
-        return Response(status_code=200, headers={"HX-Refresh": "true"})
+        if "step" in shown.query:  # the page's URL names the step chosen: load it again
+            return Response(status_code=200, headers={"HX-Refresh": "true"})
+        # it followed the latest chunk: the ordinary page at the end, not at step 0
+        return Response(status_code=200, headers={"HX-Redirect": links.step(live.view.last)})
     if live.size == seen:
         return Response(status_code=204)
     return _stream(request, shown, partial=False, made=made)
