@@ -43,6 +43,7 @@ from webapp.web.query import (
     parse_present,
 )
 from webapp.web.routes import clients, share, triage
+from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.share import share_menu
 from webapp.web.templating import render
@@ -192,6 +193,7 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
         minimise=None if live.live else minimise_routes.section(request, view, links),
         timing=None if timing is None else timing_panel(view, timing, links, live=live.live),
         live=live_panel(live, links, step, pinned=pinned, poll_ms=settings.live_poll_ms),
+        compare=diff_routes.control(request, links),
         **_anomalies(view, links, step, groups),
     )
     return context
