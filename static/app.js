@@ -88,6 +88,8 @@
   document.addEventListener("htmx:after:swap", function (event) {
     var source = event.target;
     if (source && source.classList && source.classList.contains("more")) return;
+    // a live page's poll grew it in place: follow in the rows' box, never scroll the page
+    if (source && source.id === "live-view") { syncTimeline(false, true); return; }
     syncTimeline(!!(source && source.id === "timeline"));
     revealClicked(source);
   });
@@ -207,7 +209,8 @@
   function ready() {
     keepTouched();
     copyButtons();
-    syncTimeline(true, !!document.getElementById("story"));  // an example's story stays in view
+    // an example's story, a live capture's banner stays in view (the rows' box still follows)
+    syncTimeline(true, !!(document.getElementById("story") || document.getElementById("live-view")));
     var zone = document.getElementById("dropzone");
     var input = document.getElementById("file");
     var text = document.getElementById("text");

@@ -15,8 +15,16 @@
 
   function el(id) { return document.getElementById(id); }
 
+  var RECORDED_MOST = 10000;  // "as recorded": a longer gap is played as this many ms
+
   function delay() {
     var speed = el("play-speed");
+    if (speed && speed.value === "recorded") {
+      // the gap before the next step as it arrived (the stage's data-next-gap, in ms)
+      var stage = el("stage");
+      var gap = stage ? Number(stage.getAttribute("data-next-gap")) : NaN;
+      return isFinite(gap) && gap >= 0 ? Math.min(gap, RECORDED_MOST) : 1000;
+    }
     var ms = speed ? Number(speed.value) : 1000;
     return ms > 0 ? ms : 1000;
   }

@@ -76,6 +76,16 @@ class Settings:
     """A captured stream's bytes are stored in batches of at most this many bytes..."""
     capture_batch_ms: int = 100
     """... or every this many milliseconds while they arrive."""
+    list_captures: bool = True
+    """With `upstreams`, the library lists every stream the proxy captured (a proxy is its
+    user's own instance), live ones first, besides the streams this browser stored."""
+    stall_ms: int = 1000
+    """A gap of more than this many milliseconds before a step is a stall (marked on pages)."""
+    live_poll_ms: int = 1000
+    """How often a live stream's page asks for what has arrived since."""
+    live_share: float = 0.25
+    """At most this share of a worker thread's time goes to re-making one live stream's view
+    as it grows (`webapp.web.backend.capture.live`): a large one is shown less often."""
 
     def to_env(self) -> dict[str, str]:
         """The settings as `STREAMVIZ_*` environment variables."""

@@ -31,9 +31,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(*args: str) -> Iterator[tuple[str, list[str]]]:
-    """The command on a free port; yields its base URL and, once it has stopped, what it
-    wrote on stdout (uvicorn's access log) and stderr."""
+def running(*args: str, stop: int = signal.SIGINT) -> Iterator[tuple[str, list[str]]]:
+    """The command on a free port; yields its base URL and, once it has stopped (by `stop`),
+    what it wrote on stdout (uvicorn's access log) and stderr."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-c", MAIN, *args, "--port", str(port)]
@@ -54,7 +54,7 @@ def running(*args: str) -> Iterator[tuple[str, list[str]]]:
                 time.sleep(0.05)
         yield base, stderr
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         out, err = process.communicate(timeout=30)
         stderr.append(out.decode("utf-8", "replace") + err.decode("utf-8", "replace"))
 

@@ -3,7 +3,8 @@
 One worker gets the app object. Several workers are started by uvicorn from an import string
 (`webapp.web.app:create_app_from_env`), so the settings travel as `STREAMVIZ_*` environment
 variables; the workers share only the store. The store is opened (and migrated) once here
-first, so that a wrong `--db` is an error message, not N crashing workers.
+first, so that a wrong `--db` is an error message, not N crashing workers; with `--upstream`,
+the captures a crashed server left live are ended then too, before any worker records.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from webapp.cli.inputs import InputError
+from webapp.core.words import count
 from webapp.settings import DEFAULT_MAX_BYTES
-from webapp.storage import UnsupportedDatabase, open_storage, parse_location
+from webapp.storage import Storage, UnsupportedDatabase, open_storage, parse_location
 
 if TYPE_CHECKING:
     from webapp.settings import Settings
@@ -194,6 +196,20 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "upstream is no longer read.",
 )  # fmt: skip
 @click.option(
+    "--unlisted-captures", is_flag=True,
+    help="Leave the proxy's captures out of the library (each is then found by the "
+    "streamviz-stream-id header of its response); by default a server that records lists "
+    "them, live ones first.",
+)  # fmt: skip
+@click.option(
+    "--stall-ms", type=click.IntRange(min=1), default=1000, show_default=True, metavar="MS",
+    help="A gap of more than MS milliseconds before a step is marked as a stall.",
+)  # fmt: skip
+@click.option(
+    "--live-poll-ms", type=click.IntRange(min=100), default=1000, show_default=True,
+    metavar="MS", help="How often a live capture's page asks for what has arrived.",
+)  # fmt: skip
+@click.option(
     "--fd",
     type=click.IntRange(min=0),
     default=None,
@@ -212,10 +228,17 @@ def serve(host: str, port: int, db: str, workers: int, fd: int | None, **given: 
     if workers == 1:
         with store_errors(db):
             app = create_app(settings)
+            if settings.upstreams:
+                end_orphans(app.state.service.storage)
         uvicorn.run(app, **where)
         return
     with store_errors(db):
-        open_storage(db).close()  # migrated once, before any worker starts
+        storage = open_storage(db)  # migrated once, before any worker starts
+        try:
+            if settings.upstreams:
+                end_orphans(storage)
+        finally:
+            storage.close()
     os.environ.update(settings.to_env())
     uvicorn.run(FACTORY, factory=True, workers=workers, **where)
 
@@ -246,6 +269,7 @@ def _settings(host: str, db: str, given: dict[str, Any]) -> Settings:
         public_url=given.pop("public_url").strip().rstrip("/"),
         allowed_hosts=hosts_of(given.pop("allowed_hosts"), host),
         upstreams=upstreams,
+        list_captures=not given.pop("unlisted_captures"),
         **given,
     )
 
@@ -264,6 +288,22 @@ def hosts_of(allowed: str, bound: str) -> tuple[str, ...]:
     if bound in WILDCARDS or AllowedHosts.of(()).allows(f"[{bound}]" if ":" in bound else bound):
         return names
     return (*names, bound)
+
+
+def end_orphans(storage: Storage) -> list[str]:
+    """Before a recording server serves: end the captures a crashed or killed one left live
+    ("cut: the server stopped", their bytes kept), saying so on stderr. Two servers that
+    record into one store must not start while the other records."""
+    from webapp.storage.capture import Captures
+
+    ended = Captures(storage).end_orphans()
+    if ended:
+        click.echo(
+            f"ended {count(len(ended), 'capture')} a previous server left live "
+            "(cut: the server stopped)",
+            err=True,
+        )
+    return ended
 
 
 @contextmanager

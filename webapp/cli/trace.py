@@ -19,6 +19,7 @@ from webapp.cli.render import check_lines, trace_lines
 from webapp.cli.report import check_document
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
+from webapp.core.readers.timing import with_timing
 from webapp.core.tracejson import trace_document_stream
 from webapp.tuning import paused_gc
 
@@ -39,7 +40,9 @@ def trace(
     """Show every step: the rule each fragment took, the block it landed on, the events.
 
     Then the final blocks, the anomalies and a one-line summary. --format json prints the
-    schema-1 trace with an "input" key describing what was read.
+    schema-1 trace with an "input" key describing what was read, and a "timing" key when the
+    input carries timing (a cassette, a HAR entry's timings, the .timing.json that
+    `streamviz record` writes beside a stream).
     """
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
@@ -109,10 +112,16 @@ def compare(
 
 def _trace(given: Input, chosen: Options, output: str) -> None:
     source = given.load()
+    timing = None
+    if output == "json":
+        from webapp.cli.timing import input_timing  # the records' lines, before they are consumed
+
+        timing = input_timing(given.file, source)
     # JSON needs only the records' count: each payload's text goes once it is assembled.
     result = assemble(source.records, chosen, consume=output == "json")
     if output == "json":
-        emit(itertools.chain(trace_document_stream(result, source), [b"\n"]))
+        document = with_timing(trace_document_stream(result, source), timing)
+        emit(itertools.chain(document, [b"\n"]))
     else:
         write_text(lambda paint: trace_lines(result, source, paint))
 

@@ -165,6 +165,10 @@ class Trace:
         """The kind of step `step`: "chunk", "done", "invalid" or "end"."""
         return STEP_KINDS[self.columns.step_kind[step]]
 
+    def finish_steps(self) -> list[int]:
+        """The steps whose chunk carried a finish_reason, in order."""
+        return sorted(step for step, reason in self.columns.finish_reasons.items() if reason)
+
     def fragments_in(self, first: int, stop: int) -> int:
         """How many fragments steps `first` to `stop` (exclusive) carry."""
         return self._fragment_row(stop) - self._fragment_row(first)

@@ -27,6 +27,8 @@ ENDINGS = {
     "server": "cut: the server stopped",
 }
 """How a capture ends, by the cause's name: the state it is stored with."""
+ORPHANED = "still live when its server stopped; ended when the next one started"
+"""The detail of a capture `Captures.end_orphans` ended."""
 
 _COLUMNS = (
     "stream_id, upstream, method, path, model, streamed, tools, status, content_type, state, "
@@ -198,7 +200,8 @@ class Captures:
                 "UPDATE captures SET arrivals = ? WHERE stream_id = ?",
                 (_arrivals_text(ends, ms), stream_id),
             )
-            run("UPDATE streams SET size = ? WHERE id = ?", (len(data), stream_id))
+            # The library's numbers, if a listing kept them while it was live, are of fewer bytes.
+            run("UPDATE streams SET size = ?, stats = '' WHERE id = ?", (len(data), stream_id))
             run("DELETE FROM capture_parts WHERE stream_id = ?", (stream_id,))
             # A view made of the stream while it was live is of fewer bytes: made again.
             run("DELETE FROM artefacts WHERE stream_id = ?", (stream_id,))
@@ -260,6 +263,16 @@ class Captures:
         """The request body kept with `--keep-requests`, or None."""
         rows = self._run("SELECT request FROM captures WHERE stream_id = ?", (stream_id,))
         return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def end_orphans(self, detail: str = ORPHANED) -> list[str]:
+        """End every capture still marked live as "cut: the server stopped" (its bytes kept);
+        their ids. Only for a server's start, before it records anything: no capture can be
+        live then but one its server left when it crashed or was killed."""
+        return [
+            stream_id
+            for stream_id in self.live()
+            if self.finish(stream_id, ENDINGS["server"], detail)
+        ]
 
     def live(self) -> list[str]:
         """The ids of the captures still live, newest first."""

@@ -216,14 +216,31 @@ class Storage:
         [(n,)] = self.backend.run("SELECT COUNT(*) FROM streams")
         return int(n)
 
-    def put_artefact(self, stream_id: str, options: str, kind: str, data: bytes) -> None:
-        """Keep something derived from a stream (replacing an older one under the same key)."""
-        self.backend.run(
-            "INSERT INTO artefacts (stream_id, options, kind, data, size, created) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (stream_id, options, kind) "
-            "DO UPDATE SET data = excluded.data, size = excluded.size, created = excluded.created",
-            (stream_id, options, kind, data, len(data), _now()),
+    def put_artefact(
+        self, stream_id: str, options: str, kind: str, data: bytes, made_from: int | None = None
+    ) -> bool:
+        """Keep something derived from a stream (replacing an older one under the same key);
+        with `made_from` (the stream's size it was made of), only while the stream is still
+        that size and no capture of it is live: a view of a live capture's first bytes is
+        never kept, even when its keeping comes after the capture ended. Whether it was kept."""
+        row = (stream_id, options, kind, data, len(data), _now())
+        upsert = (
+            "ON CONFLICT (stream_id, options, kind) DO UPDATE SET data = excluded.data, "
+            "size = excluded.size, created = excluded.created RETURNING stream_id"
         )
+        if made_from is None:
+            sql = (
+                "INSERT INTO artefacts (stream_id, options, kind, data, size, created) "
+                f"VALUES (?, ?, ?, ?, ?, ?) {upsert}"
+            )
+            return bool(self.backend.run(sql, row))
+        sql = (
+            "INSERT INTO artefacts (stream_id, options, kind, data, size, created) "
+            "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM streams WHERE id = ? AND "
+            "size = ?) AND NOT EXISTS (SELECT 1 FROM captures WHERE stream_id = ? AND "
+            f"state = 'live') {upsert}"
+        )
+        return bool(self.backend.run(sql, (*row, stream_id, made_from, stream_id)))
 
     def artefact(self, stream_id: str, options: str, kind: str) -> bytes | None:
         """A kept artefact's bytes, or None."""

@@ -50,6 +50,13 @@ class Listed:
     stats: dict[str, Any] | None
     """chunks, calls, errors, warnings (None until first computed)."""
     notes: int
+    capture: str = ""
+    """A captured stream's state ("live", "complete", "cut by the client"...), else ""."""
+
+    @property
+    def live(self) -> bool:
+        """A capture still arriving."""
+        return self.capture == "live"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,32 +164,45 @@ class Notes:
 
 
 class Library:
-    """Streams listed newest first, searched by title and terms (`webapp.storage.search`),
-    optionally only some ids."""
+    """Streams listed live captures first, then newest first, searched by title and terms
+    (`webapp.storage.search`); optionally only some ids (and, with `captures`, every captured
+    stream besides them)."""
 
     def __init__(self, storage: Storage) -> None:
         self._run = storage.backend.run
 
     def page(
-        self, *, search: str = "", ids: Sequence[str] | None = None, limit: int, offset: int
+        self,
+        *,
+        search: str = "",
+        ids: Sequence[str] | None = None,
+        captures: bool = False,
+        limit: int,
+        offset: int,
     ) -> Page:
         """The streams that match, `limit` of them from `offset`; `ids` None means all."""
         where: list[str] = []
         params: list[Any] = []
         if ids is not None:
-            if not ids:
+            chosen = [f"streams.id IN ({', '.join('?' for _ in ids)})"] if ids else []
+            if captures:
+                chosen.append("captures.stream_id IS NOT NULL")
+            if not chosen:
                 return Page((), 0)
-            where.append(f"id IN ({', '.join('?' for _ in ids)})")
+            where.append(f"({' OR '.join(chosen)})")
             params += list(ids)
         found, found_params = matching(search)
         where += found
         params += found_params
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-        [(total,)] = self._run(f"SELECT COUNT(*) FROM streams{clause}", params)
+        joined = " FROM streams LEFT JOIN captures ON captures.stream_id = streams.id"
+        [(total,)] = self._run(f"SELECT COUNT(*){joined}{clause}", params)
         rows = self._run(
-            "SELECT id, title, created, input_format, format, stats, "
-            "(SELECT COUNT(*) FROM notes WHERE notes.stream_id = streams.id) "
-            f"FROM streams{clause} ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
+            "SELECT streams.id, title, created, input_format, format, stats, "
+            "(SELECT COUNT(*) FROM notes WHERE notes.stream_id = streams.id), "
+            f"COALESCE(captures.state, ''){joined}{clause} "
+            "ORDER BY CASE WHEN captures.state = 'live' THEN 0 ELSE 1 END, created DESC, "
+            "streams.id DESC LIMIT ? OFFSET ?",
             [*params, limit, offset],
         )
         listed = tuple(
@@ -194,11 +214,19 @@ class Library:
                 format=str(row[4]),
                 stats=json.loads(row[5]) if row[5] else None,
                 notes=int(row[6]),
+                capture=str(row[7]),
             )
             for row in rows
         )
         return Page(listed, int(total))
 
-    def keep_stats(self, stream_id: str, stats: dict[str, Any]) -> None:
-        """Remember a stream's numbers for the next listing."""
-        self._run("UPDATE streams SET stats = ? WHERE id = ?", (json.dumps(stats), stream_id))
+    def keep_stats(self, stream_id: str, stats: dict[str, Any], made_from: int) -> bool:
+        """Remember a stream's numbers, made of its first `made_from` bytes, for the next
+        listing: only while it is that size and no capture of it is live (the numbers of a
+        live capture's first bytes are never kept). Whether they were kept."""
+        rows = self._run(
+            "UPDATE streams SET stats = ? WHERE id = ? AND size = ? AND NOT EXISTS "
+            "(SELECT 1 FROM captures WHERE stream_id = ? AND state = 'live') RETURNING id",
+            (json.dumps(stats), stream_id, made_from, stream_id),
+        )
+        return bool(rows)

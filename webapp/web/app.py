@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.settings import Settings
 from webapp.tuning import serving
+from webapp.web.backend.capture.live import Pace
 from webapp.web.backend.forward import Forwarder
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
@@ -93,6 +94,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.service = service
+    app.state.pace = Pace(settings.live_share, settings.stall_ms)
     app.state.retention = retention
     app.state.backfill = backfill
     app.state.uploads = UploadSlots(settings.max_uploads)

@@ -1,4 +1,5 @@
-"""What the app factory put on `app.state`, typed: the service, the settings, the templates."""
+"""What the app factory put on `app.state`, typed: the service, the settings, the templates,
+the pace of live views."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
 from webapp.settings import Settings
+from webapp.web.backend.capture.live import Pace
 from webapp.web.backend.service import Service
 
 
@@ -13,6 +15,12 @@ def service_of(request: Request) -> Service:
     """The app's service (store, caches)."""
     service: Service = request.app.state.service
     return service
+
+
+def pace_of(request: Request) -> Pace:
+    """How often this worker makes live streams' views again."""
+    pace: Pace = request.app.state.pace
+    return pace
 
 
 def settings_of(request: Request) -> Settings:

@@ -20,3 +20,12 @@ def wants_partial(request: Request) -> bool:
         and headers.get("hx-history-restore-request") != "true"
         and headers.get("hx-request-type") != "full"
     )
+
+
+def from_htmx(request: Request) -> bool:
+    """True for any request htmx made, a swap that selects from a whole page (`hx-select`:
+    `HX-Request-Type: full`) included; False for a browser's own load or a history restore."""
+    headers = request.headers
+    return (
+        headers.get("hx-request") == "true" and headers.get("hx-history-restore-request") != "true"
+    )

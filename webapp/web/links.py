@@ -155,6 +155,17 @@ class Links:
         first["direction"] = direction
         return self._with(f"{self.page.base}/rows", first)
 
+    def live(self, seen: int) -> str:
+        """What a live page polls: the page again once more than `seen` bytes have arrived
+        (the step it shows is sent beside, when the user chose one)."""
+        return self._with(f"{self.page.base}/live", {"seen": seen})
+
+    @property
+    def following(self) -> str:
+        """The page without a step: a live stream's page then follows its latest chunk."""
+        query = self._view_query()
+        return f"{self.base}?{urlencode(query)}" if query else self.base
+
     def timeline(self, step: int) -> str:
         """The timeline window around `step`."""
         return self._with(f"{self.page.base}/timeline", {"step": step})

@@ -16,10 +16,15 @@ from __future__ import annotations
 
 import itertools
 import re
+from array import array
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
+
+from webapp.core.records import Payloads, ReadResult, Record
 
 _BREAK = re.compile(rb"\r\n|\r|\n")
 """Line breaks as the readers count them (`webapp.core.readers.parse.LINE_BREAK`), on bytes."""
@@ -72,9 +77,10 @@ def _float(value: Any) -> float | None:
     return float(value) if _number(value) else None
 
 
-def line_starts(data: bytes) -> list[int]:
-    """The byte offset of every line's start (line 1 first), as the readers number lines."""
-    starts = [0]
+def line_starts(data: bytes) -> array[int]:
+    """The byte offset of every line's start (line 1 first), as the readers number lines
+    (8 bytes a line: a long stream has millions)."""
+    starts = array("q", [0])
     starts.extend(match.end() for match in _BREAK.finditer(data))
     return starts
 
@@ -106,7 +112,7 @@ def record_ends(data: bytes, lines: Sequence[int | None], sse: bool = True) -> l
     return ends
 
 
-def _is_blank(data: bytes, starts: list[int], index: int) -> bool:
+def _is_blank(data: bytes, starts: array[int], index: int) -> bool:
     """Whether line `index` (0-based) holds nothing before its break (a final empty line,
     with no break after it, is not a dispatch)."""
     start = starts[index]
@@ -159,3 +165,45 @@ def timing_document(
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
+
+
+def read_timing(result: ReadResult, records: int | None = None) -> dict[str, Any] | None:
+    """The timing an input carries itself, as `timing_document` writes it: a cassette's
+    arrivals (`meta["arrivals"]`, one per record), a HAR entry's `timings` (the first byte and
+    the end only); None when it carries none. `records` counts the records when `result` no
+    longer holds them."""
+    count = len(result.records) if records is None else records
+    per_record = result.meta.get("arrivals")
+    if isinstance(per_record, list):
+        known = [float(t) if _number(t) else None for t in per_record]
+        return timing_document(count, known, source=result.format)
+    first, end = har_timing(result.meta.get("timings"))
+    if first is None:
+        return None
+    return timing_document(count, first_byte=first, end=end, source="har")
+
+
+def with_timing(parts: Iterable[bytes], timing: Mapping[str, Any] | None) -> Iterator[bytes]:
+    """The pieces of a JSON object's text (a trace document), with `"timing": ...` added as
+    its last key when `timing` is given; the pieces are passed on as they come."""
+    if timing is None:
+        yield from parts
+        return
+    held: bytes | None = None
+    for part in parts:
+        if held is not None:
+            yield held
+        held = part
+    text = (held or b"").rstrip()
+    if not text.endswith(b"}"):
+        raise ValueError("not the text of a JSON object")
+    inner = text[:-1].rstrip()
+    comma = b"" if inner.endswith(b"{") else b","
+    yield inner + comma + b'"timing":' + orjson.dumps(dict(timing)) + b"}"
+
+
+def record_lines(records: Sequence[Record]) -> list[int | None]:
+    """Each record's first line (a plain stream's without parsing its payloads)."""
+    if isinstance(records, Payloads):
+        return [records.line(at) for at in range(len(records))]
+    return [record.line for record in records]

@@ -25,7 +25,11 @@ reader's default entry. The bounds on work in flight are `webapp.web.backend.inf
 keeping a view in the store after its page is `webapp.web.backend.keeper`.
 
 Nothing here is shared between worker processes except through the store: a cache is only
-a shortcut to what the stored bytes give again.
+a shortcut to what the stored bytes give again. Every key of a stream's cached values ends with
+the stream's size as stored when they were made: a capture grows while it is live (its bytes
+only ever appended), so a worker that made a view of its first bytes makes another once more
+have come, whichever worker recorded them. A view is kept in the store only of a stream no
+longer live and still the size it was made of (`Storage.put_artefact`).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from webapp.core.rules import Policy
 from webapp.core.trace import Trace
 from webapp.settings import Settings
 from webapp.storage import Storage, StreamInfo, open_storage
+from webapp.storage.capture import Captures
 from webapp.storage.store import Deleted
 from webapp.triage.compare import Comparison, compare
 from webapp.web.backend import stored
@@ -119,7 +124,8 @@ def weigh(value: object) -> int:
         return (PAYLOADS_PER_BYTE if plain else READING_PER_BYTE) * value.info.size
     if isinstance(value, _Compared):
         return COMPARISON_PER_BYTE * value.size
-    return 1
+    weight = getattr(value, "weight", None)  # a view's timing, say (`backend.capture.timing`)
+    return weight if isinstance(weight, int) else 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,16 +201,20 @@ class Service:
             delete_hash=delete_hash,
             parent=parent,
         )
-        self._cached(("reading", info.id, None), Reading, lambda: Reading(info, prepared.result))
+        key = ("reading", info.id, None, info.size)
+        self._cached(key, Reading, lambda: Reading(info, prepared.result))
         return info
 
     def reading(self, stream_id: str, har_entry: int | None = None) -> Reading:
         """The stream read again from its stored bytes, every record included (cached under
         the budget with its full weight); `har_entry` picks a HAR's entry."""
-        info = self.info(stream_id)
-        reading = self._cached(
-            ("reading", stream_id, har_entry), Reading, lambda: self._read(info, har_entry)
-        )
+        return self._reading(self.info(stream_id), har_entry)
+
+    def _reading(self, info: StreamInfo, har_entry: int | None) -> Reading:
+        """The reading of the stream's first `info.size` bytes (all of them, but for a live
+        capture that has grown since `info` was read)."""
+        key = ("reading", info.id, har_entry, info.size)
+        reading = self._cached(key, Reading, lambda: self._read(info, har_entry))
         return reading if reading.info == info else Reading(info, reading.result)
 
     def _making(self, info: StreamInfo, per_byte: int) -> AbstractContextManager[Ticket | None]:
@@ -218,7 +228,7 @@ class Service:
         return self.gate.heavy_for(info.size < LIGHT_BELOW)
 
     def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
-        raw = self.raw_lines(info.id).data
+        raw = self.raw_lines(info).data
         text = raw if isinstance(raw, str) else decode(raw)
         with self._heavy_for(info):
             try:
@@ -227,31 +237,37 @@ class Service:
                 raise Unreadable(str(error)) from error
         return Reading(info, result)
 
-    def raw_lines(self, stream_id: str) -> RawLines:
+    def raw_lines(self, info: StreamInfo) -> RawLines:
         """The stored bytes with their line index (cached: fetched from the store once)."""
-        return self._cached(("raw", stream_id), RawLines, lambda: RawLines(self.raw(stream_id)))
+        return self._cached(("raw", info.id, info.size), RawLines, lambda: RawLines(self._at(info)))
 
-    def _lines_through(self, stream_id: str, line: int | None) -> RawLines:
+    def _at(self, info: StreamInfo) -> bytes:
+        """The stream's first `info.size` bytes (a live capture may have more by now)."""
+        raw = self.raw(info.id)
+        return raw[: info.size] if len(raw) > info.size else raw
+
+    def _lines_through(self, info: StreamInfo, line: int | None) -> RawLines:
         """Stored bytes that hold line `line`'s start (None: the last line's end): the whole
         stream's if cached, else its first `PREFIX_BYTES` when the line starts in them (a
         stream opened after a restart shows its first steps without fetching all its bytes),
         else the whole stream's."""
-        whole = self.cache.peek(("raw", stream_id))
+        stream_id = info.id
+        whole = self.cache.peek(("raw", stream_id, info.size))
         if isinstance(whole, RawLines) or example_of(stream_id) is not None:
-            return self.raw_lines(stream_id)
+            return self.raw_lines(info)
 
         def head() -> RawLines:
-            found = self.storage.raw_prefix(stream_id, PREFIX_BYTES)
+            found = self.storage.raw_prefix(stream_id, min(PREFIX_BYTES, info.size))
             if found is None:
                 raise NotFound(stream_id)
-            return RawLines(found, complete=len(found) < PREFIX_BYTES)
+            return RawLines(found, complete=len(found) >= info.size)
 
-        prefix = self._cached(("prefix", stream_id), RawLines, head)
+        prefix = self._cached(("prefix", stream_id, info.size), RawLines, head)
         if prefix.complete:
             return prefix
         if isinstance(prefix.data, bytes) and line is not None and prefix.start(line) is not None:
             return prefix
-        return self.raw_lines(stream_id)
+        return self.raw_lines(info)
 
     def view(self, stream_id: str, options: Options, har_entry: int | None = None) -> TraceView:
         """The stream assembled under `options`, with its stepping indexes (cached; loaded
@@ -264,10 +280,10 @@ class Service:
                 view = self._load(info, canon, har_entry) or self._assemble(info, canon, har_entry)
                 if ticket is not None:
                     ticket.settle(view.weight)
-            view.recall = self._recall(stream_id, har_entry, view.source, view.trace)
+            view.recall = self._recall(har_entry, view.source, view.trace)
             return view
 
-        view = self._cached(("trace", stream_id, har_entry, canon), TraceView, make)
+        view = self._cached(("trace", stream_id, har_entry, canon, info.size), TraceView, make)
         return _as_asked(view, info, options)
 
     def cached_view(
@@ -276,7 +292,7 @@ class Service:
         """The view under `options` (of HAR entry `har_entry`) if this worker has it cached,
         else None (making nothing)."""
         info = self.info(stream_id)
-        view = self.cache.peek(("trace", stream_id, har_entry, options.canonical()))
+        view = self.cache.peek(("trace", stream_id, har_entry, options.canonical(), info.size))
         return _as_asked(view, info, options) if isinstance(view, TraceView) else None
 
     def _load(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView | None:
@@ -298,7 +314,7 @@ class Service:
     def _assemble(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView:
         """Read (or take the cached reading, an upload's say) and assemble; keep the view in the
         store. One reading for concurrent misses (cached under the byte bound), not one each."""
-        result = self.reading(info.id, har_entry).result
+        result = self._reading(info, har_entry).result
         with self._heavy_for(info):
             try:
                 trace = assemble(result.records, options)
@@ -319,21 +335,25 @@ class Service:
         """Keep the view in the store beside its stream (a failure only costs a reassembly)."""
         info = view.source.info
         try:
+            capture = Captures(self.storage).get(info.id)
+            if capture is not None and capture.live:
+                return  # of its first bytes: not kept (nor packed)
             data = view.packed()
             if data is not None:
                 kind = stored.kind(view.source.har_entry)
-                self.storage.put_artefact(info.id, view.options.key(), kind, data)
+                self.storage.put_artefact(info.id, view.options.key(), kind, data, info.size)
         except Exception:  # the stream deleted meanwhile, the store busy: not the user's error
             log.warning("stream %s: its trace was not stored", info.id, exc_info=True)
 
     def _recall(
-        self, stream_id: str, har_entry: int | None, source: Source, trace: Trace
+        self, har_entry: int | None, source: Source, trace: Trace
     ) -> Callable[[int], Record | None]:
         """How the view gets a step's record: from the reading when it is cached (an upload's,
         for its first views), else from the step's own lines of the raw bytes when the format
         allows, else from a whole reading (on demand)."""
         sliceable = by_lines(source.found)
-        key = ("reading", stream_id, har_entry)
+        info = source.info
+        key = ("reading", info.id, har_entry, info.size)
 
         def recall(step: int) -> Record | None:
             cached = self.cache.peek(key)
@@ -345,11 +365,11 @@ class Service:
                 last = step + 1 >= source.records
                 after = None if last else trace.line_of(step + 1)
                 if is_line(line) and (last or is_line(after)):
-                    lines = self._lines_through(stream_id, after)
+                    lines = self._lines_through(info, after)
                     found = lines.record(line, after, trace.kind_of(step))
                     if found is not None:
                         return found
-            records = self.reading(stream_id, har_entry).result.records
+            records = self._reading(info, har_entry).result.records
             return records[step] if step < len(records) else None
 
         return lru_cache(maxsize=RECALLED)(recall)  # a page asks for its step's record twice
@@ -375,7 +395,7 @@ class Service:
 
         def make() -> _Compared:
             with self._making(info, COMPARISON_PER_BYTE):
-                reading = self.reading(stream_id, har_entry)
+                reading = self._reading(info, har_entry)
                 with self._heavy_for(reading.info):
                     try:
                         made = compare(reading.result.records, canon, left=left, right=right)
@@ -386,7 +406,7 @@ class Service:
                         ) from error
                 return _Compared(made, reading.info.size)
 
-        key = ("comparison", stream_id, har_entry, canon, left, right)
+        key = ("comparison", stream_id, har_entry, canon, left, right, info.size)
         return self._cached(key, _Compared, make).comparison
 
     def close(self) -> None:

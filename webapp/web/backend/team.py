@@ -399,17 +399,23 @@ def note_of(service: Service, stream_id: str, note_id: str) -> StoredNote:
 
 def stats(service: Service, stream_id: str) -> dict[str, Any]:
     """What the library shows of a stream (`webapp.web.backend.library.holdings.stats`)."""
+    return _stats(service, stream_id)[0]
+
+
+def _stats(service: Service, stream_id: str) -> tuple[dict[str, Any], int]:
+    """The stream's numbers and the size of the bytes they were made of."""
     try:
         view = service.view(stream_id, Options())
     except Unreadable as error:
-        return {"unreadable": str(error)[:200]}
-    return holdings.stats(view)
+        return {"unreadable": str(error)[:200]}, service.info(stream_id).size
+    return holdings.stats(view), view.source.info.size
 
 
 def filled_stats(service: Service, stream_id: str) -> dict[str, Any]:
-    """The stream's numbers, computed and kept for the next listing."""
-    found = stats(service, stream_id)
-    Library(service.storage).keep_stats(stream_id, found)
+    """The stream's numbers, computed and kept for the next listing (not while a capture of
+    it is live: they would be of its first bytes)."""
+    found, size = _stats(service, stream_id)
+    Library(service.storage).keep_stats(stream_id, found, size)
     return found
 
 

@@ -11,10 +11,12 @@ from starlette.concurrency import run_in_threadpool
 
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
+from webapp.core.readers.timing import with_timing
 from webapp.core.records import ReaderError
 from webapp.core.tracejson import trace_document_parts
 from webapp.storage import StreamInfo
 from webapp.web.appstate import service_of, settings_of
+from webapp.web.backend.capture.timing import view_timing
 from webapp.web.backend.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
@@ -308,9 +310,12 @@ def stream_info(request: Request, stream_id: str) -> StreamInfo:
     summary="The schema-1 trace",
     description="The same JSON as `streamviz trace --format json` (`Trace.to_json()`), plus "
     "an `input` key with what the reader found (format, notes, and for HAR the model, tools "
-    "and other entries). Query: `policy` (adr-0019 | exact-key), `path` (client | "
-    "server-tools), `server_tools` (comma-separated names or `prefix*`), `choice` (0...), "
-    "`har_entry` (a HAR file's entry to read, 1-based; default: its first event stream).",
+    "and other entries), and a `timing` key when the input carries timing (a captured stream, "
+    'a cassette, a HAR entry\'s `timings`): `{"unit": "ms", "arrivals": [one per step '
+    'or null], "first_byte", "end", "source"}`. Query: `policy` (adr-0019 | exact-key), '
+    "`path` (client | server-tools), `server_tools` (comma-separated names or `prefix*`), "
+    "`choice` (0...), `har_entry` (a HAR file's entry to read, 1-based; default: its first "
+    "event stream).",
     responses={
         200: {"content": {"application/json": {"example": TRACE_EXAMPLE}}},
         **_ERRORS,
@@ -320,9 +325,12 @@ def stream_trace(request: Request, stream_id: str) -> Response:
     """Assemble the stored stream under the given options and return the trace."""
     options = parse_options(request.query_params)
     har_entry = parse_har_entry(request.query_params.get("har_entry"))
-    view = service_of(request).view(stream_id, options, har_entry)
+    service = service_of(request)
+    view = service.view(stream_id, options, har_entry)
     source = view.source
-    body = b"".join(trace_document_parts(view.trace, source.found, source.records))
+    timing = view_timing(service, view, settings_of(request).stall_ms)
+    parts = trace_document_parts(view.trace, source.found, source.records)
+    body = b"".join(with_timing(parts, None if timing is None else timing.document()))
     return Response(body, media_type="application/json")
 
 

@@ -1,8 +1,12 @@
-"""The library of streams (`/streams`, `GET /api/streams`): newest first, searched by title.
+"""The library of streams (`/streams`, `GET /api/streams`): live captures first, then newest
+first, searched by title.
 
 Every stream is listed only on a server started with `--list-streams` (a team instance behind
 its own access control): otherwise an id is the only key to a stream, and a list of them would
-hand every stream to anyone. Without it the library lists the streams this browser stored.
+hand every stream to anyone. Without it the library lists the streams this browser stored and,
+on a server that records (`--upstream`), every stream its proxy captured: a proxy is its
+user's own instance, and what went through it is theirs (`--unlisted-captures` leaves them
+out: each is then found by the `streamviz-stream-id` its response carried).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Row:
 
     listed: Listed
     stats: dict[str, Any]
+    """chunks, calls, errors, warnings; empty while the stream is a live capture."""
     url: str
     here: tuple[str, ...] = ()
     """Why this browser's library holds it: stored, opened, noted, renamed."""
@@ -58,6 +63,8 @@ class Row:
             "format": listed.format,
             "notes": listed.notes,
             "url": self.url,
+            "live": listed.live,
+            "capture": listed.capture or None,
             **self.stats,
             "here": list(self.here),
         }
@@ -94,6 +101,12 @@ class Shelf:
         }
 
 
+def lists_captures(settings: Settings) -> bool:
+    """Whether the library lists every captured stream: on a server that records, unless
+    `--unlisted-captures` (with `--list-streams` every stream is listed anyway)."""
+    return bool(settings.upstreams) and settings.list_captures
+
+
 def _page(stream_id: str) -> str:
     return Links(stream_id, DEFAULTS).base
 
@@ -105,13 +118,14 @@ def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
     page = max(1, parse_int(query.get("page"), "page", 1, 1_000_000))
     mine = [*reversed(owned(request)), *reversed(seen(request))]
     ids = None if settings.list_streams else list(dict.fromkeys(mine))
+    captures = lists_captures(settings)
     found = Library(service.storage).page(
-        search=search, ids=ids, limit=PER_PAGE, offset=(page - 1) * PER_PAGE
+        search=search, ids=ids, captures=captures, limit=PER_PAGE, offset=(page - 1) * PER_PAGE
     )
     rows = tuple(
         Row(
             listed,
-            listed.stats or filled_stats(service, listed.id),
+            {} if listed.live else listed.stats or filled_stats(service, listed.id),
             Links(listed.id, DEFAULTS).base,
             here_because(request, listed.id),
         )
@@ -119,6 +133,12 @@ def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
     )
     if settings.list_streams:
         why = "This server lists every stream it keeps (it runs with --list-streams)."
+    elif captures:
+        why = (
+            "This server records: it lists every stream its proxy captured, live ones first, "
+            "and the streams this browser stored (remembered in a cookie, the last 40 at "
+            "most). Any other stream's link is the only key to it."
+        )
     else:
         why = (
             "This server does not list streams: a stream's link is the only key to it. "

@@ -18,12 +18,17 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import QueryParams
 
 from webapp.core.rules import POLICIES
+from webapp.storage.capture import Captures
 from webapp.triage.compare import Comparison
-from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.appstate import pace_of, service_of, settings_of, templates_of
+from webapp.web.backend.anomaly_groups import Group
+from webapp.web.backend.capture.live import Live
+from webapp.web.backend.capture.timing import Timing
 from webapp.web.backend.overview import strip
+from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team import saw
 from webapp.web.backend.traceview import TraceView
-from webapp.web.htmx import wants_partial
+from webapp.web.htmx import from_htmx, wants_partial
 from webapp.web.links import Links
 from webapp.web.query import (
     COMPARED,
@@ -49,9 +54,12 @@ from webapp.web.views.anomaly_list import panel as anomaly_panel
 from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.entries import entries
+from webapp.web.views.live import arriving, following_step, live_panel, waiting_panel
 from webapp.web.views.panels import detail, state
 from webapp.web.views.quirks import panel as quirk_panel
 from webapp.web.views.quirks import quirk_line
+from webapp.web.views.timing import panel as timing_panel
+from webapp.web.views.timing import step_time, timed_strip, timed_window
 
 router = APIRouter(include_in_schema=False)
 
@@ -60,83 +68,207 @@ def view_of(
     request: Request, shown: StreamSource, embed: bool = False
 ) -> tuple[TraceView, Links, int]:
     """The view a page's URL names, its links, and its step (clamped to the trace)."""
-    query, stream_id = shown.query, shown.stream_id
+    live, links, step = live_view_of(request, shown, embed)
+    return live.view, links, step
+
+
+def links_of(shown: StreamSource, embed: bool = False) -> Links:
+    """The links of the view a page's URL names."""
+    query = shown.query
     options = parse_options(query)
-    step = parse_int(query.get("step"), "step", 0)
     har_entry = parse_har_entry(query.get("har_entry"))
     code = parse_anomaly(query.get("anomaly"))
     start = parse_int(query.get("anomaly_start"), "anomaly_start", 0)
-    view = service_of(request).view(stream_id, options, har_entry)
     present = parse_present(query.get("present"))
-    links = Links(stream_id, options, har_entry, code, start if code else 0, present, embed)
-    return view, links, view.clamp(step)
+    return Links(shown.stream_id, options, har_entry, code, start if code else 0, present, embed)
 
 
-def stage(view: TraceView, links: Links, step: int) -> dict[str, Any]:
-    """The stage's context: the stepping links, the step's detail, the state after it."""
+def live_view_of(
+    request: Request, shown: StreamSource, embed: bool = False
+) -> tuple[Live, Links, int]:
+    """As `view_of`, the view as a live capture's page shows it (`webapp.web.backend.capture.live`):
+    every page and partial of a live stream shows the same view, made at its pace."""
+    links = links_of(shown, embed)
+    step = parse_int(shown.query.get("step"), "step", 0)
+    live = pace_of(request).view(
+        service_of(request), shown.stream_id, links.options, links.har_entry
+    )
+    return live, links, live.view.clamp(step)
+
+
+def stage(view: TraceView, links: Links, step: int, timing: Timing | None = None) -> dict[str, Any]:
+    """The stage's context: the stepping links, the step's detail, the state after it, and
+    when the step arrived (when the input says)."""
     return {
         "links": links,
         "nav": views.nav(view, links, step),
         "detail": detail(view, step),
         "state": state(view, step),
         "step": step,
+        "step_time": step_time(timing, step),
+        "live_pin": None,
     }
 
 
-def _anomalies(view: TraceView, links: Links, step: int) -> dict[str, Any]:
-    found = view.anomaly_groups
+def _anomalies(
+    view: TraceView, links: Links, step: int, found: tuple[Group, ...] | None = None
+) -> dict[str, Any]:
+    found = view.anomaly_groups if found is None else found
     start = links.anomaly_start
     return {"anomalies": anomaly_panel(view.trace, found, links, step, links.anomaly, start)}
 
 
 @router.get("")
 def stream_page(request: Request, shown: Shown) -> Response:
-    """The timeline page at a step; an htmx request gets only the stage (nav, detail, state)."""
-    view, links, step = view_of(request, shown)
-    context = stage(view, links, step)
-    context.update(triage.stage_context(request, view, links, step))
+    """The timeline page at a step; an htmx request gets only the stage (nav, detail, state).
+
+    A live capture's page follows its latest record unless the URL names a step, and polls
+    for more (`live`); one none of whose bytes read yet says it is waiting for them."""
+    return _stream(request, shown, partial=wants_partial(request))
+
+
+def _stream(
+    request: Request,
+    shown: StreamSource,
+    *,
+    partial: bool,
+    made: tuple[Live, Links, int] | None = None,
+) -> Response:
+    """The page (or its stage), of the view `made` when the caller has it already."""
+    try:
+        live, links, step = made or live_view_of(request, shown)
+    except Unreadable:
+        waiting = _waiting(request, shown, partial)
+        if waiting is None:
+            raise
+        return waiting
+    view = live.view
+    pinned = "step" in shown.query or not live.live
+    if not pinned:
+        step = following_step(live)
+    timing = live.timing
+    context = stage(view, links, step, timing)
     context.update(share_menu(request, links, step, stream_title(view.source.info)))
     templates = templates_of(request)
-    if wants_partial(request):
+    context["arriving"] = live.live
+    if live.live:
+        context["live_pin"] = step if pinned else None
+    else:
+        context.update(triage.stage_context(request, view, links, step))
+    if partial:
         return render(templates, request, "_stage.html", context)
-    context.update(triage.page_context(request, view, links, step))
-    size = settings_of(request).timeline_window
-    context.update(
-        options=view.options,
-        summary=views.summary(view),
-        window=views.window_around(view, links, step, size),
-        policies=POLICIES,
-        paths=PATHS,
-        overview=strip(view.buckets, len(view.trace.steps), links, step, view.quirks.in_columns),
-        quirks=quirk_panel(view.trace.contract, links),
-        entries=entries(view, links),
-        minimise=minimise_routes.section(request, view, links),
-        compare=diff_routes.control(request, links),
-        **_anomalies(view, links, step),
-    )
+    context.update(_page(request, live, links, step, pinned))
     response = render(templates, request, "stream.html", context)
     saw(request, response, shown.stream_id, "o")  # this browser's library holds it now
     return response
 
 
+def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -> dict[str, Any]:
+    """What the full timeline page shows besides its stage."""
+    view, timing = live.view, live.timing
+    settings = settings_of(request)
+    context = triage.page_context(request, view, links, step)
+    size = settings.timeline_window
+    window = views.window_around(view, links, step, size)
+    if live.live:  # its end step has not come: the rows stop at the last record
+        end = min(window.end, view.last)
+        window = views.window(view, links, window.start, end, step, size, fill=False)
+        if window.end >= view.last:
+            window = replace(window, after_url=None, after_page=None)
+    summary = views.summary(view)
+    groups, columns = view.anomaly_groups, view.buckets
+    if live.seen is not None:  # the anomalies of what has arrived, not of the end to come
+        groups, columns = live.seen.groups, live.seen.buckets
+        summary = replace(summary, anomalies=live.seen.counts)
+    # a provider's quirks are judged on the whole stream (a call cut short, no finish_reason):
+    # while it is live they would be about its end, which has not come
+    marked = () if live.live else view.quirks.in_columns
+    overview = strip(columns, len(view.trace.steps), links, step, marked)
+    context.update(
+        options=view.options,
+        summary=summary,
+        window=arriving(timed_window(window, timing), live.live),
+        policies=POLICIES,
+        paths=PATHS,
+        overview=timed_strip(overview, columns, timing),
+        quirks=None if live.live else quirk_panel(view.trace.contract, links),
+        entries=entries(view, links),
+        minimise=None if live.live else minimise_routes.section(request, view, links),
+        timing=None if timing is None else timing_panel(view, timing, links, live=live.live),
+        live=live_panel(live, links, step, pinned=pinned, poll_ms=settings.live_poll_ms),
+        compare=diff_routes.control(request, links),
+        **_anomalies(view, links, step, groups),
+    )
+    return context
+
+
+def _waiting(request: Request, shown: StreamSource, partial: bool) -> Response | None:
+    """The page of a live capture whose bytes do not read yet (None when it is not one): a
+    204 to a swap or a poll (nothing to show yet)."""
+    service = service_of(request)
+    capture = Captures(service.storage).get(shown.stream_id)
+    if capture is None or not capture.live:
+        return None
+    if partial:
+        return Response(status_code=204)
+    info = service.info(shown.stream_id)
+    links = links_of(shown)
+    panel = waiting_panel(capture, links, info.size, settings_of(request).live_poll_ms)
+    context = {"live": panel, "title": stream_title(info), "links": links}
+    return render(templates_of(request), request, "live_waiting.html", context)
+
+
+@router.get("/live")
+def live_poll(request: Request, shown: Shown) -> Response:
+    """What a live page polls (htmx): 204 while nothing new has arrived (or it is not time to
+    show it yet), the page again once more has (htmx takes its `#live-view`), and, once the
+    capture has ended, the ordinary page, loaded once: again (`HX-Refresh`) when the user chose
+    a step, at the stream's end step (`HX-Redirect`) when it followed the latest chunk."""
+    seen = parse_int(shown.query.get("seen"), "seen", 0)
+    links = links_of(shown)
+    if not from_htmx(request):  # a browser: to the page itself
+        chosen = "step" in shown.query
+        where = links.step(parse_int(shown.query.get("step"), "step", 0)) if chosen else None
+        return RedirectResponse(where or links.following, status_code=303)
+    try:
+        made = live_view_of(request, shown)
+    except Unreadable:  # nothing reads yet: wait while it is live, else show what the page says
+        capture = Captures(service_of(request).storage).get(shown.stream_id)
+        if capture is not None and capture.live:
+            return Response(status_code=204)
+        return Response(status_code=200, headers={"HX-Refresh": "true"})
+    live = made[0]
+    if not live.live:
+        if "step" in shown.query:  # the page's URL names the step chosen: load it again
+            return Response(status_code=200, headers={"HX-Refresh": "true"})
+        # it followed the latest chunk: the ordinary page at the end, not at step 0
+        return Response(status_code=200, headers={"HX-Redirect": links.step(live.view.last)})
+    if live.size == seen:
+        return Response(status_code=204)
+    return _stream(request, shown, partial=False, made=made)
+
+
 @router.get("/anomalies")
 def anomalies(request: Request, shown: Shown) -> Response:
     """The anomaly list, filtered by `anomaly` (htmx); a browser is sent to the page."""
-    view, links, step = view_of(request, shown)
+    live, links, step = live_view_of(request, shown)
     if not wants_partial(request):
         return RedirectResponse(links.step(step), status_code=303)
-    context = _anomalies(view, links, step)
+    context = _anomalies(live.view, links, step, live.seen.groups if live.seen else None)
     return render(templates_of(request), request, "_anomalies.html", context)
 
 
 @router.get("/timeline")
 def timeline(request: Request, shown: Shown) -> Response:
     """The timeline window around a step (htmx); a browser is sent to the page at that step."""
-    view, links, step = view_of(request, shown)
+    live, links, step = live_view_of(request, shown)
+    view = live.view
     if not wants_partial(request):
         return RedirectResponse(links.step(step), status_code=303)
     size = settings_of(request).timeline_window
-    context = {"window": views.window_around(view, links, step, size), "links": links}
+    window = timed_window(views.window_around(view, links, step, size), live.timing)
+    window = arriving(window, live.live)
+    context = {"window": window, "links": links}
     context["noted"] = triage.noted_steps(request, shown.stream_id)
     return render(templates_of(request), request, "_timeline.html", context)
 
@@ -144,7 +276,8 @@ def timeline(request: Request, shown: Shown) -> Response:
 @router.get("/rows")
 def rows(request: Request, shown: Shown) -> Response:
     """More timeline rows before or after those shown (htmx, when the user scrolls)."""
-    view, links, step = view_of(request, shown)
+    live, links, step = live_view_of(request, shown)
+    view = live.view
     query = shown.query
     start = parse_int(query.get("start"), "start", 0)
     size = settings_of(request).timeline_window
@@ -156,6 +289,7 @@ def rows(request: Request, shown: Shown) -> Response:
         return RedirectResponse(links.step(view.clamp(start)), status_code=303)
     end = min(end, start + size)
     window = views.window(view, links, start, end, step, size, fill=direction == "after")
+    window = arriving(timed_window(window, live.timing), live.live)
     context = {"window": window, "links": links, "direction": direction}
     context["noted"] = triage.noted_steps(request, shown.stream_id)
     return render(templates_of(request), request, "_rows.html", context)

@@ -13,7 +13,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webapp.settings import Settings
-from webapp.web.backend.capture import StoreRecorder
+from webapp.web.backend.capture.recorder import StoreRecorder
 from webapp.web.backend.forward import (
     Forwarder,
     Limits,

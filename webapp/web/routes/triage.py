@@ -28,7 +28,7 @@ from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.capture import fixture_cassette, record_timing
+from webapp.web.backend.capture.recorder import fixture_cassette, record_timing
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
 from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team import (

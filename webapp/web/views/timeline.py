@@ -201,6 +201,10 @@ class TimelineRow:
     error: str | None
     in_run: bool = False
     """The step belongs to a run that is shown expanded (the selected step is in it)."""
+    gap: str = ""
+    """The time since the step before arrived (`+120 ms`), when the input has timing."""
+    stall: bool = False
+    """That gap is over the server's stall threshold."""
     quirks: tuple[str, ...] = ()
     """The provider's quirks that show at this step (`webapp.web.views.quirks`)."""
     is_run: ClassVar[bool] = False
@@ -220,6 +224,8 @@ class RunRow:
     """The page at the first step after the run."""
     expanded: bool
     phantom: bool
+    stall: str = ""
+    """The longest stall inside the run, in words ("" when none, or no timing)."""
     quirk_steps: int = 0
     """How many of the run's steps show a provider quirk."""
     is_run: ClassVar[bool] = True

@@ -85,7 +85,7 @@ def _index(service: Service, stream_id: str, titled: Titled | None) -> bool:
         log.warning("stream %s: not indexed now (the server is busy)", stream_id)
         return False
     search.index(stream_id, holdings.terms(view))
-    Library(service.storage).keep_stats(stream_id, holdings.stats(view))
+    Library(service.storage).keep_stats(stream_id, holdings.stats(view), view.source.info.size)
     if titled is not None:
         named = holdings.title(view, "")
         if named and titled.file_name:

@@ -2,8 +2,10 @@
 
 `StoreRecorder` opens a live stream in the library for each recorded response and writes its
 batches (`webapp.storage.capture`); when the stream ends, this worker forgets what it cached of
-the stream while it was live. `timing_of` is a stream's `timing` document: the arrival of every
-step for a captured stream, the HAR entry's `timings` for a HAR, null when the input has none.
+the stream while it was live (other workers' caches are keyed by the stream's size, so theirs
+is not taken for the whole stream either). `timing_of` is a stream's `timing` document
+(`webapp.web.backend.capture.timing`): the arrival of every step for a captured stream, the
+HAR entry's `timings` for a HAR, null when the input has none.
 """
 
 from __future__ import annotations
@@ -12,17 +14,18 @@ import logging
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from webapp.core.readers import decode, read
+from webapp.core.options import Options
 from webapp.core.readers.cassette import to_cassette
 from webapp.core.readers.timing import (
     Arrivals,
-    har_timing,
-    record_arrivals,
+    read_timing,
     record_ends,
+    record_lines,
     timing_document,
 )
-from webapp.core.records import Payloads, ReaderError, ReadResult, Record
-from webapp.storage.capture import Capture, Captures, Facts, Part
+from webapp.core.records import ReadResult
+from webapp.storage.capture import Captures, Facts, Part
+from webapp.web.backend.capture.timing import captured
 from webapp.web.backend.library.indexing import index
 from webapp.web.backend.service import Service, Unreadable
 
@@ -72,67 +75,22 @@ class StoreRecorder:
         self.service.cache.discard(of_stream)
 
 
-def record_lines(records: Sequence[Record]) -> list[int | None]:
-    """Each record's first line (a plain stream's without parsing its payloads)."""
-    if isinstance(records, Payloads):
-        return [records.line(at) for at in range(len(records))]
-    return [record.line for record in records]
-
-
-def captured_timing(
-    raw: bytes, result: ReadResult | None, capture: Capture, arrivals: Arrivals | None
-) -> dict[str, Any]:
-    """The timing of a captured stream's bytes (so far, while live); `result` is their
-    reading (None when they do not read yet)."""
-    records = result.records if result is not None else ()
-    per_record = None
-    if arrivals is not None:
-        sse = result is not None and result.format == "sse"
-        per_record = record_arrivals(raw, arrivals, record_lines(records), sse=sse)
-    end = None
-    if not capture.live and arrivals is not None and arrivals.ms:
-        end = arrivals.ms[-1]
-    return timing_document(
-        len(records),
-        per_record,
-        first_byte=capture.facts.headers_ms,
-        end=end,
-        source="capture",
-    )
-
-
-def read_timing(result: ReadResult) -> dict[str, Any] | None:
-    """The timing an input carries itself (a HAR entry's `timings`, a cassette's arrivals),
-    or None."""
-    per_record = result.meta.get("arrivals")
-    if isinstance(per_record, list):
-        return timing_document(len(result.records), per_record, source=result.format)
-    first, end = har_timing(result.meta.get("timings"))
-    if first is None:
-        return None
-    return timing_document(len(result.records), first_byte=first, end=end, source="har")
-
-
 def timing_of(service: Service, stream_id: str, har_entry: int | None = None) -> dict[str, Any]:
-    """`{"timing", "live", "capture"}` for a stream (NotFound when there is none)."""
+    """`{"timing", "live", "capture"}` for a stream (NotFound when there is none): the timing
+    of its view under the default options (of the bytes that have arrived, while live)."""
     info = service.info(stream_id)
-    captures = Captures(service.storage)
-    capture = captures.get(info.id)
+    capture = Captures(service.storage).get(info.id)
+    try:
+        view = service.view(info.id, Options(), har_entry)
+    except Unreadable:  # no bytes came yet, or none that read
+        if capture is None:
+            raise
+        document = timing_document(0, first_byte=capture.facts.headers_ms, source="capture")
+        return {"timing": document, "live": capture.live, "capture": capture.to_json()}
     if capture is None:
-        result = service.reading(info.id, har_entry).result
-        return {"timing": read_timing(result), "live": False, "capture": None}
-    raw = service.raw(info.id)
-    if capture.live:  # read as it is now, not cached: more is coming
-        try:
-            reading: ReadResult | None = read(decode(raw)) if raw.strip() else None
-        except ReaderError:
-            reading = None
-    else:
-        try:
-            reading = service.reading(info.id).result
-        except Unreadable:  # no bytes came, or none that read
-            reading = None
-    timing = captured_timing(raw, reading, capture, captures.arrivals(info.id))
+        return {"timing": read_timing(view.source.found, view.source.records), "live": False,
+                "capture": None}  # fmt: skip
+    timing = captured(service, view, capture)
     return {"timing": timing, "live": capture.live, "capture": capture.to_json()}
 
 

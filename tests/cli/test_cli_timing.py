@@ -1,0 +1,63 @@
+"""`trace --format json` adds `timing` when its input carries it: a cassette's arrivals, a HAR
+entry's `timings`, the `.timing.json` `streamviz record` writes beside a stream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.clikit import CLEAN, Invoke, Write
+from tests.streamkit import har, sse
+from webapp.core.readers.cassette import to_cassette
+from webapp.core.readers.timing import Arrivals
+
+
+def _document(invoke: Invoke, path: str) -> dict[str, object]:
+    result = invoke("trace", path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    document: dict[str, object] = json.loads(result.stdout)
+    return document
+
+
+def _sidecar(path: Path, data: bytes, **changes: object) -> None:
+    """The `.timing.json` of `streamviz record`: each event's end, 10 ms apart after 5 ms."""
+    ends, total = [], 0
+    for event in data.split(b"\n\n")[:-1]:
+        total += len(event) + 2
+        ends.append(total)
+    document = {"unit": "ms", "state": "complete", "headers_ms": 5.0, "ends": ends,
+                "ms": [10.0 * (n + 1) for n in range(len(ends))], **changes}  # fmt: skip
+    path.with_suffix(".timing.json").write_text(json.dumps(document))
+
+
+def test_a_recorded_stream_gets_its_timing_from_beside_it(tmp_path: Path, invoke: Invoke) -> None:
+    path = tmp_path / "20260101T000000-gpt-4o-1.sse"
+    data = sse(*CLEAN).encode()
+    path.write_bytes(data)
+    assert "timing" not in _document(invoke, str(path))
+    _sidecar(path, data)
+    timing = _document(invoke, str(path))["timing"]
+    assert timing == {"unit": "ms", "arrivals": [10.0, 20.0, 30.0, 40.0, 40.0],
+                      "first_byte": 5.0, "end": 40.0, "source": "capture"}  # fmt: skip
+
+
+def test_a_timing_file_of_other_bytes_is_not_used(tmp_path: Path, invoke: Invoke) -> None:
+    path = tmp_path / "s.sse"
+    data = sse(*CLEAN).encode()
+    path.write_bytes(data + b": edited since\n\n")
+    _sidecar(path, data)
+    result = invoke("trace", str(path), "--format", "json")
+    assert result.exit_code == 0 and "timing" not in json.loads(result.stdout)
+    assert "s.timing.json: not used (it is not the timing of" in result.stderr
+
+
+def test_a_cassette_and_a_har_entry_carry_their_own(write: Write, invoke: Invoke) -> None:
+    body = sse(*CLEAN)
+    ends = [len(body.encode())]
+    cassette = write(to_cassette(body, arrivals=Arrivals(tuple(ends), (42.0,))), "c.yaml")
+    assert _document(invoke, cassette)["timing"]["arrivals"] == [42.0] * 5  # type: ignore[index]
+    document = json.loads(har(*CLEAN))
+    document["log"]["entries"][0]["timings"] = {"wait": 50, "receive": 25}
+    timing = _document(invoke, write(json.dumps(document), "h.har"))["timing"]
+    assert timing["source"] == "har" and timing["first_byte"] == 50.0  # type: ignore[index]
+    assert timing["end"] == 75.0  # type: ignore[index]

@@ -1,0 +1,102 @@
+"""What the store and the caches keep of a capture while it grows: other workers' caches see
+its new bytes, no view or library numbers of its first bytes are kept, and the captures a
+crashed server left live are ended when the next one starts."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from tests.streamkit import chunk, frag, sse
+from tests.web.livekit import PIECES, TOOL_CALL, captured, events, start
+from webapp.core.options import Options
+from webapp.settings import Settings
+from webapp.storage import open_storage
+from webapp.storage.capture import ENDINGS, ORPHANED, Captures
+from webapp.storage.team import Library
+from webapp.web.backend import stored
+from webapp.web.backend.service import STORE_FROM, Service
+
+
+def test_the_numbers_of_a_live_capture_are_never_kept(app: FastAPI, client: TestClient) -> None:
+    recording = start(app.state.service.storage)
+    recording.add(PIECES[:3], [50.0] * 3)
+    library = Library(app.state.service.storage)
+    size = app.state.service.storage.info(recording.stream_id).size
+    assert not library.keep_stats(recording.stream_id, {"chunks": 3}, size)
+    recording.end()
+    assert not library.keep_stats(recording.stream_id, {"chunks": 3}, size - 1)  # of fewer bytes
+    assert library.keep_stats(recording.stream_id, {"chunks": 3}, size)
+
+
+def test_another_workers_cache_follows_a_capture_it_did_not_record(settings: Settings) -> None:
+    recorder, other = Service(settings), Service(settings)
+    try:
+        recording = start(recorder.storage)
+        recording.add(PIECES[:2], [10.0, 10.0])
+        assert len(other.view(recording.stream_id, Options()).trace.steps) == 3
+        recording.add(PIECES[2:], [10.0] * 4)  # the recorder's worker wrote more
+        assert len(other.view(recording.stream_id, Options()).trace.steps) == 7
+        recording.end()
+        ended = other.view(recording.stream_id, Options())
+        assert len(ended.trace.steps) == 7 and ended.trace.stop_reason == "toolUse"
+    finally:
+        recorder.close()
+        other.close()
+
+
+def long_stream(fragments: int) -> str:
+    chunks = [chunk(frag(0, "call_1", "get_weather", ""))]
+    chunks += [chunk(frag(0, args="x" * 40)) for _ in range(fragments)]
+    return sse(*chunks, chunk(finish="tool_calls"))
+
+
+def test_a_view_of_a_live_capture_is_never_kept_in_the_store(settings: Settings) -> None:
+    service = Service(settings)
+    try:
+        text = long_stream(STORE_FROM // 100)
+        recording = start(service.storage)
+        pieces = events(text)
+        recording.add(pieces[:-2], [1.0] * (len(pieces) - 2))
+        assert service.storage.info(recording.stream_id).size >= STORE_FROM
+        service.view(recording.stream_id, Options())
+        service.settle()
+        key = (recording.stream_id, Options().key(), stored.kind(None))
+        assert service.storage.artefact(*key) is None
+        recording.add(pieces[-2:], [1.0, 1.0])
+        recording.end()
+        service.view(recording.stream_id, Options())
+        service.settle()
+        assert service.storage.artefact(*key) is not None
+    finally:
+        service.close()
+
+
+def test_a_view_made_while_live_is_refused_by_the_store_after_the_end(db_url: str) -> None:
+    storage = open_storage(db_url)
+    recording = start(storage)
+    recording.add(PIECES[:3], [1.0] * 3)
+    size = storage.info(recording.stream_id).size
+    assert not storage.put_artefact(recording.stream_id, "k", "columns", b"x", size)  # live
+    recording.add(PIECES[3:], [1.0] * 3)
+    recording.end()
+    assert not storage.put_artefact(recording.stream_id, "k", "columns", b"x", size)  # grown
+    full = storage.info(recording.stream_id).size
+    assert storage.put_artefact(recording.stream_id, "k", "columns", b"x", full)
+    storage.close()
+
+
+def test_a_servers_start_ends_the_captures_left_live(db_url: str) -> None:
+    storage = open_storage(db_url)
+    left = start(storage)
+    left.add(PIECES[:3], [5.0] * 3)
+    done = captured(storage, TOOL_CALL, [5.0] * 6)
+    captures = Captures(storage)
+    assert captures.end_orphans() == [left.stream_id]
+    capture = captures.get(left.stream_id)
+    assert capture is not None and capture.state == ENDINGS["server"]
+    assert capture.detail == ORPHANED and capture.pieces == 3
+    assert storage.raw(left.stream_id) == b"".join(PIECES[:3])  # what arrived is kept
+    assert captures.get(done.stream_id).state == "complete"  # type: ignore[union-attr]
+    assert captures.end_orphans() == []
+    storage.close()

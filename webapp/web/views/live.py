@@ -1,0 +1,121 @@
+"""The view model of a live capture's banner: what has arrived, how the page keeps up.
+
+While a capture is live its page follows the latest chunk (the stage shows the last record,
+the state after it, the timeline its last rows) unless the user chose a step (`step` in the
+URL, or a row clicked): then it stays there while the rest keeps growing. The page polls
+`Links.live` every `poll_ms` (htmx, sending the chosen step from `#live-pin`); without
+JavaScript the banner's Refresh link does the same. Anomalies reported at the end step are
+judged as if the stream ended where it has got to: the banner names them as provisional, and
+the rest of the page leaves them out (`webapp.web.backend.capture.live.so_far`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from webapp.core.words import count, number
+from webapp.storage.capture import Capture
+from webapp.web.backend.capture.live import Live
+from webapp.web.links import Links
+from webapp.web.views.timeline import RunRow, Window
+from webapp.web.views.timing import duration
+
+
+@dataclass(frozen=True, slots=True)
+class LivePanel:
+    """The live banner and the poll it drives."""
+
+    upstream: str
+    model: str
+    started: str
+    records: int
+    size: int
+    behind: int
+    every: str
+    """How often the view is made again, in words, when that is slower than the polls."""
+    poll_url: str
+    poll_ms: int
+    refresh_url: str
+    follow_url: str | None
+    """The page following the latest chunk again (None when it already does)."""
+    pinned: int | None
+    provisional: tuple[str, ...]
+    """The codes of the anomalies at the end step (judged as if the stream had ended), which
+    the page does not show elsewhere."""
+
+    @property
+    def said(self) -> str:
+        """What has arrived, in words."""
+        if not self.size:
+            return "waiting for the first bytes of the response"
+        if not self.records:
+            return f"{count(self.size, 'byte')} so far, no complete record yet"
+        shown = f"{count(self.records, 'record')} so far ({count(self.size, 'byte')})"
+        if self.behind:
+            shown += f"; {number(self.behind)} more bytes have arrived, shown {self.every}"
+        return shown
+
+
+def following_step(live: Live) -> int:
+    """The step a live page shows when the user chose none: the last record (the end step
+    has not come yet), or step 0 before any."""
+    return max(0, live.view.source.records - 1)
+
+
+def live_panel(
+    live: Live, links: Links, step: int, *, pinned: bool, poll_ms: int
+) -> LivePanel | None:
+    """The banner of a live capture's page (None when the stream is not live)."""
+    capture = live.capture
+    if capture is None or not live.live:
+        return None
+    view = live.view
+    end = view.last
+    provisional = tuple(sorted({anomaly.code for anomaly in view.anomalies_by_step.get(end, ())}))
+    every = f"every {duration(live.every * 1000)}" if live.every * 1000 > poll_ms else "soon"
+    return LivePanel(
+        upstream=capture.facts.upstream,
+        model=capture.facts.model,
+        started=capture.started.replace("T", " ").replace("+00:00", " UTC"),
+        records=view.source.records,
+        size=live.size,
+        behind=live.behind,
+        every=every,
+        poll_url=links.live(live.size),
+        poll_ms=poll_ms,
+        refresh_url=links.step(step) if pinned else links.following,
+        follow_url=links.following if pinned else None,
+        pinned=step if pinned else None,
+        provisional=provisional,
+    )
+
+
+def waiting_panel(capture: Capture, links: Links, size: int, poll_ms: int) -> LivePanel:
+    """The banner of a live capture none of whose `size` bytes read as a record yet."""
+    return LivePanel(
+        upstream=capture.facts.upstream,
+        model=capture.facts.model,
+        started=capture.started.replace("T", " ").replace("+00:00", " UTC"),
+        records=0,
+        size=size,
+        behind=0,
+        every="soon",
+        poll_url=links.live(size),
+        poll_ms=poll_ms,
+        refresh_url=links.following,
+        follow_url=None,
+        pinned=None,
+        provisional=(),
+    )
+
+
+def arriving(window: Window, live: bool) -> Window:
+    """The timeline rows of a live stream without its provider quirks: they are judged on the
+    whole stream (a call's arguments cut short, no finish_reason), whose end has not come."""
+    if not live:
+        return window
+    rows = tuple(
+        replace(row, quirk_steps=0) if isinstance(row, RunRow) else replace(row, quirks=())
+        for row in window.rows
+    )
+    return replace(window, rows=rows)
