@@ -1,7 +1,8 @@
-# streamviz: `make run` serves the app on the embedded SQLite store; `make test` installs what the
-# tests need (Python packages, Debian's chromium, PostgreSQL's server binaries, the upstream npm
-# package, the client lenses) and runs the whole suite, the store tests on SQLite and on a
-# throwaway PostgreSQL.
+# streamviz: `make run` serves the app on the embedded SQLite store (and installs the client
+# lenses beside it, in the background, when they are not installed yet); `make test` installs
+# what the tests need (Python packages, Debian's chromium, PostgreSQL's server binaries, the
+# upstream npm package, the client lenses) and runs the whole suite, the store tests on SQLite
+# and on a throwaway PostgreSQL.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -12,13 +13,25 @@ DB     ?= data/streamviz.sqlite3
 WORKERS ?= 1
 UPSTREAM ?=
 # UPSTREAM='https://api.openai.com' (or 'NAME=URL ...'): `make run` also records through /proxy/NAME/.
+LENS_LOG ?= data/lens-install.log
+# Where `make run`'s background install of the client lenses writes its progress (the clients
+# page shows it while a library is missing).
+PIP_QUIET ?= --quiet
+SUBMAKE = $(MAKE)
+# `make -n run` must not start the install: make runs recipe lines naming $(MAKE) even under -n.
 
 .PHONY: run test install install-test chromium postgres upstream clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
+# The server starts at once; the lenses (`make clients`) install beside it when they are not
+# installed yet, their progress in $(LENS_LOG), and each clients page finds them once they are.
 run: $(VENV)/.installed
+	@if $(SUBMAKE) -s -q $(LENSES_READY) 2>/dev/null; then rm -f '$(LENS_LOG)'; else \
+	  echo "streamviz: installing the client lenses in the background: $(LENS_LOG)"; \
+	  sh scripts/install-lenses.sh '$(LENS_LOG)' $(SUBMAKE) --no-print-directory clients PIP_QUIET= & \
+	fi
 	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
-	  $(foreach u,$(UPSTREAM),--upstream '$(u)')
+	  --lens-install-log '$(LENS_LOG)' $(foreach u,$(UPSTREAM),--upstream '$(u)')
 
 test: install-test lint typecheck pytest
 
@@ -63,11 +76,12 @@ tests/upstream/node_modules/.package-lock.json: tests/upstream/package.json test
 # The client libraries `streamviz clients` runs as lenses (versions: webapp/lenses/pins.py):
 # the Python ones as the extra streamviz[clients], the Node ones in the lenses' own npm folder.
 LENSES_NODE := webapp/lenses/node
+LENSES_READY := $(VENV)/.installed-clients $(LENSES_NODE)/node_modules/.package-lock.json
 
-clients: $(VENV)/.installed-clients $(LENSES_NODE)/node_modules/.package-lock.json
+clients: $(LENSES_READY)
 
 $(VENV)/.installed-clients: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[clients]'
+	$(BIN)/python -m pip install $(PIP_QUIET) -e '.[clients]'
 	touch $@
 
 $(LENSES_NODE)/node_modules/.package-lock.json: $(LENSES_NODE)/package.json $(LENSES_NODE)/package-lock.json

@@ -146,6 +146,29 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "upstream is no longer read.",
 )  # fmt: skip
 @click.option(
+    "--lens-processes", type=click.IntRange(min=1), default=2, show_default=True, metavar="N",
+    help="Client-lens processes each worker runs at once (the clients pages); other streams "
+    "wait in line, their place shown.",
+)  # fmt: skip
+@click.option(
+    "--lens-waiting", type=click.IntRange(min=0), default=16, show_default=True, metavar="N",
+    help="Streams that may wait in a worker's line for the client lenses; one more gets a 503 "
+    "(retry).",
+)  # fmt: skip
+@click.option(
+    "--lens-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+    metavar="S", help="Seconds one client lens may take on a stream.",
+)  # fmt: skip
+@click.option(
+    "--lens-memory-mb", type=click.IntRange(min=16), default=1024, show_default=True,
+    metavar="MIB", help="The memory cap of each client-lens process, in MiB.",
+)  # fmt: skip
+@click.option(
+    "--lens-install-log", default="", metavar="PATH",
+    help="The log of a client-lens install running beside the server (`make run` starts "
+    "one): the clients page shows its progress while a library is missing.",
+)  # fmt: skip
+@click.option(
     "--fd",
     type=click.IntRange(min=0),
     default=None,
@@ -172,6 +195,11 @@ def serve(
     proxy_timeout: float,
     proxy_connect_timeout: float,
     proxy_queue_chunks: int,
+    lens_processes: int,
+    lens_waiting: int,
+    lens_timeout: float,
+    lens_memory_mb: int,
+    lens_install_log: str,
     fd: int | None,
 ) -> None:
     """Run the web app with uvicorn (and the recording proxy with --upstream)."""
@@ -210,6 +238,11 @@ def serve(
         proxy_timeout=proxy_timeout,
         proxy_connect_timeout=proxy_connect_timeout,
         proxy_queue_chunks=proxy_queue_chunks,
+        lens_processes=lens_processes,
+        lens_waiting=lens_waiting,
+        lens_timeout=lens_timeout,
+        lens_memory_mb=lens_memory_mb,
+        lens_install_log=lens_install_log,
     )
     where: dict[str, Any] = {"fd": fd} if fd is not None else {"host": host, "port": port}
     if workers == 1:

@@ -16,6 +16,7 @@ variables that change how Python or Node load modules removed from its environme
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.metadata
 import json
 import os
@@ -122,7 +123,9 @@ def lens_for(pin: Pin) -> Lens:
 
 
 def default_lenses() -> tuple[Lens, ...]:
-    """Every pinned client's lens, in table order."""
+    """Every pinned client's lens, in table order, as this machine has them now (a library
+    installed since the last call is seen: the import system's caches are dropped first)."""
+    importlib.invalidate_caches()
     return tuple(lens_for(pin) for pin in PINS)
 
 

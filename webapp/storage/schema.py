@@ -189,6 +189,24 @@ MIGRATIONS = (
             "until_text, policy) WHERE status = 'running'",
         ),
     ),
+    Migration(
+        8,
+        "heavy work shared",
+        (
+            # What the client lenses handed over on a stream (its HAR entry; 0: the reader's
+            # default), keyed by the lenses that ran (each client at its version, or missing):
+            # every worker and host shows them without running the libraries again, and a
+            # library installed or upgraded since is a new key, computed anew.
+            """CREATE TABLE lens_results (
+                stream_id TEXT NOT NULL REFERENCES streams (id) ON DELETE CASCADE,
+                har_entry BIGINT NOT NULL,
+                lenses TEXT NOT NULL,
+                results TEXT NOT NULL,
+                created TEXT NOT NULL,
+                PRIMARY KEY (stream_id, har_entry, lenses)
+            )""",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

@@ -473,6 +473,22 @@ def clients_verdict(
     return judge(found, matrix.columns, model=model, matrix=matrix)
 
 
+def results_verdict(
+    records: Sequence[Record],
+    results: Sequence[LensResult],
+    *,
+    contract: Contract | None = None,
+    model: str | None = None,
+) -> Verdict:
+    """`clients_verdict` from the lenses' results already known (kept in the store): the
+    policies' columns and the grades are computed again, no library is run."""
+    from webapp.lenses import matrix_of
+
+    matrix = matrix_of(records, results)
+    found = read_contract(records) if contract is None else contract
+    return judge(found, matrix.columns, model=model, matrix=matrix)
+
+
 def policies_verdict(
     records: Sequence[Record], *, contract: Contract | None = None, model: str | None = None
 ) -> Verdict:

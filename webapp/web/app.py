@@ -6,6 +6,7 @@ uses: each worker process reads its settings from `STREAMVIZ_*` environment vari
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -68,6 +69,9 @@ def create_app(settings: Settings) -> FastAPI:
                     sweeping.cancel()
                 if forwarder is not None:
                     await forwarder.aclose()
+                clients = getattr(app.state, "clients", None)
+                if clients is not None:  # the lenses' threads end before the store closes
+                    await asyncio.to_thread(clients.close, settings.lens_timeout + 5)
                 service.close()
 
     app = FastAPI(
