@@ -1,8 +1,8 @@
 # streamviz: `make run` serves the app on the embedded SQLite store (and installs the client
 # lenses beside it, in the background, when they are not installed yet); `make test` installs
 # what the tests need (Python packages, Debian's chromium, PostgreSQL's server binaries, the
-# upstream npm package, the client lenses) and runs the whole suite, the store tests on SQLite
-# and on a throwaway PostgreSQL.
+# upstream npm package, axe-core for the accessibility audit, the client lenses) and runs the
+# whole suite, the store tests on SQLite and on a throwaway PostgreSQL.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -12,6 +12,7 @@ PORT   ?= 8000
 DB     ?= data/streamviz.sqlite3
 WORKERS ?= 1
 UPSTREAM ?=
+EMBED_ORIGINS ?=
 # UPSTREAM='https://api.openai.com' (or 'NAME=URL ...'): `make run` also records through /proxy/NAME/.
 LENS_LOG ?= data/lens-install.log
 # Where `make run`'s background install of the client lenses writes its progress (the clients
@@ -19,8 +20,11 @@ LENS_LOG ?= data/lens-install.log
 PIP_QUIET ?= --quiet
 SUBMAKE = $(MAKE)
 # `make -n run` must not start the install: make runs recipe lines naming $(MAKE) even under -n.
+ALLOWED_HOSTS ?=
+# ALLOWED_HOSTS='streamviz.lan *.example.com': host names answered besides localhost (and HOST).
+# EMBED_ORIGINS='https://wiki.example.com ...': those sites' pages may frame /embed/... (a slide, a wiki).
 
-.PHONY: run test install install-test chromium postgres upstream clients lint typecheck pytest bench clean
+.PHONY: run test install install-test chromium postgres upstream a11y clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 # The server starts at once; the lenses (`make clients`) install beside it when they are not
@@ -31,13 +35,16 @@ run: $(VENV)/.installed
 	  sh scripts/install-lenses.sh '$(LENS_LOG)' $(SUBMAKE) --no-print-directory clients PIP_QUIET= & \
 	fi
 	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
-	  --lens-install-log '$(LENS_LOG)' $(foreach u,$(UPSTREAM),--upstream '$(u)')
+	  --lens-install-log '$(LENS_LOG)' \
+	  $(foreach u,$(UPSTREAM),--upstream '$(u)') \
+	  $(if $(strip $(ALLOWED_HOSTS)),--allowed-hosts '$(strip $(ALLOWED_HOSTS))') \
+	  $(if $(strip $(EMBED_ORIGINS)),--embed-origins '$(strip $(EMBED_ORIGINS))')
 
 test: install-test lint typecheck pytest
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test chromium postgres upstream clients
+install-test: $(VENV)/.installed-test chromium postgres upstream a11y clients
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +80,13 @@ tests/upstream/node_modules/.package-lock.json: tests/upstream/package.json test
 	cd tests/upstream && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# axe-core, which the browser tests inject into pages to audit them (tests/web/test_web_a11y_browser.py).
+a11y: tests/a11y/node_modules/.package-lock.json
+
+tests/a11y/node_modules/.package-lock.json: tests/a11y/package.json tests/a11y/package-lock.json
+	cd tests/a11y && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 # The client libraries `streamviz clients` runs as lenses (versions: webapp/lenses/pins.py):
 # the Python ones as the extra streamviz[clients], the Node ones in the lenses' own npm folder.
 LENSES_NODE := webapp/lenses/node
@@ -102,4 +116,4 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/bench.py
 
 clean:
-	rm -rf $(VENV) tests/upstream/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) tests/upstream/node_modules tests/a11y/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache

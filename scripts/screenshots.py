@@ -2,8 +2,9 @@
 
 Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens built-in examples
 in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, the
-diagnosis at laptop (1366 px) and phone (390 px) widths, and the provider's quirks beside the
-anomalies on the Envoy AI Gateway's shape (tests/corpus/no-index.sse) at both widths.
+diagnosis at laptop (1366 px) and phone (390 px) widths, the provider's quirks beside the
+anomalies on the Envoy AI Gateway's shape (tests/corpus/no-index.sse) at both widths, the
+Share menu open, and compare embedded in a 960x540 (16:9) frame.
 """
 
 from __future__ import annotations
@@ -120,6 +121,16 @@ def main() -> None:
                 for width, height in ((1366, 768), (390, 844)):
                     page.set_viewport_size({"width": width, "height": height})
                     shoot_quirks(page, f"{envoy}?step=2", f"quirks-{width}")
+                # The Share menu, opened from the button at the top of the page.
+                page.set_viewport_size({"width": 1366, "height": 768})
+                page.goto(f"{ambiguous}?step=2")
+                page.locator(".share-jump").click()
+                expect(page.locator("#share")).to_have_attribute("open", "")
+                page.screenshot(path=str(OUT / "share.png"))
+                print("wrote docs/screenshots/share.png")
+                # compare embedded in a slide's frame
+                page.set_viewport_size({"width": 960, "height": 540})
+                shoot(page, f"{base}/embed/examples/continuation/compare?step=2", "embed-960")
                 browser.close()
         finally:
             server.should_exit = True

@@ -35,7 +35,7 @@
   // loading the window around it when the step is outside the rows on the page.
   var requested = null;  // the step whose timeline window was last asked for
 
-  function syncTimeline(center) {
+  function syncTimeline(center, still) {
     var stage = document.getElementById("stage");
     var timeline = document.getElementById("timeline");
     if (!stage || !timeline) return;
@@ -54,12 +54,13 @@
       if (current[i] !== row) current[i].removeAttribute("aria-current");
     }
     row.setAttribute("aria-current", "step");
-    reveal(timeline.querySelector(".rows"), row, center);
+    reveal(timeline.querySelector(".rows"), row, center, still);
   }
 
   // Scroll the rows' own box to the row; then, only if the row is still off screen (the
-  // box reaches below the window's edge, or a pinned bar covers it), the page as little as needed.
-  function reveal(box, row, center) {
+  // box reaches below the window's edge, or a pinned bar covers it), the page as little as
+  // needed; `still` leaves the page where it is (an example just opened: its story in view).
+  function reveal(box, row, center, still) {
     if (!box) return;
     var outer = box.getBoundingClientRect();
     var inner = row.getBoundingClientRect();
@@ -70,6 +71,7 @@
     } else if (inner.bottom > outer.bottom) {
       box.scrollTop += inner.bottom - outer.bottom;
     }
+    if (still) return;
     var shown = row.getBoundingClientRect();
     var bar = document.querySelector(".step-buttons");
     var bottom = window.innerHeight;
@@ -87,7 +89,22 @@
     var source = event.target;
     if (source && source.classList && source.classList.contains("more")) return;
     syncTimeline(!!(source && source.id === "timeline"));
+    revealClicked(source);
   });
+
+  // What a click asked to see is brought into view once its swap is in: an anomaly of the
+  // list, its box in the step's detail panel (the reason it fired), else the detail itself.
+  // Without JavaScript the link's own anchor (`#why-CODE`) does this.
+  function revealClicked(source) {
+    var id = source && source.getAttribute ? source.getAttribute("data-reveal") : null;
+    if (!id) return;
+    var target = document.getElementById(id) || document.getElementById("detail");
+    if (!target) return;
+    var box = target.getBoundingClientRect();
+    if (box.top < 0 || box.bottom > window.innerHeight) {
+      target.scrollIntoView({ block: box.height < window.innerHeight / 2 ? "center" : "start" });
+    }
+  }
 
   document.addEventListener("htmx:after:history:restore", function () { syncTimeline(true); });
 
@@ -128,8 +145,67 @@
     }, function () { window.location.href = link.href; });
   });
 
+  // "Copy snippet" copies its field's text (the embed's iframe); without a clipboard the
+  // field stays there to select and copy by hand, and the button stays hidden.
+  function copyButtons() {
+    if (!navigator.clipboard || !window.isSecureContext) return;
+    var buttons = document.querySelectorAll("[data-copy-from][hidden]");
+    for (var i = 0; i < buttons.length; i++) buttons[i].hidden = false;
+  }
+  document.addEventListener("htmx:after:swap", copyButtons);
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("[data-copy-from]") : null;
+    if (!button) return;
+    var field = document.getElementById(button.getAttribute("data-copy-from"));
+    if (!field || !navigator.clipboard) return;
+    navigator.clipboard.writeText(field.value).then(function () {
+      button.setAttribute("data-copied", "true");
+      button.textContent = "Snippet copied";
+    });
+  });
+
+  // The Share buttons at the top of a page open the stage's Share menu (which follows the
+  // step) and put its link in view, selected; without JavaScript they lead to it by its anchor.
+  document.addEventListener("click", function (event) {
+    var jump = event.target.closest ? event.target.closest("[data-open-share]") : null;
+    var menu = document.getElementById("share");
+    if (!jump || !menu) return;
+    event.preventDefault();
+    menu.open = true;
+    var field = document.getElementById("share-link");
+    if (field) { field.focus(); field.select(); }
+  });
+  // An opened menu is brought into view whole (it may open near the bottom of the window).
+  document.addEventListener("toggle", function (event) {
+    var menu = event.target;
+    if (!menu || menu.id !== "share" || !menu.open) return;
+    var body = menu.querySelector(".share-body");
+    if (body) body.scrollIntoView({ block: "nearest" });
+  }, true);
+
+  // In an embed (a frame of fixed size) the panels scroll inside: the state's scrolls to the
+  // first block the step touched, so the block that changed is in view at every step.
+  function keepTouched() {
+    if (!document.body || !document.body.classList.contains("embed-page")) return;
+    ["state", "compare-step"].forEach(function (id) {
+      var panel = document.getElementById(id);
+      var touched = panel && panel.querySelector(".block.touched, .step-blocks li.touched");
+      if (!touched) return;
+      var outer = panel.getBoundingClientRect();
+      var inner = touched.getBoundingClientRect();
+      if (inner.bottom > outer.bottom) {
+        panel.scrollTop += Math.min(inner.bottom - outer.bottom, inner.top - outer.top);
+      } else if (inner.top < outer.top) {
+        panel.scrollTop += inner.top - outer.top;
+      }
+    });
+  }
+  document.addEventListener("htmx:after:swap", keepTouched);
+
   function ready() {
-    syncTimeline(true);
+    keepTouched();
+    copyButtons();
+    syncTimeline(true, !!document.getElementById("story"));  // an example's story stays in view
     var zone = document.getElementById("dropzone");
     var input = document.getElementById("file");
     var text = document.getElementById("text");

@@ -94,6 +94,8 @@
 
   function selectedRow() { return document.querySelector("#compare-rows .crow[aria-current]"); }
 
+  // `replaceUrl` is false when the page has just opened: an example's page is then left at
+  // its top, its story in view (the story marks the step); any other scrolls to the row.
   function select(row, replaceUrl) {
     if (!row) return;
     var old = selectedRow();
@@ -101,7 +103,10 @@
     row.setAttribute("aria-current", "step");
     var step = row.id.replace("crow-", "");
     var box = row.getBoundingClientRect();
-    if (box.top < 0 || box.bottom > window.innerHeight) row.scrollIntoView({ block: "center" });
+    var move = replaceUrl || !el("story");
+    if (move && (box.top < 0 || box.bottom > window.innerHeight)) {
+      row.scrollIntoView({ block: "center" });
+    }
     markTold(step);
     if (replaceUrl) {
       var url = new URL(window.location.href);

@@ -61,6 +61,15 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
         lambda text: scan(text, KEY),
         lambda n: " ".join(f"u{i:07d}@example.com" for i in range(n // 21)),
     ),
+    "a long camelCase run (scan)": (lambda text: scan(text, KEY), lambda n: "GetAbc1" * (n // 7)),
+    "a run of capitals and a word (scan)": (
+        lambda text: scan(text, KEY),
+        lambda n: "ABCDEFG1" * (n // 8) + "abc",
+    ),
+    "camelCase names (scan)": (
+        lambda text: scan(text, KEY),
+        lambda n: " ".join("GetWeatherForecastForLocation2" for _ in range(n // 31)),
+    ),
 }
 
 

@@ -29,7 +29,14 @@ class Settings:
     cache_bytes: int = 512 * MB
     """What the caches of readings, traces and comparisons may hold together, in bytes."""
     max_uploads: int = 4
-    """How many uploads one worker reads and checks at once; more get a 503."""
+    """How many uploads one worker checks and stores at once (once their bodies are in); more
+    get a 503."""
+    body_timeout: float = 120.0
+    """Seconds a request's body may take to arrive whole; a slower one gets a 408."""
+    max_notes_per_stream: int = 200
+    """The most notes one stream may hold; one more is refused (a 422 in words)."""
+    max_notes_per_step: int = 20
+    """The most notes one step of a stream may hold."""
     timeline_window: int = 120
     """How many timeline rows one window shows, and how many each scroll loads."""
     allow_origins: tuple[str, ...] = ()
@@ -39,7 +46,11 @@ class Settings:
     none by default, and no other page may be framed at all."""
     public_url: str = ""
     """The server's address as its users reach it (`https://streamviz.example`), for absolute
-    links in reports; "" when unknown."""
+    links in reports; "" when unknown. Its host is answered, and when it is https the owner
+    cookie is Secure and responses carry HSTS."""
+    allowed_hosts: tuple[str, ...] = ()
+    """`Host` names answered besides localhost, the loopback addresses and the public URL's
+    host (`streamviz.lan`, `*.example.com`, `.example.com`, `*` for any); others get a 400."""
     list_streams: bool = False
     """The library lists every stream (a team instance behind its own access control); else
     only those the browser created."""
@@ -49,6 +60,8 @@ class Settings:
     """A minimise job stops after this many seconds with the smallest stream found so far."""
     minimise_jobs: int = 2
     """How many minimise jobs one worker runs at once; more get a 503."""
+    export_steps: int = 1000
+    """The most steps a stream's self-contained HTML file (`export.html`) holds in full."""
     upstreams: tuple[str, ...] = ()
     """The recording proxy's upstreams, `NAME=URL` each (`/proxy/NAME/...`); none: no proxy."""
     keep_requests: bool = False

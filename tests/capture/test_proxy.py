@@ -341,3 +341,16 @@ def test_several_upstreams_by_name(tmp_path: Path) -> None:
             found = httpx.get(f"{base}/api/streams/{stream_id}/timing").json()
     assert (len(first.seen), len(second.seen)) == (1, 2)
     assert found["capture"]["upstream"] == "b"
+
+
+def test_a_rebound_page_may_not_use_the_proxy(rig: Rig) -> None:
+    """A page that renamed itself to the server's address (DNS rebinding) sends its own name
+    as Host and Origin: the proxy answers it 400, like every other route."""
+    rig.fake.script = [b"data: [DONE]\n\n"]
+    url = f"{rig.proxy}/chat/completions"
+    rebound = {"Host": "evil.example", "Origin": "http://evil.example"}
+    for method in ("GET", "POST"):
+        refused = httpx.request(method, url, headers=rebound)
+        assert refused.status_code == 400 and "--allowed-hosts" in refused.text
+    assert rig.fake.seen == []
+    assert httpx.post(url, json={"model": "m"}, headers={"Host": "localhost"}).status_code == 200

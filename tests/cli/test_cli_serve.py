@@ -71,3 +71,16 @@ def test_serve_passes_the_lens_bounds_to_the_app(
     )
     assert app.state.settings == expected
     assert invoke("serve", "--lens-processes", "0").exit_code == 2
+
+
+def test_serve_bounds_the_exported_file(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: started.append(app))
+    db = str(tmp_path / "s.sqlite3")
+    assert invoke("serve", "--db", db, "--export-steps", "25").exit_code == 0
+    assert started[0].state.settings.export_steps == 25
+    assert Settings.from_env(Settings(db=db, export_steps=25).to_env()).export_steps == 25
+    refused = invoke("serve", "--db", db, "--export-steps", "0")
+    assert refused.exit_code == 2 and "--export-steps" in refused.stderr

@@ -120,7 +120,7 @@ def two_workers(db_url: str, tmp_path: Path) -> Iterator[tuple[str, list[int]]]:
 def _get(path: Path | str, url: str) -> httpx.Response:
     """One request on a new connection (so that any worker may take it)."""
     with httpx.Client(transport=httpx.HTTPTransport(uds=str(path)), timeout=WAIT) as client:
-        return client.get(f"http://streamviz{url}")
+        return client.get(f"http://localhost{url}")  # a name the server answers
 
 
 def _children(pid: int) -> list[int]:
@@ -159,7 +159,7 @@ def test_two_workers_serve_one_store(two_workers: tuple[str, list[int]]) -> None
     path, (first, second) = two_workers
     _stop(second)
     with httpx.Client(transport=httpx.HTTPTransport(uds=path), timeout=WAIT) as client:
-        posted = client.post("http://streamviz/api/streams", json={"text": CONTINUATION})
+        posted = client.post("http://localhost/api/streams", json={"text": CONTINUATION})
     assert posted.status_code == 201, posted.text
     stream_id = posted.json()["id"]
     os.kill(second, signal.SIGCONT)

@@ -40,9 +40,15 @@ def template(response: Any) -> str:
 
 
 def items(html: str) -> list[tuple[str, str]]:
-    """The anomaly list's instance links: (href, text)."""
+    """The anomaly list's instance links: (the step's URL, text); each href is that URL
+    scrolled to the anomaly's box in the detail panel (`#why-CODE`)."""
     found = re.findall(r'<a class="aitem" href="([^"]+)".*?>(.*?)</a>', html, re.S)
-    return [(href.replace("&amp;", "&"), re.sub(r"<[^>]+>", "", text)) for href, text in found]
+    links = []
+    for href, text in found:
+        url, _, anchor = href.replace("&amp;", "&").partition("#")
+        assert anchor.startswith("why-"), href
+        links.append((url, re.sub(r"<[^>]+>", "", text)))
+    return links
 
 
 def test_the_list_groups_by_code_errors_first_and_links_every_instance(

@@ -3,7 +3,8 @@
 Three loopback servers, each its own origin (a port makes an origin): the app, started with
 `embed_origins` naming the first host; that host, serving a page with an iframe; and a second
 host the app does not name. Chromium enforces the app's CSP `frame-ancestors`, so the allowed
-host's frame shows the app and the other host's frame shows Chromium's error page instead.
+host's frame shows the app; the other host's frame shows the app's refusal, which names the
+flag that would allow it (instead of Chromium's blank error page).
 """
 
 from __future__ import annotations
@@ -30,13 +31,16 @@ pytestmark = pytest.mark.browser
 
 
 class _HostPage(BaseHTTPRequestHandler):
-    """A wiki page of another site: `/?src=URL` frames URL."""
+    """A wiki page of another site: `/?src=URL&w=W&h=H` frames URL at W x H (1000 x 700)."""
 
     def do_GET(self) -> None:
-        src = parse_qs(urlsplit(self.path).query).get("src", [""])[0]
+        query = parse_qs(urlsplit(self.path).query)
+        src = query.get("src", [""])[0]
+        width, height = int(query.get("w", ["1000"])[0]), int(query.get("h", ["700"])[0])
         body = (
             "<!doctype html><title>host</title><h1>Lesson</h1>"
-            f'<iframe id="embed" src="{escape(src)}" width="1000" height="700"></iframe>'
+            f'<iframe id="embed" src="{escape(src)}" width="{width}" height="{height}" '
+            'style="border:0"></iframe>'
         ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -62,9 +66,10 @@ class Origins:
     allowed: str
     other: str
 
-    def host_page(self, host: str, path: str) -> str:
-        """The host's page framing the app's `path`."""
-        return f"{host}/?{httpx.QueryParams({'src': self.app + path})}"
+    def host_page(self, host: str, path: str, size: tuple[int, int] = (1000, 700)) -> str:
+        """The host's page framing the app's `path` in a frame of `size`."""
+        query = {"src": self.app + path, "w": size[0], "h": size[1]}
+        return f"{host}/?{httpx.QueryParams(query)}"
 
 
 @pytest.fixture(scope="module")
@@ -119,14 +124,17 @@ def test_an_embed_is_refused_from_an_origin_not_allowed_and_shown_from_one_that_
     rule = frame.locator("#detail a.badge").first
     expect(rule).to_have_attribute("target", "_blank")
     assert not [text for text in refused if "frame-ancestors" in text]
-    # not allowed: Chromium refuses to render the app in the frame
-    with page.expect_event("console", lambda m: "frame-ancestors" in m.text) as message:
-        page.goto(origins.host_page(origins.other, path))
-    assert f"frame-ancestors {origins.allowed}" in message.value.text
+    # not allowed: the frame says so, and which flag would allow it; nothing of the stream
+    page.goto(origins.host_page(origins.other, path))
     expect(page.locator("h1")).to_have_text("Lesson")  # the host page is there
-    refused_frame = embedded_frame(page)
-    assert not refused_frame.url.startswith(origins.app), refused_frame.url
-    assert refused_frame.locator("#stage").count() == 0
+    refusal = page.frame_locator("#embed").locator(".embed-refused")
+    expect(refusal.locator("h1")).to_have_text(
+        f"This streamviz server does not allow embedding from {origins.other}"
+    )
+    expect(refusal).to_contain_text(f"--embed-origins '{origins.allowed} {origins.other}'")
+    expect(refusal.locator("a")).to_have_attribute("target", "_blank")
+    assert page.frame_locator("#embed").locator("#stage").count() == 0
+    assert not [text for text in refused if "frame-ancestors" in text]
     # the app's own pages are framable by no one, not even the allowed host
     with page.expect_event("console", lambda m: "frame" in m.text.lower()):
         page.goto(origins.host_page(origins.allowed, "/examples/continuation"))
@@ -194,4 +202,65 @@ def test_a_teacher_walks_from_the_tour_to_an_embedded_step(
     expect(frame.locator("#detail .target")).to_have_text("→ #0 (no name)")
     expect(frame.locator("#detail .target")).to_have_class(re.compile(r"\bphantom\b"))
     assert errors == []
+    context.close()
+
+
+@pytest.mark.parametrize("size", [(960, 540), (640, 360)])
+@pytest.mark.parametrize(
+    ("path", "changed"),
+    [
+        ("/embed/examples/ambiguous", "#state .block.touched"),
+        ("/embed/examples/ambiguous/compare?step=2", "#compare-step .step-blocks li.touched"),
+        ("/embed/examples/continuation/compare?step=4", "#compare-step .step-blocks li.touched"),
+    ],
+)
+def test_a_16_9_frame_keeps_the_state_in_view(
+    browser: Browser, origins: Origins, size: tuple[int, int], path: str, changed: str
+) -> None:
+    """In a slide's 16:9 frame the block the step changed is on screen, and stays there when
+    stepping; the frame never scrolls as a whole."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(origins.host_page(origins.allowed, path, size))
+    frame = page.frame_locator("#embed")
+    block = frame.locator(changed).first
+    expect(block).to_be_visible()
+    framed = page.locator("#embed").bounding_box()
+    assert framed is not None
+
+    def in_frame() -> None:
+        box = block.bounding_box()
+        assert box is not None
+        assert framed["y"] <= box["y"] and box["y"] + 24 <= framed["y"] + framed["height"], box
+        assert framed["x"] <= box["x"] and box["x"] + box["width"] <= framed["x"] + size[0], box
+
+    in_frame()
+    handle = page.locator("#embed").element_handle()
+    assert handle is not None
+    content = handle.content_frame()
+    assert content is not None
+    assert content.evaluate("document.documentElement.scrollHeight <= innerHeight")
+    assert content.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    if "compare" not in path:
+        frame.locator("#prev").click()
+        expect(frame.locator("#stage")).to_have_attribute("data-step", "1")
+        in_frame()
+    context.close()
+
+
+def test_an_embed_opened_in_a_tab_says_who_may_frame_it(browser: Browser, origins: Origins) -> None:
+    """Opened on its own (a teacher checking the link), the embed names the sites allowed to
+    frame it; framed, it does not."""
+    context = browser.new_context(viewport={"width": 960, "height": 540})
+    page = context.new_page()
+    page.goto(origins.app + "/embed/examples/continuation/compare")
+    expect(page.locator("#embed-framing")).to_contain_text(
+        f"Sites allowed to frame it: {origins.allowed}"
+    )
+    expect(page.locator("#compare-step")).to_be_visible()
+    page.goto(origins.host_page(origins.allowed, "/embed/examples/continuation/compare"))
+    frame = page.frame_locator("#embed")
+    expect(frame.locator("#compare-rows .crow").first).to_be_visible()
+    expect(frame.locator("#embed-framing")).to_have_count(0)
     context.close()

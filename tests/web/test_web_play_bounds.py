@@ -105,3 +105,44 @@ def test_a_large_post_waits_for_no_one_but_takes_an_upload_slot(db_url: str) -> 
         assert small.status_code == 200  # an ordinary edit does not queue behind uploads
     with TestClient(app) as client:
         assert client.post("/api/play", content=large, headers=FORM).status_code == 400
+
+
+def _large_state(chunks: int = 24, size: int = 900) -> bytes:
+    """A form of `chunks` chunks whose arguments are random hex: its link passes 8,000
+    characters (random text does not compress)."""
+    import random
+    from urllib.parse import urlencode
+
+    rng = random.Random(18)
+    fields: dict[str, str] = {}
+    for c in range(chunks):
+        fields |= {f"c{c}.f0.index": "0", f"c{c}.f0.index.on": "on"}
+        fields |= {f"c{c}.f0.arguments": rng.randbytes(size // 2).hex()}
+        fields[f"c{c}.f0.arguments.on"] = "on"
+    return urlencode(fields).encode()
+
+
+def test_a_large_answer_keeps_its_url_out_of_the_header_and_says_so(db_url: str) -> None:
+    """A large state's answer carried an 86 KB HX-Replace-Url (over common header limits)."""
+    app = create_app(Settings(db=db_url, max_bytes=400_000))
+    with TestClient(app) as client:
+        response = client.post("/api/play", content=_large_state(), headers=FORM)
+        assert response.status_code == 200, response.text[:500]
+        assert "HX-Replace-Url" not in response.headers
+        assert 'id="play-unlinked"' in response.text and "links stop at 8,000" in response.text
+        assert 'formaction="/play/save"' in response.text  # the way to a link that lasts
+        small = client.post("/api/play", content=ONE, headers=FORM)
+        assert len(small.headers["HX-Replace-Url"]) < 200
+        assert 'id="play-unlinked"' not in small.text
+
+
+def test_an_edit_of_a_large_state_is_shown_not_redirected_to_a_huge_url(db_url: str) -> None:
+    app = create_app(Settings(db=db_url, max_bytes=400_000))
+    with TestClient(app, follow_redirects=False) as client:
+        body = _large_state() + b"&op=add%3A0"
+        response = client.post("/play/edit", content=body, headers=FORM)
+        assert response.status_code == 200, response.text[:500]
+        assert "location" not in response.headers
+        assert 'id="play-unlinked"' in response.text and 'id="chunk-24"' in response.text
+        small = client.post("/play/edit", content=ONE + b"&op=add%3A0", headers=FORM)
+        assert small.status_code == 303 and len(small.headers["location"]) < 200

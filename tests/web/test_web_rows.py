@@ -242,7 +242,7 @@ def test_the_detail_panel_folds_the_chunk_to_its_delta(client: TestClient, store
     stream_id = store(CONTINUATION)
     page = client.get(f"/s/{stream_id}?step=1").text
     detail = page.split('id="detail"')[1].split('id="state"')[0]
-    delta = detail.split('<pre class="json delta">')[1].split("</pre>")[0]
+    delta = detail.split('<pre class="json delta" tabindex="0">')[1].split("</pre>")[0]
     assert "tool_calls" in delta and "chat.completion.chunk" not in delta
     assert "choices[0].delta" in detail
     whole = detail.split('<details class="whole-chunk">')[1].split("</details>")[0]

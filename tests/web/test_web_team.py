@@ -180,10 +180,10 @@ def test_the_operator_deletes_any_stream(client: TestClient, settings: Settings)
     from webapp.cli import main
 
     stream_id = created(client)["id"]
-    result = CliRunner().invoke(main, ["delete", "--db", settings.db, stream_id])
+    result = CliRunner().invoke(main, ["delete", "--db", settings.db, "--", stream_id])
     assert result.exit_code == 0, result.output
     assert client.get(f"/s/{stream_id}").status_code == 404
-    again = CliRunner().invoke(main, ["delete", "--db", settings.db, stream_id])
+    again = CliRunner().invoke(main, ["delete", "--db", settings.db, "--", stream_id])
     assert again.exit_code == 1 and "no stream" in again.output
 
 
@@ -570,7 +570,7 @@ def test_the_api_masks_content_secrets_unless_told_not_to(client: TestClient) ->
     assert kept.status_code == 201 and kept.json()["redacted"] == []
     assert SECRET in client.get(f"/api/streams/{kept.json()['id']}/raw").text
     bad = client.post("/api/streams", json={"text": WITH_SECRET, "redact": "some"})
-    assert bad.status_code == 400
+    assert bad.status_code == 422
     files = {"file": ("s.sse", WITH_SECRET.encode())}
     multipart = client.post("/api/streams", files=files, data={"redact": "none"})
     assert multipart.status_code == 201 and multipart.json()["redacted"] == []

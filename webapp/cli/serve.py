@@ -63,7 +63,33 @@ FACTORY = "webapp.web.app:create_app_from_env"
     type=click.IntRange(min=1),
     default=4,
     show_default=True,
-    help="Uploads each worker reads at once; one more gets a 503 (retry).",
+    help="Uploads each worker checks and stores at once, each once its body is in; one more "
+    "gets a 503 (retry).",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(min=0.1),
+    default=120.0,
+    show_default=True,
+    metavar="S",
+    help="Seconds a request's body may take to arrive whole; a slower one gets a 408, so a "
+    "trickling upload holds nothing for long.",
+)
+@click.option(
+    "--max-notes-per-stream",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    metavar="N",
+    help="Notes one stream may hold; one more is refused in words (a 422).",
+)
+@click.option(
+    "--max-notes-per-step",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="Notes one step of a stream may hold.",
 )
 @click.option(
     "--allow-origins",
@@ -85,7 +111,17 @@ FACTORY = "webapp.web.app:create_app_from_env"
     default="",
     metavar="URL",
     help="The server's address as its users reach it (https://streamviz.example): reports "
-    "link to steps with absolute URLs.",
+    "link to steps with absolute URLs, its host is answered, and with https the owner cookie "
+    "is Secure and every response carries HSTS.",
+)
+@click.option(
+    "--allowed-hosts",
+    default="",
+    metavar="NAMES",
+    help="Host names the server answers besides localhost, its loopback addresses, the "
+    "--host it binds and the --public-url's host, space- or comma-separated ('streamviz.lan "
+    "*.example.com'; '*' for any); other names get a 400, so a page of another site cannot "
+    "reach it by DNS rebinding (`make run ALLOWED_HOSTS=...`).",
 )
 @click.option(
     "--list-streams",
@@ -109,6 +145,15 @@ FACTORY = "webapp.web.app:create_app_from_env"
     metavar="N",
     help="A minimise job started on a stream's page stops after N seconds with the smallest "
     "stream found so far.",
+)
+@click.option(
+    "--export-steps",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    metavar="N",
+    help="A stream downloaded as one HTML file (export.html, in the Share menu) holds its "
+    "first N steps in full and says what it leaves out.",
 )
 @click.option(
     "--upstream",
@@ -184,12 +229,17 @@ def serve(
     max_bytes: int,
     cache_mb: int,
     max_uploads: int,
+    body_timeout: float,
+    max_notes_per_stream: int,
+    max_notes_per_step: int,
     allow_origins: str,
     embed_origins: str,
     public_url: str,
+    allowed_hosts: str,
     list_streams: bool,
     retention_days: int,
     minimise_seconds: int,
+    export_steps: int,
     upstreams: tuple[str, ...],
     keep_requests: bool,
     proxy_timeout: float,
@@ -227,12 +277,17 @@ def serve(
         max_bytes=max_bytes,
         cache_bytes=cache_mb * MB,
         max_uploads=max_uploads,
+        body_timeout=body_timeout,
+        max_notes_per_stream=max_notes_per_stream,
+        max_notes_per_step=max_notes_per_step,
         allow_origins=tuple(allow_origins.replace(",", " ").split()),
         embed_origins=framers,
         public_url=public_url.strip().rstrip("/"),
+        allowed_hosts=hosts_of(allowed_hosts, host),
         list_streams=list_streams,
         retention_days=retention_days,
         minimise_seconds=minimise_seconds,
+        export_steps=export_steps,
         upstreams=given,
         keep_requests=keep_requests,
         proxy_timeout=proxy_timeout,
@@ -254,6 +309,22 @@ def serve(
         open_storage(db).close()  # migrated once, before any worker starts
     os.environ.update(settings.to_env())
     uvicorn.run(FACTORY, factory=True, workers=workers, **where)
+
+
+WILDCARDS = ("", "0.0.0.0", "::")
+"""--host values that bind every interface: no one name to answer by."""
+
+
+def hosts_of(allowed: str, bound: str) -> tuple[str, ...]:
+    """The --allowed-hosts names, and the --host address when it names one interface that is
+    not answered anyway (a loopback one is)."""
+    from webapp.web.backend.security import AllowedHosts
+
+    names = tuple(allowed.replace(",", " ").split())
+    bound = bound.strip()
+    if bound in WILDCARDS or AllowedHosts.of(()).allows(f"[{bound}]" if ":" in bound else bound):
+        return names
+    return (*names, bound)
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from webapp.core.words import count
 from webapp.triage.expect import first_difference, not_a_trace
 from webapp.triage.minimise import Minimised, Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import FINGERPRINT, Until, parse_until
-from webapp.triage.report import Links, render
+from webapp.triage.report import Links, cell, render
 
 if TYPE_CHECKING:
     from webapp.core.trace import Trace
@@ -262,8 +262,8 @@ def fixture(
 
 
 def _readme(file: str, until: Until | None) -> str:
-    source = "stdin" if file == "-" else Path(file).name
-    how = f", minimised until {until.text}" if until else ""
+    source = "stdin" if file == "-" else cell(Path(file).name)  # inert Markdown, like the web's
+    how = f", minimised until {cell(until.text)}" if until else ""
     return (
         f"Regression fixture from {source}{how}, redacted. Replay: "
         "`streamviz check stream.sse --expect expected.adr-0019.json` and "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 # C1 controls survive json.dumps(ensure_ascii=False); they are escaped too, so that an excerpt
 # of a recorded stream can never drive the terminal or page it is shown on.
@@ -32,3 +33,26 @@ def excerpt(text: str, limit: int = 60) -> str:
     """
     shown = text if len(text) <= limit else text[: limit - 3] + "..."
     return repr(shown)
+
+
+_INVISIBLE = re.compile(
+    "[\x80-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+"""Characters that print as nothing or move the text around them: C1 controls, Unicode's
+format characters (zero-width spaces and joiners, the byte-order mark, the bidirectional
+embeddings, overrides and isolates of "Trojan Source", tags) and the line and paragraph
+separators."""
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def visible(text: str) -> str:
+    """The text with each invisible or reordering character shown as its escape (`\\u202e`),
+    wherever a title, note or author is printed: a right-to-left override cannot turn the
+    rest of a line around, nor a zero-width space hide in a name."""
+    return _INVISIBLE.sub(_escape, text) if _INVISIBLE.search(text) else text

@@ -28,6 +28,14 @@ class StoredNote:
 
 
 @dataclass(frozen=True, slots=True)
+class NoteBounds:
+    """The most notes one stream, and one step of it, may hold."""
+
+    per_stream: int
+    per_step: int
+
+
+@dataclass(frozen=True, slots=True)
 class Listed:
     """One row of the library: a stream's record, its numbers (if known) and its notes."""
 
@@ -71,14 +79,43 @@ class Notes:
     def __init__(self, storage: Storage) -> None:
         self._run = storage.backend.run
 
-    def add(self, stream_id: str, step: int, text: str, author: str) -> StoredNote:
-        """A new note on `step` of the stream."""
-        rows = self._run(
-            "INSERT INTO notes (stream_id, step, author, text, created) VALUES (?, ?, ?, ?, ?) "
-            f"RETURNING {_NOTE_COLUMNS}",
-            (stream_id, step, author, text, _now()),
+    def add(
+        self,
+        stream_id: str,
+        step: int,
+        text: str,
+        author: str,
+        bounds: NoteBounds | None = None,
+    ) -> StoredNote | None:
+        """A new note on `step` of the stream; None (nothing stored) when the stream or the
+        step already holds as many notes as `bounds` allow. The count and the insert are one
+        statement."""
+        if bounds is None:
+            rows = self._run(
+                "INSERT INTO notes (stream_id, step, author, text, created) "
+                f"VALUES (?, ?, ?, ?, ?) RETURNING {_NOTE_COLUMNS}",
+                (stream_id, step, author, text, _now()),
+            )
+        else:
+            rows = self._run(
+                "INSERT INTO notes (stream_id, step, author, text, created) "
+                "SELECT ?, ?, ?, ?, ? WHERE "
+                "(SELECT COUNT(*) FROM notes WHERE stream_id = ?) < ? AND "
+                "(SELECT COUNT(*) FROM notes WHERE stream_id = ? AND step = ?) < ? "
+                f"RETURNING {_NOTE_COLUMNS}",
+                (stream_id, step, author, text, _now(), stream_id, bounds.per_stream,
+                 stream_id, step, bounds.per_step),
+            )  # fmt: skip
+        return _note(rows[0]) if rows else None
+
+    def counts(self, stream_id: str, step: int) -> tuple[int, int]:
+        """How many notes the stream holds, and how many of them are on `step`."""
+        [(total, on_step)] = self._run(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN step = ? THEN 1 ELSE 0 END), 0) "
+            "FROM notes WHERE stream_id = ?",
+            (step, stream_id),
         )
-        return _note(rows[0])
+        return int(total), int(on_step)
 
     def of(self, stream_id: str) -> list[StoredNote]:
         """The stream's notes by step, then in the order they were left."""

@@ -19,7 +19,7 @@ from webapp.core.jsoncheck import dumps
 from webapp.core.readers.writer import record_text
 from webapp.core.records import ReadResult
 from webapp.core.trace import Anomaly, Block, Trace
-from webapp.core.words import count, number
+from webapp.core.words import count, number, visible
 from webapp.triage.compare import outcome
 
 if TYPE_CHECKING:  # the lenses are only described here, never run
@@ -62,8 +62,9 @@ class Links:
 
 
 def cell(text: str) -> str:
-    """Text that stays inert in a Markdown table cell or a line of prose."""
-    return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", text))
+    """Text that stays inert in a Markdown table cell or a line of prose (invisible and
+    reordering characters shown as escapes, `webapp.core.words.visible`)."""
+    return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", visible(text)))
 
 
 def fence(text: str, info: str = "") -> str:

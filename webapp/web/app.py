@@ -19,7 +19,13 @@ from webapp.settings import Settings
 from webapp.tuning import serving
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
-from webapp.web.backend.security import CSP, RefuseCrossSite, SecurityHeaders
+from webapp.web.backend.security import (
+    CSP,
+    AllowedHosts,
+    RefuseCrossSite,
+    RefuseUnknownHosts,
+    SecurityHeaders,
+)
 from webapp.web.backend.service import Service
 from webapp.web.backend.team import Retention
 from webapp.web.links import EMBEDDED, EXAMPLE, STORED
@@ -91,11 +97,14 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(ProxyRoutes, forwarder=forwarder, allow_origins=settings.allow_origins)
     app.add_middleware(RequestScope, done=lambda: service.heavy_done)
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
+    hosts = AllowedHosts.of(settings.allowed_hosts, settings.public_url)
+    app.add_middleware(RefuseUnknownHosts, hosts=hosts)  # before any route, the proxy's too
     app.add_middleware(
         SecurityHeaders,
         docs_path=DOCS_PATH,
         docs_csp=docs_csp(),
         embed_origins=settings.embed_origins,
+        hsts=settings.public_url.lower().startswith("https://"),
     )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)

@@ -25,3 +25,10 @@ def templates_of(request: Request) -> Jinja2Templates:
     """The app's Jinja templates."""
     templates: Jinja2Templates = request.app.state.templates
     return templates
+
+
+def site_root(request: Request) -> str:
+    """Where this server's users reach it, for absolute links: `--public-url`, else the
+    address this request came to (`http://host:port`, no slash at the end)."""
+    public = settings_of(request).public_url
+    return public.rstrip("/") if public else str(request.base_url).rstrip("/")

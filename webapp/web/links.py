@@ -167,10 +167,12 @@ class Links:
         start: int = 0,
         step: int | None = None,
         panel: bool = False,
+        framed: bool = False,
     ) -> str:
         """The compare page of `left` and `right` on these options; `step` selects a row.
 
-        `panel` gives the URL of the selected step's panel alone (htmx) instead of the page.
+        `panel` gives the URL of the selected step's panel alone (htmx) instead of the page;
+        `framed`, those of its embedded view (`/embed/.../compare`), which stay in a frame.
         """
         items: dict[str, str | int] = {"left": left, "right": right}
         items.update(options_query(self.options))
@@ -186,7 +188,8 @@ class Links:
         if self.present:
             items["present"] = "1"
         where = "compare/step" if panel else "compare"
-        return f"{self.page.base}/{where}?{urlencode(items)}"
+        base = self.embedded.base if framed else self.page.base
+        return f"{base}/{where}?{urlencode(items)}"
 
     def _entry_query(self, **first: str) -> str:
         """`?har_entry=N` (after `first`) when these links name a HAR entry, else `first`."""
@@ -264,6 +267,16 @@ class Links:
         return f"{self.stored}/report.md?{self._policy_query()}"
 
     @property
+    def export(self) -> str:
+        """The stream as one self-contained HTML file, under these links' options (and HAR
+        entry): its timeline, steps, blocks, anomalies, quirks and notes, to open offline
+        (`/s/{id}/export.html`; an example's beside its own pages)."""
+        items = options_query(self.options)
+        if self.har_entry is not None:
+            items["har_entry"] = str(self.har_entry)
+        return f"{self.page.base}/export.html?{urlencode(items)}"
+
+    @property
     def fixture(self) -> str:
         """The regression fixture's zip under these links' policy (and HAR entry)."""
         return f"{self.stored}/fixture.zip?{self._policy_query()}"
@@ -318,6 +331,17 @@ class Links:
 def play_url(token: str) -> str:
     """The playground holding the state `token` (see `webapp.web.views.playground.encode`)."""
     return f"/play?{urlencode({'s': token})}"
+
+
+PLAY_URL_MOST = 8_000
+"""The longest playground address sent in a header (`HX-Replace-Url`, a redirect's `Location`):
+servers and proxies refuse a request line or header much past 8 KiB (nginx's default buffer),
+so a longer one could not be loaded back. A larger state says so and offers to be saved."""
+
+
+def linkable(url: str) -> bool:
+    """Whether a playground address is short enough to hand out (`PLAY_URL_MOST`)."""
+    return len(url) <= PLAY_URL_MOST
 
 
 def example_page(key: str, *, on_compare: bool = False) -> str:

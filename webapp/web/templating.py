@@ -81,6 +81,7 @@ def make_templates(helpers: Mapping[str, Callable[..., Any]]) -> Jinja2Templates
     )
     env.filters["num"] = words.number
     env.filters["plural"] = words.count
+    env.filters["visible"] = words.visible
     env.globals["RULES"] = RULES
     env.globals["severity_of"] = severity_of
     env.globals["HTMX"] = HTMX

@@ -10,6 +10,7 @@ from typing import Any
 
 from webapp.core.readers.writer import to_sse
 from webapp.core.records import Record
+from webapp.core.words import visible
 from webapp.storage import StreamInfo
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -23,8 +24,9 @@ def as_sse(records: Sequence[Record]) -> str:
 
 
 def stream_title(info: StreamInfo) -> str:
-    """The stream's title, or "Untitled stream"."""
-    return info.title or "Untitled stream"
+    """The stream's title as pages print it (invisible characters shown as escapes,
+    `webapp.core.words.visible`), or "Untitled stream"."""
+    return visible(info.title or "Untitled stream")
 
 
 def ordinal(n: int) -> str:

@@ -18,6 +18,10 @@ from webapp.core.redact import redact
 from webapp.core.redact.copies import Copies
 from webapp.core.redact.har import redact_har
 from webapp.core.redact.rules import (
+    redact_comment,
+    redact_comments,
+    redact_json_members,
+    redact_pairs,
     redact_query,
     redact_userinfo,
     secret_header,
@@ -50,6 +54,12 @@ def _har_entries(n: int, extra: str = "") -> str:
         for i in range(n // 90)
     ]
     return json.dumps({"log": {"entries": entries, "_note": extra}})
+
+
+def _har_body_comments(n: int) -> str:
+    body = ": api_key=a\n" * (n // 13) + "data: 1\n"
+    entry = {"response": {"content": {"mimeType": "text/event-stream", "text": body}}}
+    return json.dumps({"log": {"entries": [entry]}})
 
 
 def _har_reserialised(n: int) -> str:
@@ -98,6 +108,34 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
         lambda n: 'curl -H "Authorization: Bearer \\\n' + "a\n" * (n // 2),
     ),
     "many quotes in a command": (redact_text, lambda n: "curl \\\n" + "'\"" * (n // 2)),
+    "time, then spaces": (redact_text, lambda n: "time" + " " * n + "x\n"),
+    "many command prefixes": (redact_text, lambda n: "time " * (n // 5) + "curl -H 'a: b'\n"),
+    "head lines with pairs": (redact_text, lambda n: "# ?key=a&b=c\n" * (n // 13) + "data: 1\n"),
+    "a head line of many pairs": (redact_text, lambda n: "# ?" + "key=a&" * (n // 6) + "\n"),
+    "comment lines with pairs": (redact_text, lambda n: "data: 1\n" + ": key=a\n" * (n // 8)),
+    "a comment line of many pairs": (redact_comment, lambda n: ": " + "api_key=a " * (n // 10)),
+    "a comment: a name, then blanks": (redact_comment, lambda n: ": a" + " " * n + "x"),
+    "a comment: a header, then blanks": (redact_comment, lambda n: ": a" + " " * n + ": x"),
+    "a comment of dotted words": (redact_comment, lambda n: ": " + "a." * (n // 2)),
+    "a comment of name=name=...": (redact_comment, lambda n: ": " + "a=" * (n // 2)),
+    "body comments": (redact_comments, lambda n: ": token=a\n" * (n // 10)),
+    "JSON members": (redact_json_members, lambda n: '{"api_key":"a",' * (n // 15) + "}"),
+    "JSON: a name, then blanks": (redact_json_members, lambda n: '"a"' + " " * n + "x"),
+    "JSON: quotes": (redact_json_members, lambda n: '"' * n),
+    "JSON: escapes in a value": (redact_json_members, lambda n: '"a": "' + "\\x" * (n // 2)),
+    "form pairs": (redact_pairs, lambda n: "key=a&" * (n // 6)),
+    "curl -d with many pairs": (redact_text, lambda n: "curl -d " + "key=a&" * (n // 6) + "\n"),
+    "curl -d JSON with many members": (
+        redact_text,
+        lambda n: "curl -d '{" + '"api_key":"a",' * (n // 14) + "}'\n",
+    ),
+    "curl -d JSON open for many lines": (
+        redact_text,
+        lambda n: "curl -d '{\n" + '"api_key": "a",\n' * (n // 16) + "}'\n",
+    ),
+    "many curl -d flags": (redact_text, lambda n: "curl" + " -d k=a" * (n // 7) + "\n"),
+    "many curl -F flags": (redact_text, lambda n: "curl" + " -F key=a" * (n // 9) + "\n"),
+    "HAR body comment lines": (redact_har, _har_body_comments),
     "deeply nested HAR objects": (redact, _nested_har),
     "deeply nested HAR arrays": (redact_har, _nested_arrays_har),
     "HAR with many distinct secrets": (redact_har, _har_entries),

@@ -71,7 +71,40 @@ FLAG_SHAPES = [
     "-b 'sid={}'",
     "--cookie sid={}",
 ]
-PROMPTS = ["", "$ ", "% ", "# ", "user@box:~$ ", "(venv) me@box:~/src$ ", "PS C:\\> ", "sudo "]
+PROMPTS = [
+    "",
+    "$ ",
+    "% ",
+    "# ",
+    "user@box:~$ ",
+    "(venv) me@box:~/src$ ",
+    "PS C:\\> ",
+    "sudo ",
+    "time ",
+    "$ time ",
+    "sudo time ",
+]
+BODY_SHAPES = [
+    '-d \'{{"model": "gpt-4o", "api_key": "{}"}}\'',
+    '--data \'{{"stream":true,"token":"{}"}}\'',
+    '--json \'{{"key": "{}"}}\'',
+    "--data-urlencode api_key={}",
+    "--data-urlencode 'client_secret={}'",
+    "-d key={}",
+    "-d 'model=gpt-4o&access_token={}'",
+    "--data-raw=password={}",
+    "-F api_key={}",
+]
+"""A request body given to curl: JSON members and form pairs named like credentials."""
+COMMENT_SHAPES = [
+    "# POST https://api.example.com/v1/chat/completions?key={}",
+    "// https://api.example.com/v1/chat/completions?v=1&api_key={}",
+    "Recorded from https://user:{}@api.example.com/v1 on Monday",
+    ": https://api.example.com/v1/chat/completions?key={}",
+    ": Authorization: Bearer {}",
+    ": api_key={}",
+]
+"""A line above the stream (a note, a shell comment, an SSE comment) holding a secret."""
 
 
 def headers() -> list[tuple[str, str, str]]:
@@ -133,6 +166,26 @@ def curl_commands() -> Iterator[tuple[str, str, list[str]]]:
     token = secret()
     carried = f"curl https://x -H \"Authorization: Bearer \\\n    {token}\" \\\n  -d '{{}}'\n"
     yield "a secret carried to the next line", carried + SSE, [token]
+    for shape in BODY_SHAPES:
+        token = secret()
+        command = f"curl -sN https://api.example.com/v1 \\\n  {shape.format(token)}\n"
+        yield f"body {shape.format('KEY')}", command + SSE, [token]
+    token = secret()
+    body = f'curl https://x \\\n  -d \'{{\n    "model": "m",\n    "api_key": "{token}"\n  }}\'\n'
+    yield "a JSON body over several lines", body + SSE, [token]
+
+
+def comment_lines() -> Iterator[tuple[str, str, list[str]]]:
+    """Each comment shape on a line above the stream, above SSE and above JSON Lines."""
+    for shape in COMMENT_SHAPES:
+        token = secret()
+        yield f"comment {shape.format('KEY')}", shape.format(token) + "\n" + SSE, [token]
+    token = secret()
+    lines = f"# https://api.example.com/v1?key={token}\n{chunk('{}')}\n"
+    yield "comment above JSON Lines", lines, [token]
+    token = secret()
+    later = SSE.replace("data: [DONE]", f": keep-alive, x-api-key: {token}\n\ndata: [DONE]")
+    yield "an SSE comment inside the stream", later, [token]
 
 
 def pasted_headers() -> tuple[str, list[str]]:
@@ -173,13 +226,34 @@ def har() -> tuple[str, list[str]]:
     return json.dumps(value, indent=2), secrets
 
 
+def har_comment_lines() -> Iterator[tuple[str, str, list[str]]]:
+    """A HAR whose event-stream body carries a secret in an SSE comment line."""
+    for shape in COMMENT_SHAPES[3:]:
+        token = secret()
+        body = shape.format(token) + "\n\n" + SSE
+        entry = {
+            "request": {"method": "POST", "url": "https://api.example.com/v1", "headers": []},
+            "response": {
+                "status": 200,
+                "headers": [],
+                "content": {"mimeType": "text/event-stream", "text": body},
+            },
+        }
+        value = {"log": {"version": "1.2", "creator": {"name": "t"}, "entries": [entry]}}
+        yield f"HAR body, {shape.format('KEY')}", json.dumps(value), [token]
+
+
 def corpus() -> Iterator[Any]:
     yield pytest.param(*curl_i_dump(), id="curl -i dump")
     yield pytest.param(*curl_v_dump(), id="curl -v dump")
     for name, text, secrets in curl_commands():
         yield pytest.param(text, secrets, id=f"curl command, {name}")
+    for name, text, secrets in comment_lines():
+        yield pytest.param(text, secrets, id=name)
     yield pytest.param(*pasted_headers(), id="headers pasted without a status line")
     yield pytest.param(*har(), id="HAR")
+    for name, text, secrets in har_comment_lines():
+        yield pytest.param(text, secrets, id=name)
 
 
 def stored(prepared: Prepared) -> list[tuple[str, str]]:

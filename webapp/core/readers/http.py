@@ -24,9 +24,10 @@ _CURL_NOTE = re.compile(r"(?:Note|Warning): ")
 PROMPT = (
     r"[ \t]*+(?:\([^()\r\n]*+\)[ \t]*+)?"  # a virtualenv's "(venv) "
     r"(?:[\w.@:~/\\-]*+[$#%>]|PS[ \t][^>\r\n]*+>)?"  # user@box:~$, %, #, > (PS2), C:\>, PS C:\>
-    r"[ \t]*+(?:sudo[ \t]++)?"
+    r"[ \t]*+(?:(?:sudo|time|nohup|command|exec)[ \t]++)*+"
 )
-"""A shell prompt and what may stand before a command: shared with `webapp.core.redact`.
+"""A shell prompt and what may stand before a command (`sudo`, `time`, ...): shared with
+`webapp.core.redact`.
 
 Every run is possessive: a run of blanks is taken whole by the first `[ \t]*+` (the prompt
 and the virtualenv start with something else), so a line of n blanks costs n steps, not the

@@ -1,10 +1,11 @@
 """Secrets out of what the web app stores: HAR files, HTTP dumps and pasted curl commands.
 
 A HAR is redacted in place, span by span (`webapp.core.redact.har`); any other text only in its
-header and curl command lines (`webapp.core.redact.text`). Secrets are the values of credential
-headers (Authorization, Cookie, Set-Cookie, api-key and the like, anything named like a token,
-secret or API key), of HAR cookies, and of credential query parameters (`key`, `api_key`,
-`token`, `access_token`, ...). Every other byte stays as it was.
+header, curl command and comment lines (`webapp.core.redact.text`). Secrets are the values of
+credential headers (Authorization, Cookie, Set-Cookie, api-key and the like, anything named like
+a token, secret or API key), of HAR cookies, of credential query parameters (`key`, `api_key`,
+`token`, `access_token`, ...), and of JSON members and form pairs so named in a posted body or
+an SSE comment line. Every other byte stays as it was.
 """
 
 from __future__ import annotations

@@ -236,8 +236,26 @@ def _plausible(group: str, value: str) -> bool:
             any(c.isdigit() for c in value)
             and any(c.islower() for c in value)
             and any(c.isupper() for c in value)
+            and not _identifier(value)
         )
     return True
+
+
+_NAME_PARTS = re.compile(r"(?:[A-Z]?[a-z]++|[A-Z]{1,5}(?![a-z])|[0-9]{1,4}+)++")
+_WORD = re.compile(r"[A-Z][a-z]{2,}|[a-z]{3,}")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+
+
+def _identifier(value: str) -> bool:
+    """Whether a run reads as a camelCase name made of words (`getS3BucketObjectsForRegion`),
+    not as random base64: only words, short capital runs and short numbers, and words of three
+    letters or more that hold a vowel make 70% of it. Random base64 almost always holds a `+`,
+    a `/`, or a lone lower-case letter between capitals or digits, so real secrets stay
+    caught."""
+    if _NAME_PARTS.fullmatch(value) is None:
+        return False
+    spoken = sum(len(word) for word in _WORD.findall(value) if _VOWEL.search(word))
+    return spoken * 10 >= len(value) * 7
 
 
 def _class(char: str) -> str | None:

@@ -21,6 +21,8 @@ from webapp.core.redact.copies import Copies, splice
 from webapp.core.redact.rules import (
     LONG_ENOUGH,
     REDACTED,
+    redact_comments,
+    redact_json_members,
     redact_query,
     redact_userinfo,
     secret_header,
@@ -167,37 +169,27 @@ def _decide(place: _Place, get: Callable[[str], str | None]) -> list[_Edit]:
         new, passwords = redact_userinfo(new)
         said = [f"query parameter {param!r} in a URL ({where})" for param in names]
         said += [f"password in a URL ({where})" for _ in passwords]
-        edits.extend((key, new, words, values + passwords) for words in said)
+        edits += _each(key, new, said, values + passwords)
     posted = get("text") if place.key == "postData" else None
     if posted and (get("mimeType") or "").startswith("application/x-www-form-urlencoded"):
         new, names, values = redact_query("&" + posted)
         said = [f"form parameter {param!r} in the posted text ({where})" for param in names]
-        edits.extend(("text", new[1:], words, values) for words in said)
+        edits += _each("text", new[1:], said, values)
     elif posted and ("json" in (get("mimeType") or "") or posted.lstrip().startswith("{")):
-        new, names, values = _redact_json_members(posted)
+        new, names, values = redact_json_members(posted)
         said = [f"member {member!r} of the posted JSON ({where})" for member in names]
-        edits.extend(("text", new, words, values) for words in said)
+        edits += _each("text", new, said, values)
+    body = get("text") if place.key == "content" and get("encoding") != "base64" else None
+    if body and ":" in body:
+        new, said, values = redact_comments(body)
+        edits += _each("text", new, [f"{words} ({where} body)" for words in said], values)
     return edits
 
 
-_JSON_MEMBER = re.compile(
-    r'"(?P<name>[^"\\]{1,64})"[ \t\r\n]*:[ \t\r\n]*"(?P<value>(?:[^"\\]|\\.)*+)"'
-)
-
-
-def _redact_json_members(text: str) -> tuple[str, list[str], list[str]]:
-    """Posted JSON: the string values of members named like credentials (`api_key`, ...)."""
-    names: list[str] = []
-    values: list[str] = []
-    spans: list[tuple[int, int, str]] = []
-    for match in _JSON_MEMBER.finditer(text):
-        name, value = match.group("name"), match.group("value")
-        if value in ("", REDACTED) or not (secret_param(name) or secret_header(name)):
-            continue
-        names.append(name)
-        values.append(_decode(f'"{value}"') or value)
-        spans.append((*match.span("value"), REDACTED))
-    return splice(text, spans), names, values
+def _each(key: str, new: str, said: list[str], values: list[str]) -> list[_Edit]:
+    """One edit of a member per thing it removed; the values ride on the first alone (so that
+    a member holding k secrets costs k, not k * k)."""
+    return [(key, new, words, values if i == 0 else []) for i, words in enumerate(said)]
 
 
 def _find(text: str) -> tuple[list[tuple[int, int, str]], list[str], set[str]]:
@@ -213,7 +205,8 @@ def _find(text: str) -> tuple[list[tuple[int, int, str]], list[str], set[str]]:
 
         for key, new, said, found in _decide(place, get):
             start, end = strings[key]
-            spans[start] = (start, end, json.dumps(new, ensure_ascii=False))  # one per member
+            if start not in spans:  # one per member (its edits all carry the same new value)
+                spans[start] = (start, end, json.dumps(new, ensure_ascii=False))
             removed.append(said)
             secrets.update(found)
     return sorted(spans.values()), removed, secrets

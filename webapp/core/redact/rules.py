@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+
+from webapp.core.redact.copies import splice
 
 REDACTED = "[redacted]"
 LONG_ENOUGH = 8
@@ -122,3 +125,100 @@ def secrets_in(value: str) -> list[str]:
     """The value, and the token alone when it is `Bearer <token>` or the like."""
     scheme = _SCHEME.match(value.strip())
     return [value, scheme.group("token")] if scheme else [value]
+
+
+def redact_pairs(text: str) -> tuple[str, list[str], list[str]]:
+    """Form data (`a=1&api_key=...`, as curl's -d and --data-urlencode send it): the values of
+    the pairs named like credentials replaced; the text, the names and the values."""
+    new, names, values = redact_query("&" + text)
+    return new[1:], names, values
+
+
+_JSON_MEMBER = re.compile(
+    r'"(?P<name>[^"\\]{1,64})"[ \t\r\n]*:[ \t\r\n]*"(?P<value>(?:[^"\\]|\\.)*+)"'
+)
+
+
+def _unescaped(value: str) -> str:
+    try:
+        decoded = json.loads(f'"{value}"', strict=False)
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, str) else value
+
+
+def redact_json_members(text: str) -> tuple[str, list[str], list[str]]:
+    """JSON text (a posted body): the string values of members named like credentials
+    (`"api_key": "..."`) replaced; the text, the names and the values."""
+    names: list[str] = []
+    values: list[str] = []
+    spans: list[tuple[int, int, str]] = []
+    if '"' not in text:
+        return text, names, values
+    for match in _JSON_MEMBER.finditer(text):
+        name, value = match.group("name"), match.group("value")
+        if value in ("", REDACTED) or not (secret_param(name) or secret_header(name)):
+            continue
+        names.append(name)
+        values.append(_unescaped(value))
+        spans.append((*match.span("value"), REDACTED))
+    return splice(text, spans), names, values
+
+
+_COMMENT_HEADER = re.compile(r"[ \t]*+(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*+")
+_PAIR = re.compile(
+    r"(?<![\w.-])(?P<name>[A-Za-z][\w.-]{0,63}+)[ \t]*+(?:=|:[ \t]*+)(?P<value>[^\s&;,'\"<>]++)"
+)
+
+
+def redact_comment(line: str) -> tuple[str, list[str], list[str]]:
+    """An SSE comment line (`: ...`, which no reader reads): a credential header written in it
+    (`: Authorization: Bearer ...`), credential query parameters and URL passwords, and pairs
+    named like credentials (`: api_key=...`) replaced; the line, what went (in words, without
+    where) and the values."""
+    said: list[str] = []
+    values: list[str] = []
+    header = _COMMENT_HEADER.match(line, 1)
+    if header is not None and secret_header(header.group("name")):
+        value = line[header.end() :].rstrip(" \t")
+        if value and value != REDACTED and not variable_only(value):
+            said.append(f"{header.group('name')} header in a comment line")
+            values.extend(secrets_in(value))
+            line = line[: header.end()] + REDACTED + line[header.end() + len(value) :]
+    line, names, found = redact_query(line)
+    said += [f"query parameter {name!r} in a comment line" for name in names]
+    values += found
+    line, passwords = redact_userinfo(line)
+    said += ["password in a URL in a comment line" for _ in passwords]
+    values += passwords
+    line, names, found = redact_json_members(line)
+    said += [f"member {name!r} of JSON in a comment line" for name in names]
+    values += found
+    spans: list[tuple[int, int, str]] = []
+    for match in _PAIR.finditer(line):
+        name, value = match.group("name"), match.group("value")
+        if value == REDACTED or variable_only(value):
+            continue
+        if secret_param(name) or secret_header(name):
+            spans.append((*match.span("value"), REDACTED))
+            said.append(f"{name!r} in a comment line")
+            values.append(value)
+    return splice(line, spans), said, values
+
+
+COMMENT_LINE = re.compile(r"(?m)^:[^\r\n]*")
+
+
+def redact_comments(text: str) -> tuple[str, list[str], list[str]]:
+    """The SSE comment lines of a body with the secrets in them replaced (`redact_comment`);
+    every other line as it was. The text, what went and the values."""
+    said: list[str] = []
+    values: list[str] = []
+    spans: list[tuple[int, int, str]] = []
+    for match in COMMENT_LINE.finditer(text):
+        new, what, found = redact_comment(match.group(0))
+        if what:
+            spans.append((*match.span(), new))
+            said += what
+            values += found
+    return splice(text, spans), said, values

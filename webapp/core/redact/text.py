@@ -1,10 +1,14 @@
-"""Redaction of text: HTTP dumps and curl commands, header and command lines only.
+"""Redaction of text: HTTP dumps and curl commands, header, command and comment lines only.
 
 Blocks open at a status or request line (the header lines after it follow, folded ones too),
-at a curl -v line (`> `, `< `, `* `), at a `curl` command after a shell prompt or not (its
-continuation lines follow), and, in the head of the input (before its first `data:` or JSON
-line), at a header line pasted without a status line. Nothing else is touched, so a body never
-is. Each pattern is matched once per line and cannot backtrack across it.
+at a curl -v line (`> `, `< `, `* `), at a `curl` command after a shell prompt or not, or after
+`sudo`/`time` (its continuation lines follow; its body, `-d`/`--data-urlencode`/`--json`/`-F`,
+loses the values of members and pairs named like credentials), and, in the head of the input
+(before its first `data:` or JSON line), at a header line pasted without a status line. The
+head's other lines (a shell comment, a note) lose credential query parameters and URL
+passwords, and SSE comment lines (`: ...`) anywhere the secrets written in them. Nothing else is
+touched, so no line a reader reads is. Each pattern is matched once per line and cannot
+backtrack across it.
 """
 
 from __future__ import annotations
@@ -14,10 +18,15 @@ import re
 from webapp.core.readers.http import PROMPT, quote_after
 from webapp.core.redact.copies import splice
 from webapp.core.redact.rules import (
+    COMMENT_LINE,
     REDACTED,
+    redact_comment,
+    redact_json_members,
+    redact_pairs,
     redact_query,
     redact_userinfo,
     secret_header,
+    secret_param,
     variable_only,
 )
 
@@ -77,6 +86,9 @@ def redact_text(text: str) -> tuple[str, list[str]]:
         in_head = pos < head_end
         opener, end = (_HEAD_OPENER, head_end) if in_head else (_OPENER, len(text))
         match = opener.search(text, pos, end)
+        if in_head:  # the head's other lines (a comment, a note) may hold a URL with a key
+            loose_end = head_end if match is None else match.start()
+            _loose(text, pos, loose_end, number + text.count("\n", counted, pos), edits)
         if match is None:
             if in_head:
                 pos = head_end
@@ -90,7 +102,41 @@ def redact_text(text: str) -> tuple[str, list[str]]:
             head_end = min(head_end, pos)
         number += text.count("\n", start, pos)
         counted = pos
+    _comments(text, edits)
     return edits.result(), edits.removed
+
+
+def _loose(text: str, pos: int, end: int, number: int, edits: _Edits) -> None:
+    """Lines of the head that open no block: credential query parameters and URL passwords
+    (an SSE comment line is left to `_comments`)."""
+    while pos < end:
+        line_end, after = _line_end(text, pos)
+        if text.startswith(":", pos):
+            pos, number = after, number + 1
+            continue
+        line = text[pos:line_end]
+        if "=" in line or "://" in line:
+            new, said = _url_line(line, number)
+            edits.line(pos, line_end, new, said)
+        pos, number = after, number + 1
+
+
+def _comments(text: str, edits: _Edits) -> None:
+    """SSE comment lines (`: ...`) anywhere, but those a block edited already: the secrets
+    written in them (`webapp.core.redact.rules.redact_comment`)."""
+    if ":" not in text:
+        return
+    edited = {start for start, _, _ in edits.spans}
+    number, counted = 1, 0
+    for match in COMMENT_LINE.finditer(text):
+        start, end = match.span()
+        if start in edited:
+            continue
+        new, said, _ = redact_comment(match.group(0))
+        if said:
+            number += text.count("\n", counted, start)
+            counted = start
+            edits.line(start, end, new, [f"{what} (line {number})" for what in said])
 
 
 def _block(text: str, start: int, number: int, edits: _Edits, head_end: int) -> tuple[int, bool]:
@@ -188,20 +234,29 @@ def _url_line(line: str, number: int) -> tuple[str, list[str]]:
 
 
 _FLAG = re.compile(
-    r"(?<!\S)(?P<flag>-[sSvkLNiIfq]*[HbuU]|--header|--cookie|--user|--oauth2-bearer"
-    r"|--proxy-user)(?:=|[ \t]+)?(?=\S)"
+    r"(?<!\S)(?P<flag>-[sSvkLNiIfq]*[HbuUdF]|--header|--cookie|--user|--oauth2-bearer"
+    r"|--proxy-user|--data-urlencode|--data-binary|--data-ascii|--data-raw|--data|--json"
+    r"|--form-string|--form)(?:=|[ \t]+)?(?=\S)"
 )
 _FLAG_NAMES = {
     "H": "--header",
     "b": "--cookie",
     "u": "--user",
     "U": "--proxy-user",
+    "d": "--data",
+    "F": "--form",
 }
+_DATA_FLAGS = frozenset(
+    {"--data", "--data-raw", "--data-binary", "--data-ascii", "--data-urlencode", "--json"}
+)
+"""curl's flags whose argument is the request body: form pairs or JSON."""
+_FORM_FLAGS = frozenset({"--form", "--form-string"})
 
 
 def _command_block(text: str, start: int, number: int, edits: _Edits) -> int:
     """Redact a curl command and its continuation lines; return where it ends."""
-    continues, quote, carry = True, "", ""
+    continues, quote = True, ""
+    carry: _Carry = ("", False)
     after = start
     while continues and start < len(text):
         end, after = _line_end(text, start)
@@ -240,18 +295,29 @@ def _carried(line: str, quote: str) -> tuple[int, int, bool]:
     return start, max(start, len(line[:end].rstrip(" \t"))), still_open
 
 
-def _command_line(line: str, number: int, carry: str) -> tuple[str, list[str], str]:
-    """One line of a curl command; `carry` is the quote of a secret argument left open."""
-    spans: list[tuple[int, int]] = []
+_Carry = tuple[str, bool]
+"""A quote left open at the end of a command's line: the quote ("" when none), and whether it
+holds a request body (form pairs or JSON) rather than one secret."""
+
+
+def _command_line(line: str, number: int, carry: _Carry) -> tuple[str, list[str], _Carry]:
+    """One line of a curl command; `carry` is the quoted argument left open on the line before."""
+    spans: list[tuple[int, int, str]] = []
     said: list[str] = []
     skip = 0
-    if carry:
-        start, end, still_open = _carried(line, carry)
-        if start < end and line[start:end] != REDACTED:
-            spans.append((start, end))
+    quote, is_body = carry
+    if quote:
+        start, end, still_open = _carried(line, quote)
+        if is_body:
+            new, what = _body_secrets(line[start:end])
+            if what:
+                spans.append((start, end, new))
+                said += [f"{item} in the curl command (line {number})" for item in what]
+        elif start < end and line[start:end] != REDACTED:
+            spans.append((start, end, REDACTED))
             said.append(f"the rest of a secret in the curl command (line {number})")
         skip = len(line) if still_open else end + 1
-        carry = carry if still_open else ""
+        carry = carry if still_open else ("", False)
     for match in _FLAG.finditer(line, skip):
         if spans and match.start() < spans[-1][1]:
             continue  # inside an argument already redacted
@@ -260,15 +326,39 @@ def _command_line(line: str, number: int, carry: str) -> tuple[str, list[str], s
         if open_quote and line.endswith("\\", start, end):  # the line's continuation stays
             end = start + len(line[start : end - 1].rstrip(" \t"))
         content = line[start:end]
+        if flag in _DATA_FLAGS or flag in _FORM_FLAGS:
+            new, what = _body_secrets(content, form=flag in _FORM_FLAGS)
+            if what:
+                spans.append((start, end, new))
+                said += [f"{item} in the curl command (line {number})" for item in what]
+            carry = (open_quote, True) if open_quote else carry
+            continue
         span = _secret_in_argument(flag, content)
         if span is not None:
-            spans.append((start + span[0], start + span[1]))
+            spans.append((start + span[0], start + span[1], REDACTED))
             said.append(f"{_what(flag, content)} in the curl command (line {number})")
-            carry = open_quote
+            carry = (open_quote, False) if open_quote else carry
     if spans:
-        line = splice(line, [(start, end, REDACTED) for start, end in spans])
+        line = splice(line, spans)
     new, more = _url_line(line, number)
     return new, said + more, carry
+
+
+def _body_secrets(content: str, *, form: bool = False) -> tuple[str, list[str]]:
+    """A request body given to curl (-d, --data-urlencode, --json, -F): JSON members and form
+    pairs named like credentials; the content with their values replaced, and what went."""
+    if form:  # -F name=value (name=@file and name=<file name files: no secret in them)
+        name, equals, value = content.partition("=")
+        if not equals or value[:1] in ("@", "<") or value in ("", REDACTED):
+            return content, []
+        if variable_only(value) or not (secret_param(name) or secret_header(name)):
+            return content, []
+        return f"{name}={REDACTED}", [f"form field {name!r}"]
+    new, names, _ = redact_json_members(content)
+    said = [f"member {name!r} of the posted JSON" for name in names]
+    new, names, _ = redact_pairs(new)
+    said += [f"form parameter {name!r}" for name in names if name]
+    return new, said
 
 
 def _secret_in_argument(flag: str, content: str) -> tuple[int, int] | None:

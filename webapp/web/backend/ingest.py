@@ -2,12 +2,14 @@
 
 A body is never read whole before its size is known to fit: Content-Length is checked first,
 then the bytes are counted as they arrive (a chunked body is refused as soon as it passes the
-limit), and the form parser reads from that counting stream. A JSON body goes into one
-buffer, emptied once parsed; a file is spooled by the form parser and read once. Each worker
-reads and checks at most `Settings.max_uploads` uploads at once (`UploadSlots`); the parsing,
-redaction and reading run in a worker thread, never on the event loop. What is stored is the
-submitted bytes exactly, unless `webapp.core.redact` removed secrets, in which case it is the
-redacted text in UTF-8.
+limit), and the form parser reads from that counting stream. A body must arrive whole within
+`Settings.body_timeout` seconds (a trickling one gets `SlowBody`, a 408). A JSON body goes into
+one buffer, emptied once parsed; a file is spooled by the form parser and read once. Only then,
+with its body in, does an upload take one of the worker's `Settings.max_uploads` slots
+(`UploadSlots`) for the heavy part: the parsing, redaction and reading, which run in a worker
+thread, never on the event loop, and the storing. So slow senders hold no slot. What is
+stored is the submitted bytes exactly, unless `webapp.core.redact` removed secrets, in which
+case it is the redacted text in UTF-8.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncGenerator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +30,8 @@ from webapp.core import words
 from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReadResult
 from webapp.core.redact import redact
-from webapp.web.backend.masking import Masks, parse_redact
+from webapp.settings import Settings
+from webapp.web.backend.masking import REDACT_CHOICES, Masks, parse_redact
 from webapp.web.text import one_line
 
 INPUT_FORMATS = ("auto", *FORMATS)
@@ -45,17 +48,30 @@ class TooLarge(Exception):
         self.limit = limit
 
 
+class SlowBody(Exception):
+    """The request's body did not arrive whole in time (a 408)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"the request's body did not arrive within {seconds:g} seconds (the server's "
+            "--body-timeout); send it again over a faster link, or start the server with a "
+            "larger --body-timeout"
+        )
+        self.seconds = seconds
+
+
 class Busy(Exception):
     """Every upload slot of this worker is taken."""
 
     def __init__(self, slots: int) -> None:
         super().__init__(
-            f"the server is reading {slots} other uploads right now; try again in a moment"
+            f"the server is checking {slots} other uploads right now; try again in a moment"
         )
 
 
 class UploadSlots:
-    """At most `size` uploads read and checked at once; one more is refused, not queued."""
+    """At most `size` uploads checked and stored at once, each once its body is in; one more
+    is refused, not queued."""
 
     def __init__(self, size: int) -> None:
         self.size = max(1, size)
@@ -76,6 +92,11 @@ class BadInput(ValueError):
     """The request is malformed (not the stream: the envelope around it)."""
 
 
+class BadField(BadInput):
+    """A field of the request has a value the API does not take (a 422, where a request with
+    no stream in it at all is a 400)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """A stream ready to store: its bytes, what the reader found, what was removed."""
@@ -90,6 +111,23 @@ def check_length(request: Request, limit: int, quoted: int | None = None) -> Non
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TooLarge(limit if quoted is None else quoted)
+
+
+def body_timeout(request: Request) -> float:
+    """The seconds a body of this app may take to arrive (`Settings.body_timeout`)."""
+    settings: Settings = request.app.state.settings
+    return settings.body_timeout
+
+
+@asynccontextmanager
+async def _in_time(request: Request) -> AsyncIterator[None]:
+    """Raise SlowBody when what runs inside (reading the body) passes the body timeout."""
+    seconds = body_timeout(request)
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except TimeoutError:
+        raise SlowBody(seconds) from None
 
 
 async def _counted(request: Request, limit: int, quoted: int) -> AsyncGenerator[bytes, None]:
@@ -110,8 +148,9 @@ async def read_body(request: Request, limit: int, quoted: int | None = None) -> 
     said = limit if quoted is None else quoted
     check_length(request, limit, said)
     body = bytearray()
-    async for chunk in _counted(request, limit, said):
-        body += chunk
+    async with _in_time(request):
+        async for chunk in _counted(request, limit, said):
+            body += chunk
     return body
 
 
@@ -129,11 +168,13 @@ async def read_form(request: Request, limit: int, stream_limit: int) -> FormData
             parser = MultiPartParser(
                 request.headers, stream, max_files=4, max_fields=40, max_part_size=stream_limit
             )
-            return await parser.parse()
+            async with _in_time(request):
+                return await parser.parse()
         if content_type.startswith("application/x-www-form-urlencoded"):
             # The body's own bound holds a pasted field (`prepare` checks the text itself).
             form = FormParser(request.headers, stream, max_part_size=limit)
-            return await form.parse()
+            async with _in_time(request):
+                return await form.parse()
     except MultiPartException as error:
         if "maximum size" in str(error):
             raise TooLarge(stream_limit) from error
@@ -196,8 +237,24 @@ def parse_json_body(body: bytes | bytearray) -> dict[str, Any]:
     if not isinstance(value, dict) or not isinstance(value.get("text"), str):
         raise BadInput('send a JSON object with a string "text" (and optionally "title")')
     if "title" in value and value["title"] is not None and not isinstance(value["title"], str):
-        raise BadInput('"title" must be a string')
+        raise BadField('"title" must be a string')
+    for name, choices in (("format", INPUT_FORMATS), ("redact", REDACT_CHOICES)):
+        if name in value and not isinstance(value[name], str):
+            raise BadField(
+                f'"{name}" must be one of {", ".join(choices)} (a string, not '
+                f"{_json_kind(value[name])}); leave it out for the default"
+            )
     return value
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    return "an array" if isinstance(value, list) else "a number"
 
 
 def encode_text(text: str) -> bytes:
@@ -220,7 +277,7 @@ def prepare(raw: bytes, input_format: str, limit: int, masks: Masks | None = Non
     if len(raw) > limit:
         raise TooLarge(limit)
     if input_format not in INPUT_FORMATS:
-        raise BadInput(f"format must be one of {', '.join(INPUT_FORMATS)}")
+        raise BadField(f"format must be one of {', '.join(INPUT_FORMATS)}")
     text = decode(raw)
     redaction = redact(text)
     removed = list(redaction.removed)
@@ -257,5 +314,5 @@ def prepare_json(body: bytearray, limit: int) -> JsonUpload:
     try:
         masks = parse_redact(value.get("redact"))
     except ValueError as error:
-        raise BadInput(str(error)) from error
+        raise BadField(str(error)) from error
     return JsonUpload(prepare(raw, fmt, limit, masks), title, fmt)

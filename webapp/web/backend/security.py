@@ -1,8 +1,10 @@
-"""Headers on every response (a strict Content-Security-Policy, nosniff, no referrer, Vary),
-and no cross-site form posts."""
+"""Headers on every response (a strict Content-Security-Policy, nosniff, no referrer, Vary,
+HSTS behind TLS), no cross-site form posts, and no Host this server is not known by."""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -19,8 +21,20 @@ CSP = (
 )
 
 
+HSTS = "max-age=31536000"
+"""Sent when the public URL is https: browsers then reach the server over TLS alone for a year
+(not its subdomains, which may be other people's servers)."""
+
 EMBED_PREFIX = EMBEDDED + "/"
 """The framable view's paths; every other page refuses to be framed."""
+
+
+_ANY_SITE = re.compile(r"\*|[a-z][a-z0-9+.-]*:(?://\*?)?/?", re.IGNORECASE)
+"""`*`, `https:`, `https://*`: sources that let every site (of a scheme) frame the view."""
+REFUSAL_CSP = CSP.replace("frame-ancestors 'none'", "frame-ancestors *")
+"""The policy of an embed's refusal (`webapp.web.framing`): framable by anyone, since it
+shows only that the embed is refused and why, so the framing page shows that instead of the
+browser's blank error."""
 
 
 def embed_csp(origins: tuple[str, ...]) -> str:
@@ -28,6 +42,11 @@ def embed_csp(origins: tuple[str, ...]) -> str:
     for origin in origins:
         if not origin or any(c in origin for c in ";,'\"") or any(c.isspace() for c in origin):
             raise ValueError(f"not an origin for frame-ancestors: {origin[:100]!r}")
+        if _ANY_SITE.fullmatch(origin):
+            raise ValueError(
+                f"{origin!r} would let every site frame the embedded view (and put its page "
+                "under theirs); name the sites that may, e.g. https://wiki.example.com"
+            )
     ancestors = " ".join(origins) if origins else "'none'"
     return CSP.replace("frame-ancestors 'none'", f"frame-ancestors {ancestors}")
 
@@ -37,7 +56,8 @@ class SecurityHeaders:
 
     `docs_csp` is the policy for the OpenAPI page alone, which loads Swagger UI from /static
     and runs one inline script (allowed by its hash, not by 'unsafe-inline'). Pages under
-    `/embed/` may be framed by `embed_origins` (none by default) and have no X-Frame-Options.
+    `/embed/` may be framed by `embed_origins` (none by default) and have no X-Frame-Options;
+    an embed's refusal answers with `REFUSAL_CSP`, which it sets itself and is kept.
     """
 
     def __init__(
@@ -46,11 +66,13 @@ class SecurityHeaders:
         docs_path: str | None = None,
         docs_csp: str = CSP,
         embed_origins: tuple[str, ...] = (),
+        hsts: bool = False,
     ) -> None:
         self.app = app
         self.docs_path = docs_path
         self.docs_csp = docs_csp
         self.embed_csp = embed_csp(embed_origins)
+        self.hsts = hsts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -65,12 +87,15 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
-                headers["Content-Security-Policy"] = policy
+                refused = embedded and headers.get("content-security-policy") == REFUSAL_CSP
+                headers["Content-Security-Policy"] = REFUSAL_CSP if refused else policy
                 headers["X-Content-Type-Options"] = "nosniff"
                 headers["Referrer-Policy"] = "no-referrer"
                 if not embedded:
                     headers["X-Frame-Options"] = "DENY"
                 headers["Cross-Origin-Opener-Policy"] = "same-origin"
+                if self.hsts:
+                    headers["Strict-Transport-Security"] = HSTS
                 headers.add_vary_header(VARY)
             await send(message)
 
@@ -141,5 +166,97 @@ class RefuseCrossSite:
                     "start it with --allow-origins to accept one.\n"
                 )
                 await PlainTextResponse(message, status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+LOOPBACK_NAMES = ("localhost", "*.localhost")
+"""Names that always reach this machine (RFC 6761), which no other site can own; with any
+loopback address (127.0.0.0/8, ::1) they are the Hosts a server answers by default."""
+ALWAYS_ALLOWED: tuple[str, ...] = LOOPBACK_NAMES
+"""The names allowed whatever the settings (the tests add Starlette's `testserver` here, as
+Django's test runner adds it to ALLOWED_HOSTS)."""
+_HOST = re.compile(r"(?P<name>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?")
+
+
+def public_host(public_url: str) -> str | None:
+    """The host name of a public URL (`https://streamviz.example/` -> streamviz.example)."""
+    try:
+        return urlsplit(public_url.strip()).hostname or None
+    except ValueError:
+        return None
+
+
+def host_name(header: str | None) -> str | None:
+    """The name a `Host` header gives (lower case, brackets and trailing dot off), or None."""
+    match = _HOST.fullmatch((header or "").strip())
+    if match is None:
+        return None
+    return match.group("name").strip("[]").rstrip(".").lower() or None
+
+
+class AllowedHosts:
+    """The `Host` names a server answers to: exact names, `*.example.com` (subdomains),
+    `.example.com` (the name and its subdomains), `*` (every name: the check off), and always
+    the loopback names and addresses."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        patterns = {name.strip().lower().rstrip(".") for name in names if name.strip()}
+        self.any = "*" in patterns
+        self.exact = {p.strip("[]") for p in patterns if not p.startswith(("*.", "."))}
+        self.suffixes = tuple(p[1:] if p.startswith("*.") else p for p in patterns
+                              if p.startswith(("*.", ".")))  # fmt: skip
+        self.apexes = {p[1:] for p in patterns if p.startswith(".")}
+
+    @classmethod
+    def of(cls, allowed: tuple[str, ...], public_url: str = "") -> AllowedHosts:
+        """The loopback names, the public URL's host and `allowed`."""
+        public = public_host(public_url)
+        return cls((*ALWAYS_ALLOWED, *((public,) if public else ()), *allowed))
+
+    def allows(self, header: str | None) -> bool:
+        """Whether a request with this `Host` header is answered."""
+        if self.any:
+            return True
+        name = host_name(header)
+        if name is None:
+            return False
+        if name in self.exact or name in self.apexes or name.endswith(self.suffixes):
+            return True
+        try:
+            return ipaddress.ip_address(name).is_loopback
+        except ValueError:
+            return False
+
+
+class RefuseUnknownHosts:
+    """ASGI middleware that answers 400 to a request whose `Host` the server is not known by.
+
+    A page of another site can rename itself to this server's address (DNS rebinding) and
+    then post to it as its own origin, which `RefuseCrossSite` cannot tell from ours; the
+    one thing it cannot change is the Host its browser sends. So only the loopback names
+    and addresses, the public URL's host and `--allowed-hosts` are answered (as Django's
+    ALLOWED_HOSTS and Starlette's TrustedHostMiddleware do), every path and method, the
+    recording proxy's too.
+    """
+
+    def __init__(self, app: ASGIApp, hosts: AllowedHosts) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            header = Headers(scope=scope).get("host")
+            if not self.hosts.allows(header):
+                named = f"the name {header.strip()[:100]!r}" if header else "no name (no Host)"
+                message = (
+                    f"Bad Request: this server is not known by {named}. A page of another "
+                    "site can reach a local server by renaming itself to it (DNS rebinding), "
+                    "so streamviz answers only localhost, its loopback addresses and the "
+                    "--public-url's host; start it with --allowed-hosts NAME to answer "
+                    "another.\n"
+                )
+                response = PlainTextResponse(message, status_code=400)
+                await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)

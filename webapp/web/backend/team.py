@@ -2,8 +2,9 @@
 
 A stream's delete token is given once, to whoever stored it; the store keeps only its SHA-256.
 A browser that stored streams keeps their ids and tokens in one cookie (`OWNER_COOKIE`,
-HttpOnly, SameSite=Lax), bounded to the last `OWNED_AT_MOST`; that cookie is how the page
-knows to offer "Delete" and which streams "your streams" are. Titles and notes are plain text,
+HttpOnly, SameSite=Lax, Secure when the server is reached over https), bounded to the last
+`OWNED_AT_MOST`; that cookie is how the page knows to offer "Delete" and which streams "your
+streams" are. Titles and notes are plain text,
 checked here and escaped wherever they are shown.
 """
 
@@ -27,7 +28,8 @@ from starlette.responses import Response
 from webapp.core.anomalies import severity_of
 from webapp.core.jsvalue import truthy
 from webapp.core.options import Options
-from webapp.storage.team import Library, Notes, StoredNote
+from webapp.settings import Settings
+from webapp.storage.team import Library, NoteBounds, Notes, StoredNote
 from webapp.web.backend.ingest import MAX_TITLE
 from webapp.web.backend.service import NotFound, Service, Unreadable
 from webapp.web.links import Links
@@ -87,11 +89,18 @@ def owned(request: Request) -> dict[str, str]:
     return dict(list(found.items())[-OWNED_AT_MOST:])
 
 
-def _set_owned(response: Response, streams: Mapping[str, str]) -> None:
+def secure(request: Request) -> bool:
+    """Whether cookies are Secure: the public URL is https, or this request came over TLS."""
+    public: str = request.app.state.settings.public_url
+    return public.lower().startswith("https://") or request.url.scheme == "https"
+
+
+def _set_owned(request: Request, response: Response, streams: Mapping[str, str]) -> None:
     kept = list(streams.items())[-OWNED_AT_MOST:]
     value = ".".join(f"{stream_id}:{token}" for stream_id, token in kept)
+    tls = secure(request)
     if not value:
-        response.delete_cookie(OWNER_COOKIE, path="/", httponly=True, samesite="lax")
+        response.delete_cookie(OWNER_COOKIE, path="/", httponly=True, samesite="lax", secure=tls)
         return
     response.set_cookie(
         OWNER_COOKIE,
@@ -100,7 +109,7 @@ def _set_owned(response: Response, streams: Mapping[str, str]) -> None:
         path="/",
         httponly=True,
         samesite="lax",
-        secure=False,
+        secure=tls,
     )
 
 
@@ -109,7 +118,7 @@ def remember(request: Request, response: Response, stream_id: str, token: str) -
     streams = owned(request)
     streams.pop(stream_id, None)
     streams[stream_id] = token
-    _set_owned(response, streams)
+    _set_owned(request, response, streams)
 
 
 def hand_over(request: Request, response: Response, old_id: str, new_id: str) -> None:
@@ -121,14 +130,14 @@ def hand_over(request: Request, response: Response, old_id: str, new_id: str) ->
         return
     if new_id:
         streams[new_id] = token
-    _set_owned(response, streams)
+    _set_owned(request, response, streams)
 
 
 def forget(request: Request, response: Response, stream_id: str) -> None:
     """Take a deleted stream out of the browser's cookie."""
     streams = owned(request)
     if streams.pop(stream_id, None) is not None:
-        _set_owned(response, streams)
+        _set_owned(request, response, streams)
 
 
 # Titles and notes.
@@ -203,6 +212,61 @@ def note_input(body: Mapping[str, Any], last: int, base: StoredNote | None = Non
         text=clean_note(body.get("text")),
         author=clean_line(body.get("author"), "author", MAX_AUTHOR, required=False),
     )
+
+
+def note_bounds(settings: Settings) -> NoteBounds:
+    """The server's bounds on notes (`--max-notes-per-stream`, `--max-notes-per-step`)."""
+    return NoteBounds(settings.max_notes_per_stream, settings.max_notes_per_step)
+
+
+def no_room(total: int, on_step: int, bounds: NoteBounds) -> str | None:
+    """Why a note cannot be added to a stream holding `total` notes, `on_step` of them on the
+    step, in words; None when it can."""
+    if total >= bounds.per_stream:
+        return (
+            f"this stream holds {total:,} notes, the most one stream may "
+            f"(the server's --max-notes-per-stream is {bounds.per_stream:,}): edit or delete "
+            "one to add another"
+        )
+    if on_step >= bounds.per_step:
+        return (
+            f"this step holds {on_step:,} notes, the most one step may (the server's "
+            f"--max-notes-per-step is {bounds.per_step:,}): edit or delete one, or note a "
+            "step next to it"
+        )
+    return None
+
+
+def room_on(service: Service, stream_id: str, step: int, bounds: NoteBounds) -> str | None:
+    """Why no note can be added on this step now, or None (the page's form says so)."""
+    return no_room(*Notes(service.storage).counts(stream_id, step), bounds)
+
+
+def store_note(
+    service: Service, stream_id: str, given: NoteInput, bounds: NoteBounds
+) -> StoredNote:
+    """Store a note within the bounds; Invalid (a 422) in words when there is no room."""
+    why = room_on(service, stream_id, given.step, bounds)
+    note = (
+        None
+        if why
+        else Notes(service.storage).add(stream_id, given.step, given.text, given.author, bounds)
+    )
+    if note is None:  # full, or filled by another request between the count and the insert
+        raise Invalid(why or room_on(service, stream_id, given.step, bounds) or "no room")
+    return note
+
+
+def check_move(
+    service: Service, stream_id: str, note: StoredNote, given: NoteInput, bounds: NoteBounds
+) -> None:
+    """An edit that moves a note to another step needs room on that step (Invalid if not)."""
+    if given.step == note.step:
+        return
+    _, on_step = Notes(service.storage).counts(stream_id, given.step)
+    if on_step >= bounds.per_step:
+        why = no_room(0, on_step, bounds)
+        raise Invalid(f"step {given.step}: {why}")
 
 
 def note_url(stream_id: str, note: StoredNote) -> str:

@@ -18,8 +18,10 @@ from webapp.web.appstate import service_of, settings_of
 from webapp.web.backend.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
+    BadField,
     BadInput,
     Busy,
+    Prepared,
     TooLarge,
     UploadSlots,
     clean_title,
@@ -191,27 +193,33 @@ router = APIRouter(prefix="/api", tags=["streams"], default_response_class=CliJS
     "`file`. Credentials in headers, HAR files and curl commands are removed, and secrets in "
     "the content masked (`redact`: auto, the default, or none), before storing. Answers 201 with "
     "the new id and the timeline URL; 413 over the size limit; 422 when no reader recognises "
-    "the input; 503 when the server is reading too many uploads at once.",
+    "the input or a field (`title`, `format`, `redact`) has a value the API does not take; 400 "
+    "when the request holds no stream at all; 408 when its body does not arrive within the "
+    "server's --body-timeout; 503 when the server is checking too many uploads at once.",
     response_model=StreamCreated,
     responses={
         413: {"model": Problem, "description": "Over the size limit."},
         503: {"model": Problem, "description": "Too many uploads at once; retry."},
-        422: {"model": Problem, "description": "No reader recognises the input."},
-        400: {"model": Problem, "description": "The request is malformed."},
+        408: {"model": Problem, "description": "The body did not arrive in time."},
+        422: {
+            "model": Problem,
+            "description": "No reader recognises the input, or a field's value is not valid.",
+        },
+        400: {"model": Problem, "description": "The request holds no stream."},
     },
     openapi_extra={"requestBody": _CREATE_BODY},
 )
 async def create_stream(request: Request) -> StreamCreated | Response:
     """Store a stream sent as JSON or as a multipart file."""
-    uploads: UploadSlots = request.app.state.uploads
     try:
-        with uploads.slot():
-            token = new_token()
-            info = await _create(request, token_hash(token))
+        token = new_token()
+        info = await _create(request, token_hash(token))
     except Busy as error:
         return _problem(503, error, {"Retry-After": "2"})
     except TooLarge as error:
         return _problem(413, error)
+    except BadField as error:
+        return _problem(422, error)
     except BadInput as error:
         return _problem(400, error)
     except ReaderError as error:
@@ -226,15 +234,19 @@ async def create_stream(request: Request) -> StreamCreated | Response:
 
 
 async def _create(request: Request, delete_hash: str) -> StreamInfo:
-    """Read, check and store one upload; everything but the receiving runs in a thread."""
+    """Receive one upload, then, holding an upload slot, check and store it; everything but
+    the receiving runs in a thread."""
     settings = settings_of(request)
     limit: int = settings.max_bytes
+    uploads: UploadSlots = request.app.state.uploads
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("application/json"):
         # JSON escapes can double the text's size; the text itself is checked in `prepare`.
         body = await read_body(request, 2 * limit + FORM_OVERHEAD, limit)
-        upload = await run_in_threadpool(prepare_json, body, limit)
-        prepared, title, fmt = upload.prepared, upload.title, upload.input_format
+        with uploads.slot():
+            upload = await run_in_threadpool(prepare_json, body, limit)
+            prepared, title, fmt = upload.prepared, upload.title, upload.input_format
+            return await _store(request, prepared, title, fmt, delete_hash)
     else:
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
         try:
@@ -247,11 +259,18 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
             try:
                 masks = parse_redact(form_text(form, "redact") or None)
             except ValueError as error:
-                raise BadInput(str(error)) from error
+                raise BadField(str(error)) from error
         finally:
             await form.close()
-        prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)
-        del raw
+        with uploads.slot():
+            prepared = await run_in_threadpool(prepare, raw, fmt, limit, masks)
+            del raw
+            return await _store(request, prepared, title, fmt, delete_hash)
+
+
+async def _store(
+    request: Request, prepared: Prepared, title: str, fmt: str, delete_hash: str
+) -> StreamInfo:
     service = service_of(request)
     return await run_in_threadpool(
         service.store, prepared, title=title, input_format=fmt, delete_hash=delete_hash

@@ -9,9 +9,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
+from starlette.routing import BaseRoute, Match, Mount
 
 from webapp.web.appstate import templates_of
 from webapp.web.backend.inflight import Busy
+from webapp.web.backend.ingest import SlowBody
 from webapp.web.backend.service import NotFound, Unreadable
 from webapp.web.htmx import wants_partial
 from webapp.web.query import BadQuery, NoSuchExample
@@ -26,6 +28,7 @@ _HEADINGS = {
     400: "That link has a value this page does not understand",
     404: "Nothing here",
     405: "Not allowed",
+    408: "That upload arrived too slowly",
     413: "That stream is too large",
     422: "That stream does not read",
     500: "Something broke on our side",
@@ -50,6 +53,25 @@ def error_response(request: Request, status: int, message: str, heading: str = "
         query = request.url.query
         response.headers["HX-Redirect"] = request.url.path + (f"?{query}" if query else "")
     return response
+
+
+METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def allowed_methods(routes: list[BaseRoute], request: Request) -> list[str]:
+    """Every method some route answers at this path (Starlette's 405 names only the first
+    route's: `/streams` answered `Allow: GET` though it takes POST too). Each method is asked
+    of the routes as a request of its own would be, so routers nested by `include_router`
+    answer too; mounts (static files) are left out."""
+    found = []
+    for method in METHODS:
+        probe = {**request.scope, "method": method}
+        if any(
+            not isinstance(route, Mount) and route.matches(probe)[0] is Match.FULL
+            for route in routes
+        ):
+            found.append(method)
+    return found
 
 
 def install(app: FastAPI) -> None:
@@ -77,6 +99,12 @@ def install(app: FastAPI) -> None:
         response.headers["Retry-After"] = RETRY_AFTER
         return response
 
+    @app.exception_handler(SlowBody)
+    async def slow_body(request: Request, error: SlowBody) -> Response:
+        response = error_response(request, 408, str(error))
+        response.headers["Connection"] = "close"  # the rest of that body is not read
+        return response
+
     @app.exception_handler(Unreadable)
     async def unreadable(request: Request, error: Unreadable) -> Response:
         return error_response(request, 422, str(error))
@@ -93,6 +121,8 @@ def install(app: FastAPI) -> None:
         response = error_response(request, error.status_code, message)
         for name, value in (error.headers or {}).items():
             response.headers[name] = value
+        if error.status_code == 405 and (methods := allowed_methods(app.router.routes, request)):
+            response.headers["Allow"] = ", ".join(methods)
         return response
 
     @app.exception_handler(RequestValidationError)

@@ -150,19 +150,10 @@ def _redisplayed(raw: bytes) -> str:
 
 @router.post("/streams")
 async def submit(request: Request) -> Response:
-    """Store a pasted or uploaded stream and redirect to its timeline (303)."""
-    uploads: UploadSlots = request.app.state.uploads
-    try:
-        with uploads.slot():
-            return await _submit(request)
-    except Busy as error:
-        context = {"status": 503, "heading": "Too many uploads at once", "message": str(error)}
-        response = render(templates_of(request), request, "error.html", context, 503)
-        response.headers["Retry-After"] = "2"
-        return response
+    """Store a pasted or uploaded stream and redirect to its timeline (303).
 
-
-async def _submit(request: Request) -> Response:
+    The form is received first; only then does the upload take a slot (`UploadSlots`) to be
+    checked and stored, so a slow sender holds none."""
     limit = settings_of(request).max_bytes
     try:
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
@@ -171,6 +162,20 @@ async def _submit(request: Request) -> Response:
     except BadInput as error:
         context = _form_context(request, error=str(error))
         return render(templates_of(request), request, "home.html", context, 400)
+    uploads: UploadSlots = request.app.state.uploads
+    try:
+        with uploads.slot():
+            return await _submit(request, form, limit)
+    except Busy as error:
+        context = {"status": 503, "heading": "Too many uploads at once", "message": str(error)}
+        response = render(templates_of(request), request, "error.html", context, 503)
+        response.headers["Retry-After"] = "2"
+        return response
+    finally:
+        await form.close()
+
+
+async def _submit(request: Request, form: FormData, limit: int) -> Response:
     try:
         accepted = await _accept(form, limit)
     except TooLarge:
@@ -192,8 +197,6 @@ async def _submit(request: Request) -> Response:
             error=str(refused),
         )
         return render(templates_of(request), request, "home.html", context, refused.status)
-    finally:
-        await form.close()
     token = new_token()
     info = await run_in_threadpool(
         service_of(request).store,

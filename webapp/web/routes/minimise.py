@@ -80,7 +80,7 @@ def _fragment(request: Request, job: Job | None, error: str = "", status: int = 
 
 def _page(request: Request, job: Job) -> Response:
     info = service_of(request).info(job.stream_id)
-    context = {"job": JobView(job), "error": "", "title": info.title or "Untitled stream"}
+    context = {"job": JobView(job), "error": "", "title": stream_title(info)}
     return render(templates_of(request), request, "minimise_job.html", context)
 
 

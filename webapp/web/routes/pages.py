@@ -37,8 +37,9 @@ from webapp.web.query import (
     parse_policy,
     parse_present,
 )
-from webapp.web.routes import clients, triage
+from webapp.web.routes import clients, share, triage
 from webapp.web.routes import minimise as minimise_routes
+from webapp.web.routes.share import share_menu
 from webapp.web.templating import render
 from webapp.web.text import stream_title
 from webapp.web.views import timeline as views
@@ -92,6 +93,7 @@ def stream_page(request: Request, shown: Shown) -> Response:
     view, links, step = view_of(request, shown)
     context = stage(view, links, step)
     context.update(triage.stage_context(request, view, links, step))
+    context.update(share_menu(request, links, step, stream_title(view.source.info)))
     templates = templates_of(request)
     if wants_partial(request):
         return render(templates, request, "_stage.html", context)
@@ -157,7 +159,7 @@ def rows(request: Request, shown: Shown) -> Response:
 @router.get("/compare")
 def compare(request: Request, shown: Shown) -> Response:
     """Two policies side by side; an htmx request gets only the next rows."""
-    comparison, links, query = _comparison(request, shown)
+    comparison, links, query = comparison_of(request, shown)
     only = query.get("only") or ""
     if only not in ("", "differing"):
         raise BadQuery("only must be 'differing' or absent")
@@ -180,27 +182,33 @@ def compare(request: Request, shown: Shown) -> Response:
     context: dict[str, Any] = {"page": page}
     if wants_partial(request):
         return render(templates, request, "_compare_rows.html", context)
-    context.update(title=stream_title(reading.info), links=links)
+    title = stream_title(reading.info)
+    context.update(title=title, links=links)
     context["quirk_line"] = quirk_line(comparison.right.contract, links)
     context["panel"] = step_panel(comparison, records, selected) if selected is not None else None
+    sides = comparison.left.policy, comparison.right.policy
+    context.update(share_menu(request, links, selected, title, sides))
     return render(templates, request, "compare.html", context)
 
 
 @router.get("/compare/step")
 def compare_step(request: Request, shown: Shown) -> Response:
     """The compare page's selected step alone: its input, both policies' blocks as of it."""
-    comparison, links, query = _comparison(request, shown)
+    comparison, links, query = comparison_of(request, shown)
     step = parse_int(query.get("step"), "step", 0)
     records = service_of(request).reading(shown.stream_id, links.har_entry).result.records
     panel = step_panel(comparison, records, step)
     if not wants_partial(request):
         left, right = comparison.left.policy, comparison.right.policy
         return RedirectResponse(links.compare(left, right, step=panel.step), status_code=303)
-    context = {"panel": panel, "links": links}
+    context: dict[str, Any] = {"panel": panel, "links": links}
+    title = stream_title(service_of(request).info(shown.stream_id))
+    sides = comparison.left.policy, comparison.right.policy
+    context.update(share_menu(request, links, panel.step, title, sides))
     return render(templates_of(request), request, "_compare_step.html", context)
 
 
-def _comparison(request: Request, shown: StreamSource) -> tuple[Comparison, Links, QueryParams]:
+def comparison_of(request: Request, shown: StreamSource) -> tuple[Comparison, Links, QueryParams]:
     """The comparison a compare URL names, and the links of its page."""
     query, stream_id = shown.query, shown.stream_id
     options = parse_options(query)
@@ -214,3 +222,4 @@ def _comparison(request: Request, shown: StreamSource) -> tuple[Comparison, Link
 
 
 router.include_router(clients.router)
+router.include_router(share.router)

@@ -32,7 +32,7 @@ from webapp.web.backend.ingest import (
     read_body,
 )
 from webapp.web.backend.service import LIGHT_BELOW
-from webapp.web.links import PLAY_API, Links, play_url
+from webapp.web.links import PLAY_API, PLAY_URL_MOST, Links, linkable, play_url
 from webapp.web.query import parse_har_entry
 from webapp.web.templating import render
 from webapp.web.text import as_sse
@@ -150,8 +150,11 @@ def _play_run(request: Request, body: bytes) -> Response:
     except BadPlay as error:
         return render(templates, request, "_play_error.html", {"message": str(error)}, 400)
     context = _play_result(chunks)
+    url = play_url(context["token"])
+    context.update(unlinked=0 if linkable(url) else len(url), url_most=PLAY_URL_MOST)
     response = render(templates, request, "_play_result.html", context)
-    response.headers["HX-Replace-Url"] = play_url(context["token"])
+    if linkable(url):  # else the address keeps the last state that fit, and the result says so
+        response.headers["HX-Replace-Url"] = url
     return response
 
 
@@ -162,6 +165,8 @@ def _refused(request: Request, error: Exception, status: int = 400) -> Response:
 
 def _render_play(request: Request, context: dict[str, Any], status: int = 200) -> Response:
     context.setdefault("message", None)
+    context.setdefault("unlinked", 0)
+    context.setdefault("url_most", PLAY_URL_MOST)
     context.setdefault("keys", KEYS)
     context.setdefault("run_url", PLAY_API)
     return render(templates_of(request), request, "play.html", context, status)
@@ -222,13 +227,18 @@ async def play_edit(request: Request) -> Response:
         with _heavy(request, body):
             chunks = await run_in_threadpool(_posted_state, request, body, "op")
             token = await run_in_threadpool(encode, chunks)
+            url = play_url(token)
+            if not linkable(url):  # no redirect to an address no server would take back
+                context = await run_in_threadpool(_play_result, chunks)
+                context.update(readonly=False, unlinked=len(url))
+                return _render_play(request, context)
     except _PlayRefused as refused:
         return _refused(request, refused, refused.status)
     except BadPlay as error:
         return _refused(request, error)
     except Busy as error:
         return _busy(request, error)
-    return RedirectResponse(play_url(token), status_code=303)
+    return RedirectResponse(url, status_code=303)
 
 
 @router.post("/play/save")

@@ -17,12 +17,15 @@ from webapp.web.backend.service import NotFound
 from webapp.web.backend.team import (
     Invalid,
     bearer,
+    check_move,
     last_step,
     new_title,
+    note_bounds,
     note_input,
     note_json,
     note_of,
     notes_of,
+    store_note,
     token_matches,
 )
 from webapp.web.routes.api import CliJSONResponse, Problem, json_response
@@ -144,8 +147,10 @@ def list_notes(request: Request, stream_id: str) -> Response:
     status_code=201,
     summary="Leave a note on a step",
     description='`{"step": N, "text": "...", "author": "..."}`: plain text up to 4,000 '
-    "characters, an optional author name; `step` must be one of the stream's steps. Anyone "
-    "with the link may leave, edit and delete notes.",
+    "characters, an optional author name; `step` must be one of the stream's steps. A stream "
+    "holds at most the server's --max-notes-per-stream notes (200 by default), a step "
+    "--max-notes-per-step (20); one more is a 422 in words. Anyone with the link may leave, "
+    "edit and delete notes.",
     responses={**_NOT_FOUND, **_INVALID},
 )
 async def add_note(request: Request, stream_id: str) -> Response:
@@ -153,10 +158,11 @@ async def add_note(request: Request, stream_id: str) -> Response:
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
 
+    bounds = note_bounds(request.app.state.settings)
+
     def work(body: dict[str, Any]) -> Response:
         given = note_input(body, last_step(service, stream_id))
-        note = Notes(service.storage).add(stream_id, given.step, given.text, given.author)
-        return json_response(note_json(note), 201)
+        return json_response(note_json(store_note(service, stream_id, given, bounds)), 201)
 
     return await _checked(request, work)
 
@@ -178,8 +184,11 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
 
+    bounds = note_bounds(request.app.state.settings)
+
     def work(body: dict[str, Any]) -> Response:
         given = note_input(body, last_step(service, stream_id), note)
+        check_move(service, stream_id, note, given, bounds)
         notes = Notes(service.storage)
         if not notes.edit(stream_id, note.id, given.step, given.text, given.author):
             raise NotFound(stream_id)

@@ -25,7 +25,7 @@ from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES, Policy
 from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
-from webapp.triage.report import Note, render, verdict
+from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.capture import fixture_cassette, record_timing
@@ -35,14 +35,18 @@ from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
+    check_move,
     forget,
     last_step,
     new_title,
+    note_bounds,
     note_input,
     note_of,
     note_url,
     notes_of,
     owned,
+    room_on,
+    store_note,
     token_matches,
 )
 from webapp.web.backend.traceview import TraceView
@@ -56,6 +60,8 @@ from webapp.web.text import as_sse
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
+NOTES_LISTED = 100
+"""The most notes the stream page lists (by step); the report lists every one."""
 
 
 def _error(request: Request, status: int, heading: str, message: str) -> Response:
@@ -133,7 +139,8 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
     )
     return {
         "header": header,
-        "all_notes": _shown(info.id, notes),
+        "all_notes": _shown(info.id, notes[:NOTES_LISTED]),
+        "notes_total": len(notes),
         "noted": frozenset(note.step for note in notes),
         "unfurl": verdict(view.trace),
         "team_links": _team_links(links),
@@ -143,12 +150,14 @@ def page_context(request: Request, view: TraceView, links: Links, step: int) -> 
 def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
     """The notes on this step, the add-note form and the step's shareable link."""
     stream_id = view.source.info.id
-    notes = [note for note in Notes(service_of(request).storage).of(stream_id) if note.step == step]
+    service = service_of(request)
+    notes = [note for note in Notes(service.storage).of(stream_id) if note.step == step]
     return {
         "step_notes": _shown(stream_id, notes),
         "step_link": links.step(step),
         "add_note_url": links.notes,
         "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
+        "note_room": room_on(service, stream_id, step, note_bounds(settings_of(request))),
     }
 
 
@@ -238,14 +247,14 @@ async def add_note(request: Request, stream_id: str) -> Response:
     """Leave a note on a step; then its own link."""
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
+    bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last)
+        note = await run_in_threadpool(store_note, service, stream_id, given, bounds)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
-    notes = Notes(service.storage)
-    note = await run_in_threadpool(notes.add, stream_id, given.step, given.text, given.author)
     return RedirectResponse(note_url(stream_id, note), status_code=303)
 
 
@@ -254,10 +263,12 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     """Change a note's text (or author); then its link."""
     service = service_of(request)
     note = await run_in_threadpool(note_of, service, stream_id, note_id)
+    bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last, note)
+        await run_in_threadpool(check_move, service, stream_id, note, given, bounds)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
     await run_in_threadpool(
@@ -319,7 +330,7 @@ def report(request: Request, stream_id: str) -> Response:
 
 
 FIXTURE_README = (
-    "Regression fixture from streamviz stream {title!r} ({where}), redacted. Replay: "
+    "Regression fixture from streamviz stream “{title}” ({where}), redacted. Replay: "
     "`streamviz check stream.sse --expect expected.adr-0019.json` and "
     "`streamviz check stream.sse --policy exact-key --expect expected.exact-key.json` "
     "(exit 0: unchanged, 1: the trace changed).\n\n"
@@ -354,7 +365,8 @@ def fixture_bundle(
         cassette = fixture_cassette(text, replay, view.source.found.model, arrivals)
         bundle.writestr("cassette.yaml", cassette.encode("utf-8", "backslashreplace"))
         title = view.source.info.title or "Untitled stream"
-        bundle.writestr("README.md", FIXTURE_README.format(title=title, where=where))
+        readme = FIXTURE_README.format(title=cell(title), where=where)  # inert Markdown
+        bundle.writestr("README.md", readme.encode("utf-8", "backslashreplace"))
     return buffer.getvalue()
 
 

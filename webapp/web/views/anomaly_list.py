@@ -48,6 +48,14 @@ class Item:
     block: str
     message: str
     url: str
+    anchor: str = ""
+    """The id of the anomaly's box in the step's detail panel (`why-CODE`)."""
+
+    @property
+    def href(self) -> str:
+        """The step's page scrolled to the anomaly's box (without JavaScript; htmx swaps the
+        stage from `url` and scrolls there itself)."""
+        return f"{self.url}#{self.anchor}" if self.anchor else self.url
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +173,13 @@ def _item(trace: Trace, anomaly: Anomaly, links: Links) -> Item:
         block=block_label(trace, anomaly.block) if anomaly.block is not None else "",
         message=message.head + ("…" if message.hidden else ""),
         url=links.step(anomaly.step),
+        anchor=why(anomaly.code),
     )
+
+
+def why(code: str) -> str:
+    """The id of a code's first box in a step's detail panel."""
+    return f"why-{code}"
 
 
 def _span(noun: str, first: int, last: int) -> str:

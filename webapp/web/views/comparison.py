@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from webapp.core.anomalies import severity_of
 from webapp.core.records import Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Step, Trace
@@ -16,6 +18,18 @@ from webapp.web.views.compare_step import InputFragment, fragment_inputs
 from webapp.web.views.timeline import Badge, badges, block_label
 
 BLOCK_TEXT_LIMIT = 300
+HEADLINE_CODES = 4
+"""The most anomaly codes the headline names for one policy; the rest are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flagged:
+    """One anomaly code a policy reports: how often, how bad, and its list on the timeline."""
+
+    code: str
+    count: int
+    severity: str
+    url: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +56,7 @@ class CompareRow:
     inputs: tuple[InputFragment, ...] = ()
     """The chunk's fragments as the stream carried them (keys present, absent)."""
     url: str = ""
-    """The compare page with this row selected (a plain link)."""
+    """The compare page with this row selected, scrolled to it (a plain link)."""
     panel_url: str = ""
     """The selected-step panel of this row alone (htmx)."""
 
@@ -88,6 +102,9 @@ class ComparePage:
     """(path, URL of this comparison on that path, whether it is the current one)."""
     selected: int | None = None
     """The selected row's step (`?step=N`), None when none is."""
+    left_anomalies: tuple[Flagged, ...] = ()
+    right_anomalies: tuple[Flagged, ...] = ()
+    """Each policy's own anomalies by code, errors first (the headline names them too)."""
 
 
 def compare_page(
@@ -99,10 +116,12 @@ def compare_page(
     size: int,
     records: Sequence[Record] = (),
     selected: int | None = None,
+    framed: bool = False,
 ) -> ComparePage:
     """The window of rows from `start` in the listing (every step, or only differing ones).
 
     With `records`, each row shows its chunk's fragments as carried; `selected` marks a row.
+    `framed`: the page's own URLs are those of its embedded view (`/embed/.../compare`).
     """
     left, right = comparison.left.policy, comparison.right.policy
     listing = comparison.differing if only else comparison.rows
@@ -115,15 +134,18 @@ def compare_page(
     page_path = links.options.path
 
     def url(at: int, differing: bool = only) -> str:
-        return links.compare(left, right, only=differing, start=at)
+        return links.compare(left, right, only=differing, start=at, framed=framed)
 
     def picked(row: CompareRow) -> CompareRow:
         record = records[row.step] if row.step < len(records) else None
         return replace(
             row,
             inputs=fragment_inputs(record, comparison.left.choice) if records else (),
-            url=links.compare(left, right, only=only, start=start, step=row.step),
-            panel_url=links.compare(left, right, only=only, step=row.step, panel=True),
+            url=links.compare(left, right, only=only, start=start, step=row.step, framed=framed)
+            + f"#crow-{row.step}",  # without JavaScript, the page opens at the row
+            panel_url=links.compare(
+                left, right, only=only, step=row.step, panel=True, framed=framed
+            ),
         )
 
     rows = tuple(picked(_compare_row(comparison, row, sides, flags)) for row in window)
@@ -132,7 +154,7 @@ def compare_page(
         left=left,
         right=right,
         path=comparison.left.path,
-        summary=comparison.summary,
+        summary=headline(comparison),
         left_outcome=_without_policy(comparison.left_outcome.describe(), left),
         right_outcome=_without_policy(comparison.right_outcome.describe(), right),
         left_blocks=_final_blocks(comparison.left),
@@ -149,13 +171,61 @@ def compare_page(
         more_url=url(end) if end < len(listing) else None,
         all_url=url(0, differing=False),
         differing_url=url(0, differing=True),
-        swap_url=links.compare(right, left, only=only),
+        swap_url=links.compare(right, left, only=only, framed=framed),
         paths=tuple(
-            (path, links.with_path(path).compare(left, right, only=only), path == page_path)
+            (
+                path,
+                links.with_path(path).compare(left, right, only=only, framed=framed),
+                path == page_path,
+            )
             for path in PATHS
         ),
         selected=selected,
+        left_anomalies=flagged(comparison.left, sides[0]),
+        right_anomalies=flagged(comparison.right, sides[1]),
     )
+
+
+def _by_code(trace: Trace) -> list[tuple[str, int]]:
+    """The trace's anomaly codes with their counts: errors first, then the most frequent."""
+    counts = Counter(anomaly.code for anomaly in trace.anomalies)
+    return sorted(counts.items(), key=lambda item: (severity_of(item[0]) != "error", -item[1]))
+
+
+def flagged(trace: Trace, links: Links) -> tuple[Flagged, ...]:
+    """The trace's anomalies by code, each with the timeline's list of them (at the first)."""
+    first: dict[str, int] = {}
+    for anomaly in trace.anomalies:
+        first.setdefault(anomaly.code, anomaly.step)
+    return tuple(
+        Flagged(code, n, severity_of(code), f"{links.filtered(code).step(first[code])}#anomalies")
+        for code, n in _by_code(trace)
+    )
+
+
+def named(trace: Trace) -> str:
+    """The codes with their counts, errors first (at most `HEADLINE_CODES`), or ""."""
+    codes = _by_code(trace)
+    shown = [code if n == 1 else f"{code} \u00d7{n}" for code, n in codes[:HEADLINE_CODES]]
+    if len(codes) > HEADLINE_CODES:
+        shown.append(f"{len(codes) - HEADLINE_CODES} more")
+    return ", ".join(shown)
+
+
+def headline(comparison: Comparison) -> str:
+    """What changed, and each policy's own anomalies by name: a side that ends with fewer
+    blocks may still have guessed ("adr-0019: 2 blocks (anomalies: ambiguous-continuation)")."""
+    left, right = comparison.left, comparison.right
+    outcomes = comparison.left_outcome, comparison.right_outcome
+    if not comparison.differing and outcomes[0].blocks == outcomes[1].blocks:
+        said = f"{left.policy} and {right.policy} agree on every step"
+        codes = named(right)
+        return f"{said} (both report {codes})" if codes else f"{said} (no anomalies)"
+    parts = []
+    for outcome, trace in zip(outcomes, (left, right), strict=True):
+        codes = named(trace)
+        parts.append(f"{outcome.describe()} ({f'anomalies: {codes}' if codes else 'no anomalies'})")
+    return "; ".join(parts)
 
 
 def _without_policy(text: str, policy: str) -> str:

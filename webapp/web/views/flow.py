@@ -80,7 +80,7 @@ def rule_flow() -> Markup:
     boxes = "".join(_box(n) for n in range(len(RULES)))
     svg = (
         f'<svg class="flow" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" '
-        f'role="img" aria-labelledby="flow-title"><title id="flow-title">The five rules as a '
+        f'role="group" aria-labelledby="flow-title"><title id="flow-title">The five rules as a '
         f"decision flow</title>{head}{start}{boxes}</svg>"
     )
     return Markup(svg)  # every text above went through escape()

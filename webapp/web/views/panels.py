@@ -281,6 +281,21 @@ def state(view: TraceView, step: int) -> State:
     )
 
 
+def touched(view: TraceView, step: int) -> tuple[BlockCard, ...]:
+    """The cards of the blocks `step` appended to, as of it (the export's state of a step:
+    the state panel's cards of the blocks that changed, without the others)."""
+    trace = view.trace
+    numbers = sorted({f.block for f in trace.steps[step].fragments if f.block is not None})
+    cards = []
+    for number in numbers:
+        block = trace.blocks[number]
+        card = _block_card(view, block, step, set(numbers))
+        if card is not None:
+            final = step >= view.last
+            cards.append(_with_delivery(card, block, step, final, view.long_text(block)))
+    return tuple(cards)
+
+
 @dataclass(frozen=True, slots=True)
 class _Long:
     """A long block's text as of a step: its offsets, and how many pieces were there."""

@@ -1,0 +1,75 @@
+"""Sharing a stream: the Share menu's context, and the stream as one HTML file to download.
+
+The menu (`webapp.web.views.share`) is part of the timeline's stage and of compare's selected
+step, so every page that shows a step offers it. `/s/{id}/export.html` (and an example's
+`/examples/{key}/export.html`) is the stream as one self-contained file
+(`webapp.web.views.export`), under the view's options and HAR entry.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from markupsafe import Markup
+
+from webapp.core.rules import Policy
+from webapp.triage.report import verdict
+from webapp.web.appstate import service_of, settings_of, site_root, templates_of
+from webapp.web.backend.team import notes_of
+from webapp.web.links import Links
+from webapp.web.query import COMPARED, Shown, parse_har_entry, parse_options
+from webapp.web.templating import render
+from webapp.web.views.comparison import headline
+from webapp.web.views.export import export, style_hash, stylesheet
+from webapp.web.views.share import share
+
+router = APIRouter(include_in_schema=False)
+"""Part of the stream pages' router (`webapp.web.routes.pages`): `/s/{id}/export.html`."""
+
+
+def share_menu(
+    request: Request,
+    links: Links,
+    step: int | None,
+    title: str,
+    sides: tuple[Policy, Policy] | None = None,
+) -> dict[str, Any]:
+    """The Share menu of a page at `step` (of compare, when it compares `sides`), for its
+    template's context."""
+    framers = settings_of(request).embed_origins
+    root = site_root(request)
+    if sides is None:
+        return {"share": share(links, root, step, title, framers)}
+    return {"share": share(links, root, step, title, framers, on_compare=True, sides=sides)}
+
+
+@router.get("/export.html")
+def export_file(request: Request, shown: Shown) -> Response:
+    """The stream as one HTML file that opens offline (a download)."""
+    query, stream_id = shown.query, shown.stream_id
+    options = parse_options(query)
+    har_entry = parse_har_entry(query.get("har_entry"))
+    service = service_of(request)
+    view = service.view(stream_id, options, har_entry)
+    notes = notes_of(service, stream_id)
+    comparison = service.comparison(stream_id, options, *COMPARED, har_entry)
+    links = Links(stream_id, options, har_entry)
+    doc = export(
+        view,
+        notes,
+        where=site_root(request) + links.step(0),
+        exported=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        verdict=verdict(view.trace),
+        headline=headline(comparison),
+        max_steps=settings_of(request).export_steps,
+    )
+    css = stylesheet()
+    # The stylesheet is the package's own file, not data: it goes in as it is written.
+    context = {"doc": doc, "css": Markup(css), "style_hash": style_hash(css)}
+    response = render(templates_of(request), request, "export.html", context)
+    name = "".join(c if c.isalnum() else "-" for c in stream_id)
+    response.headers["Content-Disposition"] = f'attachment; filename="streamviz-{name}.html"'
+    return response

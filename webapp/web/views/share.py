@@ -1,0 +1,100 @@
+"""View model of the Share menu: a link to this step, an embed snippet, the stream as one file.
+
+The menu sits on the stage of the timeline (and in the selected-step panel of compare), so it
+follows the step: each swap brings the menu for the step it shows. Its URLs are absolute (the
+server's `--public-url`, else the address the request came to), since they are pasted into a
+chat, a wiki or a slide. Embedding needs the sites that may frame the view
+(`--embed-origins`); the menu says which are allowed, or how to allow one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from webapp.core.rules import Policy
+from webapp.web.links import Links
+from webapp.web.query import COMPARED
+
+FRAMES = ((960, 540), (640, 360))
+"""The embed snippet's sizes: 16:9, a slide's width and a wiki column's."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    """An iframe of the embedded view at one size, as HTML to paste."""
+
+    width: int
+    height: int
+    html: str
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """What the Share menu offers for one view at one step."""
+
+    what: str
+    """What is shared, for the menu's labels: "step 3", "compare at step 3"."""
+    path: str
+    """This view at this step (the links' href: a copy reads it whole from the browser)."""
+    link: str
+    """The same, absolute: what is pasted."""
+    embed_path: str
+    """Its embedded view (`/embed/...`)."""
+    embed: str
+    """The same, absolute."""
+    snippets: tuple[Snippet, ...]
+    export: str
+    """The stream as one self-contained HTML file (relative: a download from this page)."""
+    framers: tuple[str, ...]
+    """The origins allowed to frame the embed (none: no site may)."""
+
+    @property
+    def flag_example(self) -> str:
+        """The option that allows a site, with one allowed already or a placeholder."""
+        origins = " ".join(self.framers) if self.framers else "https://wiki.example.com"
+        return f"--embed-origins '{origins}'"
+
+
+def snippet(src: str, title: str, width: int, height: int) -> Snippet:
+    """`<iframe>` of `src` at `width` x `height`, everything in it escaped for an attribute."""
+    html = (
+        f'<iframe src="{escape(src)}" title="{escape(title)}" width="{width}" '
+        f'height="{height}" loading="lazy"></iframe>'
+    )
+    return Snippet(width, height, html)
+
+
+def share(
+    links: Links,
+    root: str,
+    step: int | None,
+    title: str,
+    framers: tuple[str, ...],
+    *,
+    on_compare: bool = False,
+    sides: tuple[Policy, Policy] = COMPARED,
+) -> Share:
+    """The Share menu of the timeline (or compare of `sides`) at `step` (None: compare with
+    no row selected), its URLs on the server reached at `root` (`https://host`, no slash)."""
+    page = links.page
+    if on_compare:
+        link = page.compare(*sides, step=step)
+        embed = page.compare(*sides, step=step, framed=True)
+        what = "compare" if step is None else f"compare at step {step}"
+    else:
+        at = step or 0
+        link, embed, what = page.step(at), page.embedded.step(at), f"step {at}"
+    label = f"streamviz: {title}, {what}"
+    absolute = root.rstrip("/")
+    snippets = tuple(snippet(absolute + embed, label, w, h) for w, h in FRAMES)
+    return Share(
+        what=what,
+        path=link,
+        link=absolute + link,
+        embed_path=embed,
+        embed=absolute + embed,
+        snippets=snippets,
+        export=page.export,
+        framers=framers,
+    )
