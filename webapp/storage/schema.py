@@ -207,6 +207,16 @@ MIGRATIONS = (
             )""",
         ),
     ),
+    Migration(
+        9,
+        "minimise jobs interrupted",
+        (
+            # The process running a minimise job ("host pid start-time"): a server starting
+            # marks the running jobs of its host's processes that are gone as interrupted
+            # (status 'interrupted'), instead of leaving them "running" until a later sweep.
+            "ALTER TABLE minimise_jobs ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

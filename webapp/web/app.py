@@ -19,6 +19,7 @@ from webapp.settings import Settings
 from webapp.tuning import serving
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
+from webapp.web.backend.minimise import interrupt_orphans
 from webapp.web.backend.security import (
     CSP,
     AllowedHosts,
@@ -68,6 +69,7 @@ def create_app(settings: Settings) -> FastAPI:
         with serving():  # the process's tuning (webapp.tuning), before the worker threads start
             warm(app.state.templates)
             sweeping = await retention.start()
+            await asyncio.to_thread(interrupt_orphans, service)
             try:
                 yield
             finally:
