@@ -251,6 +251,8 @@ class Service:
                 if ticket is not None:
                     ticket.settle(view.weight)
             view.recall = self._recall(stream_id, har_entry, view.source, view.trace)
+            if view.long_blocks():  # their parse marks found beside the page, not in a step
+                self._keeper.later(view.warm, f"stream {stream_id}: finding its parse marks")
             return view
 
         view = self._cached(("trace", stream_id, har_entry, canon), TraceView, make)
