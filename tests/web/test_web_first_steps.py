@@ -13,7 +13,7 @@ from tests.web.webkit import HX
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.arguments import LONG
+from webapp.web.backend.arguments import LONG, _first
 
 PIECE = "abcdefghij" * 10
 
@@ -43,3 +43,18 @@ def test_the_first_page_s_view_has_its_long_marks_found_before_any_step(tmp_path
         assert view.long_text(block)._marks is not None  # no step asked for it
         step = client.get(f"/s/{stream_id}?step={pieces // 2}", headers=HX)
         assert step.status_code == 200
+
+
+def test_the_search_for_a_mark_finds_the_least_count_and_parses_little_near_the_end() -> None:
+    for low in range(0, 4):
+        for high in range(low - 1, 40):
+            for answer in range(low, high + 2):
+                asked: list[int] = []
+
+                def holds(n: int, answer: int = answer, asked: list[int] = asked) -> bool:
+                    asked.append(n)
+                    return n >= answer
+
+                assert _first(low, high, holds) == answer
+                if high - low > 16 and answer == high:
+                    assert len(asked) <= 3  # the last piece completes it: 3 probes, not 6+
