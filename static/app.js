@@ -172,8 +172,10 @@
     if (!jump || !menu) return;
     event.preventDefault();
     menu.open = true;
+    var body = menu.querySelector(".share-body");
+    if (body) body.scrollIntoView({ block: "nearest" });
     var field = document.getElementById("share-link");
-    if (field) { field.focus(); field.select(); }
+    if (field) { field.focus({ preventScroll: true }); field.select(); }
   });
   // An opened menu is brought into view whole (it may open near the bottom of the window).
   document.addEventListener("toggle", function (event) {

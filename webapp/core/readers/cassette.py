@@ -21,7 +21,7 @@ import re
 import zlib
 from typing import Any
 
-from webapp.core.readers.har import public_url
+from webapp.core.readers.har import dig, public_url
 from webapp.core.readers.jsontext import read_any_json
 from webapp.core.readers.parse import decode_bytes, parse_json
 from webapp.core.readers.sse import read_sse
@@ -60,14 +60,6 @@ def _load(text: str) -> Any:
         raise ReaderError(f"not a cassette: the YAML does not read ({error})") from None
 
 
-def _get(value: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
-
-
 def _header(headers: Any, name: str) -> str:
     """A header's first value, whatever the case of its name (vcrpy keeps lists of values)."""
     if not isinstance(headers, dict):
@@ -81,17 +73,17 @@ def _header(headers: Any, name: str) -> str:
 
 def _body(response: Any) -> str:
     """The response body as text (inflated if it was kept encoded)."""
-    body = _get(response, "body")
-    data = _get(body, "string") if isinstance(body, dict) else body
+    body = dig(response, "body")
+    data = dig(body, "string") if isinstance(body, dict) else body
     if isinstance(data, str):
         raw = data.encode("utf-8", "surrogatepass")
-        if not _header(_get(response, "headers"), "content-encoding"):
+        if not _header(dig(response, "headers"), "content-encoding"):
             return data
     elif isinstance(data, bytes):
         raw = data
     else:
         return ""
-    encoding = _header(_get(response, "headers"), "content-encoding").strip().lower()
+    encoding = _header(dig(response, "headers"), "content-encoding").strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
         try:
             raw = zlib.decompress(raw, 47 if encoding != "deflate" else zlib.MAX_WBITS)
@@ -111,20 +103,20 @@ def _body(response: Any) -> str:
 
 def _kind(interaction: Any, body: str) -> str | None:
     """ "sse", "json" (a chat completion's JSON answer) or None (not a stream)."""
-    response = _get(interaction, "response")
-    mime = _header(_get(response, "headers"), "content-type").lower()
+    response = dig(interaction, "response")
+    mime = _header(dig(response, "headers"), "content-type").lower()
     if mime.startswith("text/event-stream") or _FIRST_DATA.match(body):
         return "sse"
-    uri = _get(interaction, "request", "uri")
+    uri = dig(interaction, "request", "uri")
     if mime.startswith("application/json") and isinstance(uri, str) and "chat/completions" in uri:
         return "json"
     return None
 
 
 def _label(number: int, interaction: Any) -> str:
-    method = _get(interaction, "request", "method")
-    uri = _get(interaction, "request", "uri")
-    status = _get(interaction, "response", "status", "code")
+    method = dig(interaction, "request", "method")
+    uri = dig(interaction, "request", "uri")
+    status = dig(interaction, "response", "status", "code")
     shown = public_url(uri) if isinstance(uri, str) else "?"
     return f"interaction {number}: {method if isinstance(method, str) else '?'} {shown} ({status})"
 
@@ -132,12 +124,12 @@ def _label(number: int, interaction: Any) -> str:
 def read_cassette(text: str, entry: int | None = None) -> ReadResult:
     """Read a cassette's chosen stream (1-based `entry`), or its first one."""
     value = _load(text)
-    interactions = _get(value, "interactions")
+    interactions = dig(value, "interactions")
     if not isinstance(interactions, list):
         raise ReaderError("not a cassette: no interactions list")
     found: list[tuple[int, Any, str, str]] = []
     for number, interaction in enumerate(interactions, 1):
-        body = _body(_get(interaction, "response"))
+        body = _body(dig(interaction, "response"))
         kind = _kind(interaction, body)
         if kind is not None and body.strip():
             found.append((number, interaction, body, kind))
@@ -155,15 +147,13 @@ def read_cassette(text: str, entry: int | None = None) -> ReadResult:
             raise ReaderError(why)
         pick = chosen[0]
     else:
-        chat = [
-            item for item in found if "chat/completions" in str(_get(item[1], "request", "uri"))
-        ]
+        chat = [item for item in found if "chat/completions" in str(dig(item[1], "request", "uri"))]
         pick = (chat or found)[0]
     return _result(pick, listed, len(interactions))
 
 
 def _request(interaction: Any) -> tuple[str | None, tuple[dict[str, Any], ...]]:
-    body = _get(interaction, "request", "body")
+    body = dig(interaction, "request", "body")
     if isinstance(body, dict):
         body = body.get("string")
     if isinstance(body, bytes):
@@ -182,14 +172,14 @@ def _result(pick: tuple[int, Any, str, str], listed: tuple[Entry, ...], total: i
     if not read.records:
         raise ReaderError(f"the cassette's {_label(number, interaction)} holds no record")
     model, tools = _request(interaction)
-    uri = _get(interaction, "request", "uri")
+    uri = dig(interaction, "request", "uri")
     meta: dict[str, Any] = {
         "entry": number,
-        "method": _get(interaction, "request", "method"),
+        "method": dig(interaction, "request", "method"),
         "url": public_url(uri) if isinstance(uri, str) else None,
-        "status": _get(interaction, "response", "status", "code"),
+        "status": dig(interaction, "response", "status", "code"),
     }
-    arrivals = Arrivals.from_json(_get(interaction, TIMING_KEY))
+    arrivals = Arrivals.from_json(dig(interaction, TIMING_KEY))
     if arrivals is not None:
         lines = [record.line for record in read.records]
         data = body.encode("utf-8", "surrogatepass")

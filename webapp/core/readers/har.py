@@ -47,7 +47,8 @@ class _Stream:
     entry: dict[str, Any]
 
 
-def _get(value: Any, *keys: str) -> Any:
+def dig(value: Any, *keys: str) -> Any:
+    """`value[k1][k2]...`, or None where a level is not an object."""
     for key in keys:
         if not isinstance(value, dict):
             return None
@@ -71,13 +72,13 @@ def public_url(url: str) -> str:
 
 def entries_of(value: Any) -> list[Any] | None:
     """The `log.entries` list of a parsed HAR, or None if it is not a HAR."""
-    entries = _get(value, "log", "entries")
+    entries = dig(value, "log", "entries")
     return entries if isinstance(entries, list) else None
 
 
 def _body(content: Any) -> tuple[str, bool]:
-    text = _text(_get(content, "text"))
-    if _get(content, "encoding") != "base64":
+    text = _text(dig(content, "text"))
+    if dig(content, "encoding") != "base64":
         return text, False
     try:
         return decode_bytes(base64.b64decode(text)), True
@@ -86,21 +87,21 @@ def _body(content: Any) -> tuple[str, bool]:
 
 
 def _stream(number: int, entry: Any) -> _Stream | None:
-    content = _get(entry, "response", "content")
+    content = dig(entry, "response", "content")
     body, encoded = _body(content)
-    mime = _text(_get(content, "mimeType")).lower()
+    mime = _text(dig(content, "mimeType")).lower()
     if not (mime.startswith("text/event-stream") or _FIRST_DATA.match(body)):
         return None
-    url = public_url(_text(_get(entry, "request", "url")))
-    method = _text(_get(entry, "request", "method")) or "?"
-    status = _get(entry, "response", "status")
+    url = public_url(_text(dig(entry, "request", "url")))
+    method = _text(dig(entry, "request", "method")) or "?"
+    status = dig(entry, "response", "status")
     label = f"entry {number}: {method} {url} ({status})"
     chat = "chat/completions" in url
     return _Stream(number, label, body, encoded, chat, entry)
 
 
 def _request(entry: dict[str, Any]) -> tuple[str | None, tuple[dict[str, Any], ...]]:
-    value, error = parse_json(_text(_get(entry, "request", "postData", "text")) or "null")
+    value, error = parse_json(_text(dig(entry, "request", "postData", "text")) or "null")
     if error is not None or not isinstance(value, dict):
         return None, ()
     model = value.get("model")
@@ -112,7 +113,7 @@ def _request(entry: dict[str, Any]) -> tuple[str | None, tuple[dict[str, Any], .
 def _timings(entry: dict[str, Any]) -> dict[str, float]:
     """The entry's `timings` (HAR 1.2: blocked, dns, connect, ssl, send, wait, receive, in
     ms; -1 where not applicable), numbers only."""
-    found = _get(entry, "timings")
+    found = dig(entry, "timings")
     if not isinstance(found, dict):
         return {}
     return {
@@ -196,9 +197,9 @@ def _result(chosen: _Stream, streams: list[_Stream], total: int) -> ReadResult:
     ]
     meta = {
         "entry": chosen.number,
-        "method": _text(_get(chosen.entry, "request", "method")),
-        "url": public_url(_text(_get(chosen.entry, "request", "url"))),
-        "status": _get(chosen.entry, "response", "status"),
+        "method": _text(dig(chosen.entry, "request", "method")),
+        "url": public_url(_text(dig(chosen.entry, "request", "url"))),
+        "status": dig(chosen.entry, "response", "status"),
     }
     timings = _timings(chosen.entry)
     if timings:

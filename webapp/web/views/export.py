@@ -24,7 +24,15 @@ from webapp.storage.team import StoredNote
 from webapp.web.backend.traceview import TraceView
 from webapp.web.templating import STATIC
 from webapp.web.text import Clipped, clipped
-from webapp.web.views.panels import BlockCard, FragmentDetail, State, detail, state, touched
+from webapp.web.views.panels import (
+    BlockCard,
+    FragmentDetail,
+    KeyRow,
+    State,
+    detail,
+    state,
+    touched,
+)
 from webapp.web.views.timeline import Badge, Fact, badges, summary
 
 VALUE_LIMIT = 300
@@ -40,16 +48,6 @@ NOTES_KEPT = 500
 
 
 @dataclass(frozen=True, slots=True)
-class Key:
-    """One key of a fragment as carried, and whether it counts."""
-
-    name: str
-    value: Clipped
-    counts: bool
-    note: str
-
-
-@dataclass(frozen=True, slots=True)
 class ExportFragment:
     """A fragment of a step: the rule that placed it, why, and its keys."""
 
@@ -60,7 +58,7 @@ class ExportFragment:
     block: str
     phantom: bool
     late: bool
-    keys: tuple[Key, ...]
+    keys: tuple[KeyRow, ...]
     oddities: tuple[str, ...]
 
 
@@ -154,7 +152,7 @@ def shorter(value: Clipped, limit: int) -> Clipped:
 
 def _fragment(fragment: FragmentDetail) -> ExportFragment:
     keys = tuple(
-        Key(key.name, shorter(key.value, VALUE_LIMIT), key.counts, key.note)
+        KeyRow(key.name, shorter(key.value, VALUE_LIMIT), key.counts, key.note)
         for key in fragment.keys
     )
     return ExportFragment(
