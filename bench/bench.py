@@ -1,66 +1,136 @@
-"""How `streamviz trace --format json` scales, against the floor of parsing every chunk's JSON.
+"""How `streamviz trace --format json` and `streamviz check` cost against the floor of parsing
+every chunk's JSON, as whole processes, on synthetic and on real-framed streams.
 
-Inputs (raw SSE, written to a temporary folder), each at full size and at 1/10:
-- one-call-bare:  one call, a header chunk then 1 MB of arguments in 100,000 fragments that
-  carry no index, no id and no name (rule `continuation` under adr-0019);
-- one-call-index: the same with `"index": 0` on every fragment (rule `exact-index`);
-- openai:         a call writing a source file as OpenAI streams it: 1 MB of JSON arguments
-  whose pieces hold quotes and escapes, `"index": 0`, and `logprobs`, `usage` and a random
-  `obfuscation` field in every chunk, so that no two chunks are the same text but for their
-  arguments (what `webapp.core.shapes` learns a chunk's shape from);
-- parallel:       1,000 calls opened up front, then 100 fragments each, interleaved round robin
-  (100,000 fragments; the 1/10 input has 100 calls).
+Inputs (raw SSE files in a temporary folder), at 100,000 chunks (`--chunks`) and at 1/10:
+- real-framed: the chunks of a recording in `bench/recordings/` (origins in its ORIGINS.md),
+  repeated byte for byte (`real_framed`): every run of argument-only or reasoning chunks is
+  repeated whole, in place, as often as it takes to reach the size; every other event (the
+  call's header, the finish and usage chunks, comments, `[DONE]`) is kept once, where it was;
+- synthetic: one call whose arguments come in bare continuations (`one-call-bare`) or in
+  `"index": 0` fragments (`one-call-index`), a call writing a source file with OpenAI's extra
+  fields and a random `obfuscation` in every chunk (`openai`), and 1,000 calls interleaved
+  round robin (`parallel`).
 
-For each input, best of --repeat runs (of five times as many for the 1/10 input), after one
-untimed run of every command on a small stream:
-- floor:      `json.loads` of every chunk's JSON text, pre-split, with the standard library;
-- in-proc:    bytes -> `decode` -> `read` -> `assemble` -> trace document -> `orjson` bytes, the
-  functions as they are (`read` and `assemble` pause the cyclic GC themselves, the rest not);
-- gc-paused:  the same pipeline with the cyclic GC paused around all of it, as the CLI runs it;
-- cli json:   the `streamviz trace --format json` command itself, output to /dev/null;
-- cli text:   `streamviz trace` (the text table, plain), output to /dev/null;
-- cli check:  `streamviz check` (the anomalies, plain), output to /dev/null.
-Peak memory (tracemalloc, a separate run): the floor splits the text and keeps every parsed
-chunk; `cli json` runs from the file to /dev/null. Both are also printed against the input size.
+For each input, best of --repeat runs in this one run, each command a process of its own:
+- floor:  `python -c` reading the file, splitting its lines and `json.loads`-ing every
+  `data: {` line (the standard library, as any Python tool would);
+- json:   `streamviz trace --format json FILE > /dev/null`;
+- check:  `streamviz check FILE > /dev/null` (exit 1 on errors is not a failure here);
+- pi-ai:  `node lens.mjs pi-ai` (webapp/lenses/node, the published library unmodified, fed the
+  file through a loopback HTTP server as `streamviz clients` runs it), real-framed inputs only
+  (`--peers-all`: every input).
+Times are CPU (user + system of the process and its threads, from `wait4`) and wall clock,
+both printed; peak memory is the process's maximum resident set, against the input's size.
 
-Run: `.venv/bin/python bench/bench.py` (or `make bench`); `--profile NAME` prints where the
-in-process time goes for one full-size input. A full run ends with the minimiser on a 5,000-chunk
-stream with one ambiguous continuation buried in it (time, tests, records left), and the
-published clients (`streamviz clients`' lenses: pi-ai, the Vercel AI SDK, openai-python,
-LangChain, LiteLLM, when installed) on the index-0 input beside ours (`peers`); `--minimize`
-and `--peers` run only those.
+Run: `.venv/bin/python bench/bench.py` (or `make bench`); `--only NAME` repeats to choose
+inputs, `--profile NAME` prints where the in-process time goes on one full-size input.
+Measured numbers go to bench/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
-import gc
-import io
 import itertools
 import json
+import os
 import pstats
 import random
 import string
+import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from webapp.cli import main as cli_main
-from webapp.core.assembler import assemble
-from webapp.core.document import trace_document_parts
-from webapp.core.options import Options
-from webapp.core.readers import decode, read
-
+ROOT = Path(__file__).resolve().parents[1]
+RECORDINGS = Path(__file__).resolve().parent / "recordings"
+LENS = ROOT / "webapp" / "lenses" / "node" / "lens.mjs"
+CHUNKS = 100_000
 ARGUMENT_BYTES = 1_000_000
-FRAGMENTS = 100_000
+"""Synthetic inputs: the arguments' size at `CHUNKS` chunks (scaled with it)."""
 CALLS = 1_000
-SMALL_REPEAT = 5
+
+REAL = {
+    "openrouter-claude": "openrouter-claude45haiku-reasoning-tool.sse",
+    "openrouter-kimi": "openrouter-kimi-k25-reasoning-parallel.sse",
+    "gateway-gpt5": "vercel-gateway-gpt5-reasoning-tool.sse",
+    "openai-gpt4o": "openai-gpt4o-long-arguments.sse",
+}
+"""Real-framed inputs: the recording each repeats (bench/recordings/ORIGINS.md)."""
+
+FLOOR = (
+    "import json, sys\n"
+    "loads = json.loads\n"
+    "with open(sys.argv[1], encoding='utf-8') as f:\n"
+    "    text = f.read()\n"
+    "for line in text.split('\\n'):\n"
+    "    if line.startswith('data: {'):\n"
+    "        loads(line[6:])\n"
+)
+STREAMVIZ = "import sys\nfrom webapp.cli import main\nsys.exit(main())\n"
+"""The CLI's entry point, run from this checkout (PYTHONPATH) rather than the installed one."""
+
+
+# Real-framed inputs.
+
+
+def events(text: str) -> list[str]:
+    """An SSE text's events, each with the blank line that ends it, byte for byte."""
+    parts = text.split("\n\n")
+    out = [part + "\n\n" for part in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def repeatable(event: str) -> str | None:
+    """ "reasoning" or "arguments" for an event that is one chunk carrying only reasoning text or
+    only argument text for calls already opened (no id, no name, no finish_reason); else None."""
+    if not event.startswith("data: {") or event.count("\n") != 2:
+        return None
+    try:
+        chunk = json.loads(event[6:])
+        (choice,) = chunk["choices"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    delta = choice.get("delta") or {}
+    if choice.get("finish_reason") is not None or not isinstance(delta, dict):
+        return None
+    calls = delta.get("tool_calls")
+    if calls:
+        plain = all(
+            isinstance(call, dict)
+            and not call.get("id")
+            and not (call.get("function") or {}).get("name")
+            for call in calls
+        )
+        return "arguments" if plain else None
+    text = delta.get("reasoning") or delta.get("reasoning_content")
+    return "reasoning" if isinstance(text, str) and text else None
+
+
+def real_framed(recording: str, chunks: int) -> str:
+    """The recording with each run of repeatable events repeated whole, in place, so that the
+    stream holds about `chunks` chunks; every byte is the recording's."""
+    found = events((RECORDINGS / recording).read_text(encoding="utf-8"))
+    runs: list[tuple[str | None, list[str]]] = []
+    for event in found:
+        kind = repeatable(event)
+        if runs and kind is not None and runs[-1][0] == kind:
+            runs[-1][1].append(event)
+        else:
+            runs.append((kind, [event]))
+    fixed = sum(len(run) for kind, run in runs if kind is None)
+    moving = sum(len(run) for kind, run in runs if kind is not None)
+    times = max(1, round((chunks - fixed) / moving))
+    return "".join("".join(run * (1 if kind is None else times)) for kind, run in runs)
+
+
+# Synthetic inputs.
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:
@@ -93,7 +163,7 @@ def _arguments(total: int) -> str:
 
 def one_call(fragments: int, indexed: bool) -> list[str]:
     """One call's header, then its arguments in `fragments` pieces of equal size."""
-    text = _arguments(ARGUMENT_BYTES * fragments // FRAGMENTS)
+    text = _arguments(ARGUMENT_BYTES * fragments // CHUNKS)
     size = -(-len(text) // fragments)
     payloads = [_header(0, "write_file")]
     for start in range(0, len(text), size):
@@ -110,7 +180,7 @@ def openai(fragments: int) -> list[str]:
     quotes and escapes, `"index": 0` on each, and the fields OpenAI adds to every chunk,
     among them `obfuscation`: random characters of random length (a fixed seed)."""
     line = 'print("hello, %s" % name)  # a \\ b\n'
-    content = line * (ARGUMENT_BYTES * fragments // FRAGMENTS // len(line))
+    content = line * (ARGUMENT_BYTES * fragments // CHUNKS // len(line))
     text = json.dumps({"path": "src/app.py", "content": content})
     bounds = [len(text) * piece // fragments for piece in range(fragments + 1)]
     noise = random.Random(19)
@@ -130,9 +200,9 @@ def openai(fragments: int) -> list[str]:
     return out
 
 
-def parallel(calls: int, per_call: int | None = None) -> list[str]:
-    """`calls` headers, then `per_call` fragments of each call, round robin."""
-    per_call = FRAGMENTS // CALLS if per_call is None else per_call
+def parallel(calls: int, chunks: int) -> list[str]:
+    """`calls` headers, then fragments of each call round robin, `chunks` in all."""
+    per_call = max(1, chunks // calls)
     text = _arguments(per_call * 8)
     size = -(-len(text) // per_call)
     pieces = [text[start : start + size] for start in range(0, len(text), size)]
@@ -145,314 +215,203 @@ def parallel(calls: int, per_call: int | None = None) -> list[str]:
     return payloads
 
 
-def sse(payloads: list[str]) -> bytes:
+def sse(payloads: list[str]) -> str:
     """The payloads as a raw SSE body."""
-    return "".join(f"data: {payload}\n\n" for payload in [*payloads, "[DONE]"]).encode()
+    return "".join(f"data: {payload}\n\n" for payload in [*payloads, "[DONE]"])
 
 
-INPUTS: dict[str, Callable[[int], list[str]]] = {
-    "one-call-bare": lambda scale: one_call(FRAGMENTS // scale, indexed=False),
-    "one-call-index": lambda scale: one_call(FRAGMENTS // scale, indexed=True),
-    "openai": lambda scale: openai(FRAGMENTS // scale),
-    "parallel": lambda scale: parallel(CALLS // scale),
+SYNTHETIC: dict[str, Callable[[int], str]] = {
+    "one-call-bare": lambda chunks: sse(one_call(chunks, indexed=False)),
+    "one-call-index": lambda chunks: sse(one_call(chunks, indexed=True)),
+    "openai": lambda chunks: sse(openai(chunks)),
+    "parallel": lambda chunks: sse(parallel(max(1, CALLS * chunks // CHUNKS), chunks)),
+}
+INPUTS: dict[str, Callable[[int], str]] = {
+    **{name: (lambda chunks, file=file: real_framed(file, chunks)) for name, file in REAL.items()},
+    **SYNTHETIC,
 }
 
 
-def floor(payloads: list[str]) -> None:
-    """Parse every chunk's JSON text with the standard library."""
-    loads = json.loads
-    for payload in payloads:
-        loads(payload)
+# Measuring whole processes.
 
 
-def floor_kept(text: str) -> list[Any]:
-    """The floor for memory: split the text and keep every parsed chunk."""
-    lines = [line[6:] for line in text.split("\n") if line.startswith("data: {")]
-    return [json.loads(line) for line in lines]
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One process: CPU seconds (user + system), wall seconds, peak resident set in bytes."""
+
+    cpu: float
+    wall: float
+    rss: int
+    status: int
 
 
-def in_process(path: Path) -> bytes:
-    """The pipeline `streamviz trace --format json` runs, to bytes in memory."""
-    source = read(decode(path.read_bytes()), "auto")
-    trace = assemble(source.records, Options())
-    return b"".join(trace_document_parts(trace, source))
+LAUNCH = (
+    "import json, os, sys, time\n"
+    "start = time.perf_counter()\n"
+    "pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "wall = time.perf_counter() - start\n"
+    "with open(sys.argv[1], 'w') as out:\n"
+    "    json.dump([usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss * 1024,\n"
+    "               os.waitstatus_to_exitcode(status)], out)\n"
+)
+"""Run a command and write its CPU, wall, peak memory and exit code. The command is started
+by this small process, not by the bench: a process's peak resident set counts the one it was
+started from (Linux keeps the larger at `exec`), and the bench holds the inputs."""
 
 
-def in_process_paused(path: Path) -> bytes:
-    """The same with the cyclic garbage collector paused, as the CLI runs it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return in_process(path)
-    finally:
-        if enabled:
-            gc.enable()
+PYCACHE = Path(tempfile.gettempdir()) / "streamviz-bench-pycache"
+"""Where the commands keep their bytecode: an installed package has its modules compiled, so the
+bench lets Python write (and then read) bytecode there even where the environment says not to
+(PYTHONDONTWRITEBYTECODE: every start would compile every module from source again)."""
 
 
-def through_cli(path: Path, output: str = "json", command: str = "trace") -> None:
-    """The click command itself, stdout sent to /dev/null."""
-    with open("/dev/null", "wb") as sink, _stdout(sink), contextlib.suppress(SystemExit):
-        cli_main.main([command, str(path), "--format", output], standalone_mode=False)
+def run(command: list[str], stdin: Path | None = None) -> Run:
+    """Run `command` to completion, stdout to /dev/null, and measure it with `wait4`."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.NamedTemporaryFile("r", suffix=".json") as report:
+        with open(os.devnull, "wb") as sink, open(stdin or os.devnull, "rb") as source:
+            done = subprocess.run(
+                [sys.executable, "-c", LAUNCH, report.name, *command],
+                stdin=source, stdout=sink, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+            )  # fmt: skip
+        cpu, wall, rss, code = json.load(report)
+    if done.returncode != 0 or code not in (0, 1):
+        problem = done.stderr.decode(errors="replace")[-2000:]
+        raise RuntimeError(f"{' '.join(command)} exited {code}: {problem}")
+    return Run(cpu, wall, rss, code)
 
 
-@contextlib.contextmanager
-def _stdout(sink: io.BufferedWriter) -> Iterator[None]:
-    saved = sys.stdout
-    sys.stdout = io.TextIOWrapper(sink, encoding="utf-8", write_through=True)
-    try:
-        yield
-    finally:
-        sys.stdout.detach()
-        sys.stdout = saved
+def best(command: list[str], repeat: int, stdin: Path | None = None) -> Run:
+    """The best of `repeat` runs: least CPU, least wall and least memory, each on its own."""
+    runs = [run(command, stdin) for _ in range(repeat)]
+    return Run(
+        min(r.cpu for r in runs),
+        min(r.wall for r in runs),
+        min(r.rss for r in runs),
+        runs[0].status,
+    )
 
 
-CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
-clock = CLOCKS["cpu"]
-"""CPU time of this process by default: on a machine shared with other work, the wall clock
-measures the neighbours too (`--clock wall` for the elapsed time)."""
-
-
-def best(run: Callable[[], object], repeat: int) -> float:
-    """The best time of `repeat` runs, in seconds, on `clock`."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = clock()
-        run()
-        times.append(clock() - start)
-    return min(times)
-
-
-def peak(run: Callable[[], object]) -> int:
-    """Peak traced memory of one run, in bytes."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        run()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-def warm_up(folder: Path) -> None:
-    """Run every command once on a small stream, untimed: the first run of a command imports
-    modules that the floor never needs, which would be counted to whichever input came first."""
-    path = folder / "warm-up.sse"
-    path.write_bytes(sse(one_call(100, indexed=True)))
-    in_process_paused(path)
-    for output, command in (("json", "trace"), ("text", "trace"), ("text", "check")):
-        through_cli(path, output, command)
-
-
-def measure(name: str, scale: int, folder: Path, repeat: int) -> dict[str, Any]:
-    """Time and memory of floor, in-process and CLI on one input.
-
-    The 1/10 input is timed best of `SMALL_REPEAT` times as often: its runs take tens of
-    milliseconds, where a neighbour's burst moves the "10x the input" ratio by a whole point.
-    """
-    if scale != 1:
-        repeat *= SMALL_REPEAT
-    payloads = INPUTS[name](scale)
-    path = folder / f"{name}-{scale}.sse"
-    path.write_bytes(sse(payloads))
-    text = path.read_text()
+def commands(path: Path) -> dict[str, list[str]]:
+    """The commands timed on one input file."""
+    python = sys.executable
     return {
-        "name": name,
-        "scale": scale,
-        "bytes": path.stat().st_size,
-        "chunks": len(payloads),
-        "floor": best(lambda: floor(payloads), repeat),
-        "inproc": best(lambda: in_process(path), repeat),
-        "paused": best(lambda: in_process_paused(path), repeat),
-        "cli": best(lambda: through_cli(path), repeat),
-        "text": best(lambda: through_cli(path, "text"), repeat),
-        "check": best(lambda: through_cli(path, "text", "check"), repeat),
-        "floor_mem": peak(lambda: floor_kept(text)),
-        "trace_mem": peak(lambda: through_cli(path)),
+        "floor": [python, "-c", FLOOR, str(path)],
+        "json": [python, "-c", STREAMVIZ, "trace", str(path), "--format", "json"],
+        "check": [python, "-c", STREAMVIZ, "check", str(path)],
     }
 
 
-_TIMES = (
-    ("inproc", "in-proc"),
-    ("paused", "gc-paused"),
-    ("cli", "cli json"),
-    ("text", "cli text"),
-    ("check", "cli check"),
-)
+def pi_ai_request(path: Path) -> Path:
+    """The lens's stdin for `path`: {"streams": [the file's text]}."""
+    request = path.with_suffix(".pi-ai.json")
+    request.write_text(json.dumps({"streams": [path.read_text(encoding="utf-8")]}))
+    return request
 
 
-def table(rows: list[dict[str, Any]]) -> Iterator[str]:
-    """The results, one line per input and size: seconds (ratio to the floor), then scaling."""
-    head = "".join(f" {label:>16}" for _, label in _TIMES)
+def warm_up(folder: Path) -> None:
+    """Run every command once on a small stream, untimed: the first run compiles the modules'
+    bytecode (`PYCACHE`) and reads them into the page cache."""
+    path = folder / "warm-up.sse"
+    path.write_text(INPUTS["openai-gpt4o"](100), encoding="utf-8")
+    for command in commands(path).values():
+        run(command)
+    run(["node", str(LENS), "pi-ai"], pi_ai_request(path))
+
+
+def measure(name: str, chunks: int, folder: Path, repeat: int, peers: bool) -> dict[str, Any]:
+    """Every command on one input, best of `repeat`."""
+    path = folder / f"{name}-{chunks}.sse"
+    text = INPUTS[name](chunks)
+    path.write_text(text, encoding="utf-8")
+    row: dict[str, Any] = {
+        "name": name,
+        "chunks": text.count("\ndata: {") + text.startswith("data: {"),
+        "bytes": path.stat().st_size,
+    }
+    for label, command in commands(path).items():
+        row[label] = best(command, repeat)
+    if peers:
+        row["pi-ai"] = best(["node", str(LENS), "pi-ai"], repeat, pi_ai_request(path))
+    return row
+
+
+def table(rows: list[dict[str, Any]], clock: str) -> Iterator[str]:
+    """One line per input: the floor's seconds, each command's seconds (x the floor), memory."""
+    labels = ("json", "check", "pi-ai")
+    head = "".join(f" {label:>15}" for label in labels)
     yield (
-        f"{'input':<15} {'size':>4} {'MB':>5} {'chunks':>7} {'floor s':>7}{head} "
-        f"{'peak MB (x floor, x input)':>27}"
+        f"{clock:<5} {'input':<18} {'MB':>5} {'chunks':>7} {'floor s':>8}{head}"
+        f" {'peak MB json (x in)':>20} {'check':>13}"
     )
     for row in rows:
-        size = "1/10" if row["scale"] == 10 else "full"
-        times = "".join(
-            f" {row[key]:>7.3f} (x{row[key] / row['floor']:>5.1f})" for key, _ in _TIMES
-        )
-        memory = (
-            f"{row['trace_mem'] / 1e6:>5.0f} (x{row['trace_mem'] / row['floor_mem']:>4.1f}, "
-            f"x{row['trace_mem'] / row['bytes']:>4.1f} input)"
+        floor = getattr(row["floor"], clock)
+        cells = ""
+        for label in labels:
+            if label in row:
+                seconds = getattr(row[label], clock)
+                cells += f" {seconds:>7.3f} (x{seconds / floor:>4.2f})"
+            else:
+                cells += f" {'':>15}"
+        memory = "".join(
+            f" {row[key].rss / 1e6:>6.0f} (x{row[key].rss / row['bytes']:>4.1f})"
+            for key in ("json", "check")
         )
         yield (
-            f"{row['name']:<15} {size:>4} {row['bytes'] / 1e6:>5.1f} {row['chunks']:>7} "
-            f"{row['floor']:>7.3f}{times} {memory:>14}"
+            f"{'':<5} {row['name']:<18} {row['bytes'] / 1e6:>5.1f} {row['chunks']:>7} "
+            f"{floor:>8.3f}{cells}     {memory}"
         )
-    yield ""
-    keys = ("floor", *(key for key, _ in _TIMES))
-    labels = "".join(f" {label:>9}" for label in ("floor", *(label for _, label in _TIMES)))
-    yield f"{'scaling: time(full) / time(1/10)':<32}{labels}"
-    by_key = {(row["name"], row["scale"]): row for row in rows}
-    for name in INPUTS:
-        big, small = by_key.get((name, 1)), by_key.get((name, 10))
-        if big is not None and small is not None:
-            ratios = "".join(f" {big[key] / small[key]:>9.2f}" for key in keys)
-            yield f"{name:<32}{ratios}"
 
 
-def profile(name: str, folder: Path, limit: int) -> None:
-    """Where the in-process time goes on the full-size input `name`."""
+def profile(name: str, folder: Path, limit: int, chunks: int) -> None:
+    """Where the in-process time of `trace --format json` goes on the input `name`."""
+    sys.path.insert(0, str(ROOT))
+    from webapp.cli import main as cli_main
+
     path = folder / f"{name}-profile.sse"
-    path.write_bytes(sse(INPUTS[name](1)))
+    path.write_text(INPUTS[name](chunks), encoding="utf-8")
     profiler = cProfile.Profile()
-    profiler.runcall(in_process, path)
+    with open(os.devnull, "w") as sink:
+        saved, sys.stdout = sys.stdout, sink
+        try:
+            profiler.runcall(
+                cli_main.main, ["trace", str(path), "--format", "json"], standalone_mode=False
+            )
+        finally:
+            sys.stdout = saved
     stats = pstats.Stats(profiler)
-    stats.sort_stats("cumulative").print_stats(limit)
     stats.sort_stats("tottime").print_stats(limit)
 
 
-def peers(name: str, folder: Path, repeat: int) -> Iterator[str]:
-    """The published clients (the lenses of `streamviz clients`) on the full-size input `name`.
-
-    Each runs unmodified in its own process (Node for pi-ai and the Vercel AI SDK, Python for
-    openai-python, LangChain and LiteLLM) and is timed from the request to its reply, as the
-    lens runner times it; the same lens on a one-chunk stream gives its start-up, which is
-    taken off. Wall-clock time (other processes), so on a shared machine read it loosely.
-    """
-    from webapp.lenses import default_lenses
-    from webapp.lenses.runner import run_lens
-
-    payloads = INPUTS[name](1)
-    text = sse(payloads).decode()
-    tiny = sse(payloads[:1] + payloads[-1:]).decode()
-    global clock
-    saved, clock = clock, CLOCKS["wall"]  # the lenses are timed by the wall clock too
-    try:
-        floor_time = best(lambda: floor(payloads), repeat)
-        path = folder / f"{name}-peers.sse"
-        path.write_text(text)
-        ours = best(lambda: through_cli(path), repeat)
-    finally:
-        clock = saved
-    yield f"peers on {name} ({len(payloads):,} chunks), floor {floor_time:.3f} s:"
-    yield f"  {'streamviz trace --format json':<34} {ours:>7.3f} s  x{ours / floor_time:>5.1f}"
-    for lens in default_lenses():
-        label = f"{lens.pin.client} {lens.pin.version}"
-        if lens.missing is not None:
-            yield f"  {label:<34} not installed ({lens.missing}; `make clients`)"
-            continue
-        start = min(_lens_seconds(lens, tiny, run_lens) for _ in range(repeat))
-        runs = [_lens_seconds(lens, text, run_lens) for _ in range(repeat)]
-        if any(isinstance(run, str) for run in (start, *runs)):
-            failed = next(run for run in (start, *runs) if isinstance(run, str))
-            yield f"  {label:<34} failed: {failed[:120]}"
-            continue
-        work = min(runs) - start  # type: ignore[operator]
-        yield (
-            f"  {label:<34} {work:>7.3f} s  x{work / floor_time:>5.1f}  "
-            f"(start-up {start:.2f} s taken off)"
-        )
-
-
-PEER_TIMEOUT = 180.0
-"""Seconds a published client gets on the full-size input (LangChain needs more than 600)."""
-
-
-def _lens_seconds(lens: Any, text: str, run_lens: Callable[..., Any]) -> float | str:
-    """The lens's time on `text`, or what went wrong."""
-    result = run_lens(lens, [text], timeout=PEER_TIMEOUT, memory=8 << 30)[0]
-    if result.status != "ok" or result.seconds is None:
-        return f"{result.status}: {result.error}"
-    return float(result.seconds)
-
-
-def buried_continuation(size: int) -> list[str]:
-    """`size` chunks: text, then two headers and one bare continuation, then index-1 pieces."""
-    payloads = [_chunk({"content": f"word {i} "}) for i in range(size // 2)]
-    payloads += [_header(0, "get_weather"), _header(1, "book_flight")]
-    payloads.append(_chunk({"tool_calls": [{"function": {"arguments": '{"city":"Paris"}'}}]}))
-    while len(payloads) < size - 1:
-        payloads.append(_chunk({"tool_calls": [{"index": 1, "function": {"arguments": " "}}]}))
-    payloads.append(_chunk({}, "tool_calls"))
-    return payloads
-
-
-def minimizer(size: int = 5_000) -> None:
-    """Minimise a stream with one ambiguous continuation buried in it: time and result size."""
-    from webapp.triage.minimise import minimise
-    from webapp.triage.predicates import parse_until
-
-    source = read(decode(sse(buried_continuation(size))))
-    until = parse_until("anomaly:ambiguous-continuation", Options())
-    start = time.perf_counter()
-    result = minimise(source.records, until.predicate)
-    took = time.perf_counter() - start
-    print(
-        f"minimize {len(source.records):,} records until {until.text}: {took:.2f} s, "
-        f"{result.tests:,} tests, {len(result.records)} records left"
-    )
-
-
-def _resize(fragments: int) -> None:
-    """Full-size inputs of `fragments` fragments, each fragment as large as by default."""
-    global ARGUMENT_BYTES, FRAGMENTS
-    ARGUMENT_BYTES = ARGUMENT_BYTES * fragments // FRAGMENTS
-    FRAGMENTS = fragments
-
-
 def main() -> None:
-    """Generate the inputs, measure, print the table."""
+    """Generate the inputs, measure, print the tables (CPU, then wall)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measure (best is kept)")
     parser.add_argument("--only", choices=tuple(INPUTS), action="append", help="inputs to run")
+    parser.add_argument("--chunks", type=int, default=CHUNKS, help="chunks in a full-size input")
+    parser.add_argument("--no-small", action="store_true", help="skip the 1/10 inputs")
+    parser.add_argument("--peers-all", action="store_true", help="pi-ai on every input")
+    parser.add_argument("--no-peers", action="store_true", help="no pi-ai")
     parser.add_argument("--profile", choices=tuple(INPUTS), help="profile one input instead")
-    parser.add_argument("--minimize", action="store_true", help="time the minimiser instead")
-    parser.add_argument("--clock", choices=tuple(CLOCKS), default="cpu", help="what time counts")
-    parser.add_argument("--peers", action="store_true", help="time the published clients only")
-    parser.add_argument(
-        "--fragments",
-        type=int,
-        default=FRAGMENTS,
-        help="fragments in a full-size input (1000000: the 1M-chunk inputs, about 220 MB each)",
-    )
     args = parser.parse_args()
-    global clock
-    clock = CLOCKS[args.clock]
-    if args.minimize:
-        minimizer()
-        return
-    _resize(args.fragments)
-    with tempfile.TemporaryDirectory(prefix="streamviz-bench-") as folder:
+    with tempfile.TemporaryDirectory(prefix="streamviz-bench-") as name:
+        folder = Path(name)
         if args.profile:
-            profile(args.profile, Path(folder), 30)
+            profile(args.profile, folder, 30, args.chunks)
             return
-        if args.peers:
-            for name in args.only or INPUTS:
-                print("\n".join(peers(name, Path(folder), args.repeat)))
-            return
+        warm_up(folder)
         rows = []
-        warm_up(Path(folder))
-        for name in args.only or INPUTS:
-            for scale in (10, 1):
-                rows.append(measure(name, scale, Path(folder), args.repeat))
-                print(f"measured {name} at 1/{scale}", file=sys.stderr)
-        print("\n".join(table(rows)))
-        if not args.only:
-            minimizer()
-            print("\n".join(peers("one-call-index", Path(folder), 1)))
+        sizes = (args.chunks,) if args.no_small else (args.chunks // 10, args.chunks)
+        for input_name in args.only or INPUTS:
+            peers = not args.no_peers and (args.peers_all or input_name in REAL)
+            for chunks in sizes:
+                rows.append(measure(input_name, chunks, folder, args.repeat, peers))
+                print(f"measured {input_name} at {chunks:,} chunks", file=sys.stderr)
+        print(f"best of {args.repeat}, {time.strftime('%Y-%m-%d %H:%M')}")
+        for clock in ("cpu", "wall"):
+            print("\n".join(table(rows, clock)))
 
 
 if __name__ == "__main__":

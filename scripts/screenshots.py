@@ -4,7 +4,8 @@ Starts uvicorn on a free port of 127.0.0.1 with a throwaway database, opens buil
 in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, home, the
 diagnosis at laptop (1366 px) and phone (390 px) widths, the provider's quirks beside the
 anomalies on the Envoy AI Gateway's shape (tests/corpus/no-index.sse) at both widths, the
-Share menu open, and compare embedded in a 960x540 (16:9) frame.
+Share menu open, compare embedded in a 960x540 (16:9) frame, and two streams side by side
+(diff).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from webapp.settings import Settings  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
+from webapp.web.links import diff_url  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 CHROMIUM_ARGS = [
@@ -131,6 +133,10 @@ def main() -> None:
                 # compare embedded in a slide's frame
                 page.set_viewport_size({"width": 960, "height": 540})
                 shoot(page, f"{base}/embed/examples/continuation/compare?step=2", "embed-960")
+                # Two streams side by side: two calls open when continuations come, and the
+                # clean call (/diff opens examples by their ids, storing nothing).
+                page.set_viewport_size({"width": 1366, "height": 900})
+                shoot(page, f"{base}{diff_url('example:ambiguous', 'example:clean')}", "diff")
                 browser.close()
         finally:
             server.should_exit = True

@@ -9,7 +9,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.core.test_properties import (
@@ -60,6 +60,13 @@ def test_the_contract_is_the_same_under_every_policy_and_path(
 
 @SOME
 @given(any_records)
+@example(  # null entries and a tool_calls that is no array: one "no call" hit, not two
+    [
+        Record("chunk", 1, {"choices": [None]}),
+        Record("chunk", 2, {"choices": [{"index": 0, "delta": {"tool_calls": [None]}}]}),
+        Record("chunk", 3, {"choices": [{"index": 0, "delta": {"tool_calls": True}}]}),
+    ]
+)
 def test_each_quirk_is_reported_once_per_call_or_once_per_stream(stream: list[Record]) -> None:
     """A call is a part of a block (two calls sharing an index are two parts of one block)."""
     contract = read_contract(stream)

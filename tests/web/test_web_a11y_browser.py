@@ -96,8 +96,13 @@ PAGES = {
     "compare-share-open": "/examples/ambiguous/compare?step=2#open-share",
     "embed": "/embed/examples/ambiguous",
     "embed-compare": "/embed/examples/ambiguous/compare?step=2",
+    "diff": "/diff?a={run}&b={continuation}",
+    "diff-examples": "/diff?a=example:ambiguous&b=example:clean",
+    "diff-pick": "/diff?a={run}",
+    "compare-with-open": "/s/{continuation}#open-compare-with",
 }
-"""Each page audited; `#open-share`: with its Share menu (and the other size's snippet) open."""
+"""Each page audited; `#open-share`: with its Share menu (and the other size's snippet) open;
+`#open-compare-with`: with its "compare with..." control open."""
 
 
 @pytest.fixture(scope="module", params=SCHEMES)
@@ -121,6 +126,8 @@ def test_no_serious_or_critical_violation(
     if then == "open-share":
         page.locator("#share > summary").click()
         page.locator("#share .share-size > summary").click()
+    if then == "open-compare-with":
+        page.locator("#compare-with > summary").click()
     found = violations(page)
     page.close()
     assert found == [], "\n".join(found)

@@ -218,6 +218,7 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
         "/api/jobs/{job_id}",
         "/api/streams/{stream_id}/timing",
         "/api/streams/{stream_id}/request",
+        "/api/diff",
     }
     create = paths["/api/streams"]["post"]
     assert create["summary"] == "Store a stream"

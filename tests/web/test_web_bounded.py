@@ -134,7 +134,7 @@ def test_an_upload_over_the_slots_gets_a_503_that_says_why(
             for _ in range(app.state.uploads.size - 2):
                 app.state.uploads._free.release()
     assert api.status_code == 503 and api.headers["retry-after"] == "2"
-    assert "reading 4 other uploads right now" in api.json()["detail"]
+    assert "checking 4 other uploads right now" in api.json()["detail"]
     assert page.status_code == 503 and "Too many uploads at once" in page.text
     assert client.post("/api/streams", json={"text": CONTINUATION}).status_code == 201
 

@@ -236,7 +236,8 @@ def test_api_docs_render_their_operations_from_this_server_alone(watched: Watche
     page.route("**/*", only_here)
     page.goto(f"{watched.base}/docs")
     # 4 + the team's 8 (test_web_team.py) + minimise's 3 (test_web_minimise.py) + capture's 2
-    expect(page.locator(".opblock")).to_have_count(17)
+    # + the diff's 1 (test_web_diff.py)
+    expect(page.locator(".opblock")).to_have_count(18)
     expect(page.locator(".opblock-summary-path").first).to_contain_text("/api/streams")
     assert elsewhere == []
     watched.assert_clean()

@@ -33,6 +33,8 @@ def test_end_puts_the_last_row_in_the_viewport(watch: Callable[[int, int], Watch
         page = watched.page
         stream_id = watched.store(interleaved(400))
         page.goto(f"{watched.base}/s/{stream_id}?step=0")
+        # the diagnosis (anomalies, quirks) comes first: the user scrolls to the timeline
+        page.locator("#row-0").scroll_into_view_if_needed()
         expect(page.locator("#row-0")).to_be_in_viewport()
         page.keyboard.press("End")
         stage = page.locator("#stage")

@@ -19,6 +19,7 @@ from tests.web.webkit import HX, Store
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.readers import read
+from webapp.core.rules import RULE_NAMES
 from webapp.settings import Settings
 from webapp.web.app import create_app
 from webapp.web.backend.overview import buckets
@@ -188,9 +189,11 @@ def test_the_overview_has_a_column_per_step_each_a_link_marked_by_severity(
     cells = re.findall(r'<a class="(oc[^"]*)" href="([^"]+)" title="([^"]+)"', html)
     assert len(cells) == 6
     classes = [c for c, _, _ in cells]
-    assert classes[0] == "oc r4"  # step 0: two `new` fragments
+    new, continuation = RULE_NAMES.index("new"), RULE_NAMES.index("continuation")
+    assert classes[0] == f"oc r{new}"  # step 0: two `new` fragments
     # continuation, errors; bare pieces are a provider quirk too (`qk`, marked apart)
-    assert classes[1] == "oc r2 e qk" and classes[2] == "oc r2 e qk cur"
+    assert classes[1] == f"oc r{continuation} e qk"
+    assert classes[2] == f"oc r{continuation} e qk cur"
     assert classes[5] == "oc z w"  # the end: no fragments, a warning
     assert [urlsplit(href.replace("&amp;", "&")).query.split("&")[0] for _, href, _ in cells] == [
         f"step={n}" for n in range(6)

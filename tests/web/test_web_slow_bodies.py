@@ -133,6 +133,7 @@ ROUTES = [
     ("/api/play", "form"),
     ("/api/streams/{id}/notes", "json"),
     ("/s/{id}/notes", "form"),
+    ("/diff/paste", "form"),
 ]
 
 

@@ -32,6 +32,8 @@ COMMANDS = {
     "check": Entry("webapp.cli.trace:check", "List the anomalies; exit 1 on any error (for CI)."),
     "compare": Entry("webapp.cli.trace:compare",
                      "Where policies exact-key and adr-0019 disagree on a stream."),
+    "diff": Entry("webapp.cli.diff:diff",
+                  "Two streams side by side: the calls each means, by call and by value."),
     "clients": Entry("webapp.cli.clients:clients",
                      "What each client library hands the application, graded."),
     "minimise": Entry("webapp.cli.triage:minimise_command",

@@ -7,8 +7,8 @@ import click
 from webapp.cli.clientsview import clients_lines
 from webapp.cli.inputs import load
 from webapp.cli.output import write_json, write_text
-from webapp.core.document import input_json
 from webapp.core.readers import FORMATS
+from webapp.core.tracejson import input_json
 from webapp.triage.verdict import clients_verdict
 
 

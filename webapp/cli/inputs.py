@@ -41,74 +41,72 @@ def _server_tools(
     return names
 
 
+_SHARED = (
+    click.argument("file", metavar="FILE|-"),
+    click.option(
+        "--path",
+        type=click.Choice(_PATHS),
+        default=None,
+        help="Assembly path. Default: client, or server-tools when --server-tools is given.",
+    ),
+    click.option(
+        "--server-tools",
+        "server_tools",
+        metavar="NAMES",
+        callback=_server_tools,
+        help="Comma-separated server-tool names or 'prefix*' patterns. Implies "
+        "--path server-tools; combining it with --path client is an error.",
+    ),
+    click.option(
+        "--choice",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        metavar="K",
+        help="The choice index to follow in an n > 1 stream.",
+    ),
+    click.option(
+        "--input-format",
+        type=click.Choice(("auto", *FORMATS)),
+        default="auto",
+        show_default=True,
+        help="How to read FILE; auto detects it.",
+    ),
+    click.option(
+        "--har-entry",
+        "har_entry",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="With a HAR file: read entry N (its 1-based place in log.entries). "
+        "Default: the first event-stream entry.",
+    ),
+    click.option(
+        "--format",
+        "output",
+        type=click.Choice(("text", "json")),
+        default="text",
+        show_default=True,
+        help="text: a table, coloured on a terminal, plain when piped. json: one JSON document.",
+    ),
+    click.option("--redact", is_flag=True, help="Mask secrets in the input first."),
+)
+"""FILE and the options every stream command shares, in the order --help lists them."""
+_POLICY = click.option(
+    "--policy",
+    type=click.Choice(POLICIES),
+    default="adr-0019",
+    show_default=True,
+    help="adr-0019: with continuation and drop (the decision); exact-key: upstream before it.",
+)
+"""`--policy`, for the commands that show one policy (it follows FILE)."""
+
+
 def stream_options(*, with_policy: bool) -> Callable[[F], F]:
     """The options every stream command shares (`--policy` only where one policy is shown)."""
 
     def decorate(command: F) -> F:
-        decorators = [
-            click.argument("file", metavar="FILE|-"),
-            click.option(
-                "--path",
-                type=click.Choice(_PATHS),
-                default=None,
-                help="Assembly path. Default: client, or server-tools when --server-tools "
-                "is given.",
-            ),
-            click.option(
-                "--server-tools",
-                "server_tools",
-                metavar="NAMES",
-                callback=_server_tools,
-                help="Comma-separated server-tool names or 'prefix*' patterns. Implies "
-                "--path server-tools; combining it with --path client is an error.",
-            ),
-            click.option(
-                "--choice",
-                type=click.IntRange(min=0),
-                default=0,
-                show_default=True,
-                metavar="K",
-                help="The choice index to follow in an n > 1 stream.",
-            ),
-            click.option(
-                "--input-format",
-                type=click.Choice(("auto", *FORMATS)),
-                default="auto",
-                show_default=True,
-                help="How to read FILE; auto detects it.",
-            ),
-            click.option(
-                "--har-entry",
-                "har_entry",
-                type=click.IntRange(min=1),
-                default=None,
-                metavar="N",
-                help="With a HAR file: read entry N (its 1-based place in log.entries). "
-                "Default: the first event-stream entry.",
-            ),
-            click.option(
-                "--format",
-                "output",
-                type=click.Choice(("text", "json")),
-                default="text",
-                show_default=True,
-                help="text: a table, coloured on a terminal, plain when piped. json: one "
-                "JSON document.",
-            ),
-            click.option("--redact", is_flag=True, help="Mask secrets in the input first."),
-        ]
-        if with_policy:
-            decorators.insert(
-                1,
-                click.option(
-                    "--policy",
-                    type=click.Choice(POLICIES),
-                    default="adr-0019",
-                    show_default=True,
-                    help="adr-0019: with continuation and drop (the decision); exact-key: "
-                    "upstream before it.",
-                ),
-            )
+        decorators = [_SHARED[0], *([_POLICY] if with_policy else []), *_SHARED[1:]]
         for decorator in reversed(decorators):
             command = decorator(command)
         return command

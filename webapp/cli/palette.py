@@ -1,37 +1,21 @@
-"""One colour per resolution rule, the same in every view, keyed by `webapp.core.rules.RULE_NAMES`.
+"""One colour per resolution rule, the same in every view: the rules table's own colours.
 
 `terminal` is a Rich style string (the CLI); `hex` is the same hue for anything drawn in a
-browser, so that a rule looks alike on the page and in the terminal.
+browser, so that a rule looks alike on the page and in the terminal. The stylesheet carries the
+same values (tests/core/test_rule_table.py keeps it in step).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import MappingProxyType
 
-from webapp.core.rules import RULE_NAMES
+from webapp.core.rules import RULES, Colour
 
-
-@dataclass(frozen=True, slots=True)
-class Colour:
-    """A rule's colour: a Rich style for the terminal and a hex value for the web."""
-
-    terminal: str
-    hex: str
-
+__all__ = ["RULE_COLOURS", "Colour", "rule_style"]
 
 RULE_COLOURS: MappingProxyType[str, Colour] = MappingProxyType(
-    {
-        "exact-index": Colour("green", "#2e7d32"),
-        "exact-id": Colour("cyan", "#00838f"),
-        "continuation": Colour("yellow", "#b58900"),
-        "drop": Colour("red", "#c62828"),
-        "new": Colour("magenta", "#8e24aa"),
-    }
+    {rule.name: rule.colour for rule in RULES}
 )
-
-if tuple(RULE_COLOURS) != RULE_NAMES:  # pragma: no cover - guards the table against drift
-    raise AssertionError("RULE_COLOURS must name every rule of webapp.core.rules.RULES, in order")
 
 
 def rule_style(rule: str) -> str:

@@ -1,4 +1,4 @@
-"""The JSON documents of `check` and `compare` (the trace's own is `webapp.core.document`'s).
+"""The JSON documents of `check` and `compare` (the trace's own is `webapp.core.tracejson`'s).
 
 They are written with `webapp.core.jsoncheck.dumps` (orjson, with a fallback for the lone
 surrogates and integers beyond 64 bits that a JavaScript parser accepts).
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from webapp.core.document import input_json
 from webapp.core.records import ReadResult
 from webapp.core.trace import SCHEMA, Step, Trace
+from webapp.core.tracejson import input_json
 
 if TYPE_CHECKING:
     from webapp.triage.compare import Comparison, Outcome

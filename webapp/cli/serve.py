@@ -12,13 +12,16 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from webapp.cli.inputs import InputError
 from webapp.settings import DEFAULT_MAX_BYTES
 from webapp.storage import UnsupportedDatabase, open_storage, parse_location
+
+if TYPE_CHECKING:
+    from webapp.settings import Settings
 
 FACTORY = "webapp.web.app:create_app_from_env"
 
@@ -221,84 +224,13 @@ FACTORY = "webapp.web.app:create_app_from_env"
     help="Serve on this already listening Unix socket (e.g. from systemd) instead of "
     "--host/--port.",
 )
-def serve(
-    host: str,
-    port: int,
-    db: str,
-    workers: int,
-    max_bytes: int,
-    cache_mb: int,
-    max_uploads: int,
-    body_timeout: float,
-    max_notes_per_stream: int,
-    max_notes_per_step: int,
-    allow_origins: str,
-    embed_origins: str,
-    public_url: str,
-    allowed_hosts: str,
-    list_streams: bool,
-    retention_days: int,
-    minimise_seconds: int,
-    export_steps: int,
-    upstreams: tuple[str, ...],
-    keep_requests: bool,
-    proxy_timeout: float,
-    proxy_connect_timeout: float,
-    proxy_queue_chunks: int,
-    lens_processes: int,
-    lens_waiting: int,
-    lens_timeout: float,
-    lens_memory_mb: int,
-    lens_install_log: str,
-    fd: int | None,
-) -> None:
+def serve(host: str, port: int, db: str, workers: int, fd: int | None, **given: Any) -> None:
     """Run the web app with uvicorn (and the recording proxy with --upstream)."""
     import uvicorn  # imported here so that trace, check and compare never load the web stack
 
-    from webapp.settings import MB, Settings
     from webapp.web.app import create_app
-    from webapp.web.backend.security import embed_csp
 
-    framers = tuple(origin.rstrip("/") for origin in embed_origins.replace(",", " ").split())
-    try:
-        embed_csp(framers)
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--embed-origins") from None
-
-    from webapp.web.backend.forward import parse_upstreams
-
-    given = tuple(part for value in upstreams for part in value.split())
-    try:
-        parse_upstreams(given)
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--upstream") from None
-    settings = Settings(
-        db=db,
-        max_bytes=max_bytes,
-        cache_bytes=cache_mb * MB,
-        max_uploads=max_uploads,
-        body_timeout=body_timeout,
-        max_notes_per_stream=max_notes_per_stream,
-        max_notes_per_step=max_notes_per_step,
-        allow_origins=tuple(allow_origins.replace(",", " ").split()),
-        embed_origins=framers,
-        public_url=public_url.strip().rstrip("/"),
-        allowed_hosts=hosts_of(allowed_hosts, host),
-        list_streams=list_streams,
-        retention_days=retention_days,
-        minimise_seconds=minimise_seconds,
-        export_steps=export_steps,
-        upstreams=given,
-        keep_requests=keep_requests,
-        proxy_timeout=proxy_timeout,
-        proxy_connect_timeout=proxy_connect_timeout,
-        proxy_queue_chunks=proxy_queue_chunks,
-        lens_processes=lens_processes,
-        lens_waiting=lens_waiting,
-        lens_timeout=lens_timeout,
-        lens_memory_mb=lens_memory_mb,
-        lens_install_log=lens_install_log,
-    )
+    settings = _settings(host, db, given)
     where: dict[str, Any] = {"fd": fd} if fd is not None else {"host": host, "port": port}
     if workers == 1:
         with store_errors(db):
@@ -309,6 +241,36 @@ def serve(
         open_storage(db).close()  # migrated once, before any worker starts
     os.environ.update(settings.to_env())
     uvicorn.run(FACTORY, factory=True, workers=workers, **where)
+
+
+def _settings(host: str, db: str, given: dict[str, Any]) -> Settings:
+    """The settings from serve's options: those that need reading are read (and checked, as
+    errors of their option); every other option is the setting of its own name."""
+    from webapp.settings import MB, Settings
+    from webapp.web.backend.forward import parse_upstreams
+    from webapp.web.backend.security import embed_csp
+
+    given = dict(given)
+    framers = tuple(o.rstrip("/") for o in given.pop("embed_origins").replace(",", " ").split())
+    try:
+        embed_csp(framers)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--embed-origins") from None
+    upstreams = tuple(part for value in given.pop("upstreams") for part in value.split())
+    try:
+        parse_upstreams(upstreams)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--upstream") from None
+    return Settings(
+        db=db,
+        cache_bytes=given.pop("cache_mb") * MB,
+        allow_origins=tuple(given.pop("allow_origins").replace(",", " ").split()),
+        embed_origins=framers,
+        public_url=given.pop("public_url").strip().rstrip("/"),
+        allowed_hosts=hosts_of(given.pop("allowed_hosts"), host),
+        upstreams=upstreams,
+        **given,
+    )
 
 
 WILDCARDS = ("", "0.0.0.0", "::")

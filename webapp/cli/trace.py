@@ -18,8 +18,8 @@ from webapp.cli.output import emit, write, write_text
 from webapp.cli.render import check_lines, trace_lines
 from webapp.cli.report import check_document
 from webapp.core.assembler import assemble
-from webapp.core.document import trace_document_stream
 from webapp.core.options import Options
+from webapp.core.tracejson import trace_document_stream
 from webapp.tuning import paused_gc
 
 

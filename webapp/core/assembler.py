@@ -2,25 +2,30 @@
 
 Theory of operation
 -------------------
-A stream is a sequence of records read by `webapp.core.readers`: chunks, the `[DONE]` sentinel,
-and text that did not parse. Each record is one step. From a chunk we follow the choice whose
-`index` is the selected one and read its delta in upstream's order: reasoning, then content,
-then `tool_calls`, each entry of which is a *fragment*.
+A stream is a sequence of records (`webapp.core.readers`): chunks, the `[DONE]` sentinel,
+and text that did not parse. Each record is one step. A *chunk* is one
+`chat.completion.chunk` object: we follow the choice whose `index` is the selected one and read
+its delta in upstream's order: reasoning, then content, then `tool_calls`, each entry of which
+is a *fragment*. Records come parsed (a tuple of `Record`s), or as the payload texts of a plain
+SSE stream (`webapp.core.records.Payloads`), which this loop parses with orjson, once each; both
+go through the same `_chunk`.
 
 State kept while feeding:
-- here, `content`: the content array (text, thinking and tool-call blocks) in creation
-  order; an event's `contentIndex` is a block's position in it; and how the stream stopped.
-- in `webapp.core.toolcalls.ToolCalls`: `blocks`, the tool-call blocks (client path) or
-  candidates (server-tools path) in opening order; the registry, `by_index` and `by_id`,
-  where each index and id points (the latest registration wins, as in upstream pi-ai); and
-  `open`, the blocks in opening order that still take fragments, for continuations.
-- `webapp.core.chunks` reads a chunk (the choice followed, reasoning, text, stop reasons)
-  without keeping anything.
+- here: the content array (text, thinking and tool-call blocks, in creation order; an event's
+  `contentIndex` is a block's position in it), the text and thinking blocks, the finish
+  reason, how the stream stopped, the anomalies, and the trace's rows (`webapp.core.columns`),
+  which only this module and the columns write;
+- in `webapp.core.toolcalls.ToolCalls`: the tool-call blocks (client path) or candidates
+  (server-tools path) in opening order, the registry (`by_index`, `by_id`: where each index
+  and id points, the latest registration winning as in upstream pi-ai), the blocks still open
+  for continuations, and which blocks' arguments are not yet one complete JSON value;
+- in `webapp.core.contract.ContractReader` (when `contract`): the wire as the contract reads
+  it, fed each record or parsed chunk from this same loop, so no chunk is parsed twice.
 
-Each fragment goes through the rules table (`webapp.core.rules.RULES`) in order: exact-index,
-exact-id, continuation, drop, new; policy `exact-key` has no continuation and no drop. On the
-server-tools path a folded candidate takes no fragments, and a candidate folds as soon as it
-has a name and its arguments parse as one complete JSON value.
+Each fragment's rule is `webapp.core.rules.decide`: the table tried in order, exact-index,
+exact-id, continuation, drop, new (policy `exact-key` has no continuation and no drop). On the
+server-tools path a folded candidate takes no fragment, and a candidate folds as soon as it has
+a name and its arguments parse as one complete JSON value.
 
 After the last record every block ends in content order, then `done` or `error`. Block
 histories are append-only, so `Trace.state_at(n)` bisects them instead of storing snapshots.
@@ -29,34 +34,32 @@ histories are append-only, so `Trace.state_at(n)` bisects them instead of storin
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
-from webapp.core.blocks import Block, BlockKind
+from webapp.core.blocks import Block, BlockKind, added
 from webapp.core.chunks import (
     REASONING_FIELDS,
-    content_text,
     opens_thinking,
     provider_error,
-    reasoning_text,
     select_choice,
     stop,
     type_name,
 )
-from webapp.core.columns import CHUNK, END, EVENT_CODES, INVALID, Columns
+from webapp.core.columns import CHUNK, END, EVENT_CODES, INVALID, NONE, Columns
 from webapp.core.columns import DONE as STEP_DONE
-from webapp.core.contract import read_contract
-from webapp.core.jsvalue import js_string, map_key, truthy
+from webapp.core.contract import ContractReader
+from webapp.core.diagnosis import final_verdicts, final_words
+from webapp.core.jsvalue import js_string, map_key, read_keys, truthy
 from webapp.core.options import Options
 from webapp.core.records import Payloads, Record
-from webapp.core.rules import RULE_NAMES
-from webapp.core.shapes import Shapes
+from webapp.core.rules import CONTINUATION, DROP, EXACT_ID, EXACT_INDEX, NEW, RULE_NAMES, decide
 from webapp.core.steps import Anomaly, Step
-from webapp.core.toolcalls import ToolCalls, final_words
+from webapp.core.toolcalls import ToolCalls
 from webapp.core.trace import Trace
+from webapp.core.words import excerpt
 from webapp.tuning import paused_gc
 
 __all__ = ["Assembler", "assemble"]
@@ -65,11 +68,15 @@ __all__ = ["Assembler", "assemble"]
 class Assembler:
     """Feed records one at a time; each `feed` returns the step it made, `finish` the last."""
 
-    def __init__(self, options: Options | None = None) -> None:
+    def __init__(self, options: Options | None = None, *, contract: bool = False) -> None:
+        """`contract`: also read the stream's quirks and intended reading from the records as
+        they are fed (`webapp.core.contract`; the trace's `contract`)."""
         self.options = options or Options()
+        self._contract = ContractReader(self.options.choice) if contract else None
+        self._choice = self.options.choice
         self._columns = Columns(self.options.path == "server-tools")
         self._content: list[Block] = []
-        self._calls = ToolCalls(self.options, self._columns, self._push_content, self._anomaly)
+        self._calls = ToolCalls(self.options, self._anomaly)
         self._text: Block | None = None
         self._thinking: Block | None = None
         self._anomalies: list[Anomaly] = []
@@ -96,6 +103,9 @@ class Assembler:
         step = columns.begin(_KINDS.get(record.kind, CHUNK), record.line)
         if step == 0:
             columns.event(START, None)
+        reader = self._contract
+        if reader is not None and not reader.ended:
+            reader.record(step, record)
         if self._stopped_by is not None:
             self._unassembled.append(step)
             columns.unassembled.add(step)
@@ -117,160 +127,135 @@ class Assembler:
             self._stopped_by = "[DONE]"
             columns.notes[step] = "end of stream"
         else:
-            self._chunk(step, record)
+            self._chunk(step, record.value, record.event, record)
         return step
 
-    def plain(self, records: Payloads, *, consume: bool = False) -> None:
-        """Feed a plain stream's records, parsing each payload at most once.
+    def payloads(self, records: Payloads, *, consume: bool = False) -> None:
+        """Feed a plain stream's records from their payload texts, each parsed once, by orjson.
 
-        A chunk that only carries fragments is assembled inline (`_plain_chunk`); every other
-        record goes through `record` with the same state, so the steps are those `record` makes
-        of each record in turn (tests/reference/test_plain.py compares them). A chunk of a
-        shape learnt from an earlier one (`webapp.core.shapes`) is not parsed at all: its one
-        fragment's keys are the shape's, its argument text is sliced from the payload, and the
-        rules resolve it as they would have (`ToolCalls.plain_keys`), or decline, and then it
-        is parsed after all. `consume` lets each payload's text go once it is assembled
-        (`records` keeps its length, not its records): for a caller that needs the trace only,
-        whose peak memory is then lower by the text.
+        A payload orjson refuses (not JSON, or JSON that only the standard library reads: a
+        lone surrogate, an integer beyond 64 bits) and every record after the stream stopped
+        go through `record`, which gives the same steps. `consume` lets each payload's text
+        go once it is assembled (`records` keeps its length, not its records): for a caller
+        that needs the trace only, whose peak memory is then lower by the text.
         """
         if self._trace is not None:
             raise RuntimeError("feed() after finish()")
-        loads = orjson.loads
-        plain_chunk = self._plain_chunk
-        plain_keys = self._calls.plain_keys
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
         columns = self._columns
         kinds, lines = columns.step_kind, columns.step_line
         firsts, events = columns.step_fragment, columns.step_event
         rules, types = columns.fragment_rule, columns.event_type
+        chunk = self._chunk
+        reader = self._contract
         self._orjson_values = not kinds  # from the first record on
-        shapes = Shapes()
-        read_shape = shapes.read
-        live = True  # until the stream stops: nothing after the stop is assembled inline
-        hits = 0
-        line = records.first_line  # `records.line(position)`, counted along
         payloads = records.payloads
+        line = records.first_line  # `records.line(position)`, counted along
+        if records.line(len(payloads)) >= 1 << 62:  # beyond the line column: see `begin`
+            self._orjson_values = False
+            for record in records:
+                self.record(record)
+            return
         for position, payload in enumerate(payloads):
-            found = read_shape(payload) if live else None
-            if found is not None:
-                text, (index, raw_id, raw_name) = found
-                if plain_keys(len(kinds), index, raw_id, raw_name, text, text):
-                    kinds.append(CHUNK)  # `columns.begin`, after its one fragment's rows
-                    lines.append(line)
-                    firsts.append(len(rules) - 1)
-                    events.append(len(types) - 1)
-                    hits += 1
-                    if consume:
-                        payloads[position] = ""
-                    line += 2
-                    continue
             try:
                 value = loads(payload)
-            except orjson.JSONDecodeError:
+            except decode_error:
                 record = records[position]
                 if record.kind == "chunk":  # the standard library's parser took it
                     self._orjson_values = False
                 self.record(record)
             else:
-                kind = NOT_PLAIN if self._stopped_by is not None else plain_chunk(value, line)
-                if kind == NOT_PLAIN:
+                if self._stopped_by is not None or not kinds:
                     self.record(records.parsed(position, value))
-                elif kind == LEARNABLE:
-                    shapes.learn(payload, value, hits)
-            live = self._stopped_by is None
+                else:
+                    step = len(kinds)  # `columns.begin(CHUNK, line)`
+                    kinds.append(CHUNK)
+                    lines.append(line)
+                    firsts.append(len(rules))
+                    events.append(len(types))
+                    chunk(step, value, None, None)
+                    if reader is not None:  # the contract reads the same parse
+                        if type(value) is dict and "error" not in value:
+                            reader.chunk(step, value)
+                        else:
+                            reader.record(step, records.parsed(position, value))
             if consume:
                 payloads[position] = ""
             line += 2
 
-    def _plain_chunk(self, chunk: Any, line: int) -> int:
-        """Assemble a chunk whose one choice's delta carries only `tool_calls`: `LEARNABLE`
-        when it was one fragment resolved inline, else `PLAIN`; `NOT_PLAIN` for any other.
-
-        The checks are `_chunk`'s and `select_choice`'s usual case, made before any state is
-        touched: one choice, the one followed, no finish_reason, no text, no reasoning.
-        """
-        if type(chunk) is not dict or "error" in chunk:
-            return NOT_PLAIN
-        choices = chunk.get("choices")
-        if type(choices) is not list or len(choices) != 1:
-            return NOT_PLAIN
-        choice = choices[0]
-        if type(choice) is not dict or choice.get("finish_reason") is not None:
-            return NOT_PLAIN
-        index = choice.get("index", 0)
-        delta = choice.get("delta")
-        if type(index) is not int or index != self.options.choice or type(delta) is not dict:
-            return NOT_PLAIN
-        fragments = delta.get("tool_calls")
-        if type(fragments) is not list or not fragments or delta.get("content") is not None:
-            return NOT_PLAIN
-        if not _REASONING_KEYS.isdisjoint(delta):
-            return NOT_PLAIN
-        columns = self._columns
-        step = len(columns.step_kind)  # `columns.begin(CHUNK, line)` for a line that fits
-        if step == 0 or line >= 1 << 62:
-            columns.begin(CHUNK, line)
-            if step == 0:
-                columns.event(START, None)
-        else:
-            columns.step_kind.append(CHUNK)
-            columns.step_line.append(line)
-            columns.step_fragment.append(len(columns.fragment_rule))
-            columns.step_event.append(len(columns.event_type))
-        calls = self._calls
-        if len(fragments) == 1:  # the usual chunk: one call at a time
-            if calls.plain_fragment(step, fragments[0]):
-                return LEARNABLE
-            calls.fragment(step, 0, fragments[0])
-        else:
-            calls.plain_fragments(step, fragments)
-        return PLAIN
-
-    def _chunk(self, step: int, record: Record) -> None:
-        chunk = record.value
-        notes = self._columns.notes
-        if record.event is not None or not isinstance(chunk, dict) or "error" in chunk:
-            message = provider_error(record)
-            if message is not None:
-                self._error_record(step, message)
-                return
-            if record.event is not None and record.event.startswith("thread."):
-                skipped = f"an SSE event named {record.event!r}: upstream's SDK passes it on "
-                notes[step] = skipped + "wrapped, so it is not read as a chunk"
-                return
-            if not isinstance(chunk, dict):
-                notes[step] = f"not a chunk object ({type_name(chunk)}): skipped, as upstream does"
-                return
-        choice, note = self._select(step, chunk.get("choices"))
-        if note is not None:
-            notes[step] = note
-        if choice is None:
+    def _chunk(self, step: int, chunk: Any, event: str | None, record: Record | None) -> None:
+        """Assemble one parsed chunk at `step` (`record`: the one it came from, if any)."""
+        odd = event is not None or type(chunk) is not dict or "error" in chunk
+        if odd and self._odd_chunk(step, chunk, event, record):
             return
+        choices = chunk.get("choices")
+        choice: Any = choices[0] if type(choices) is list and len(choices) == 1 else None
+        index = choice.get("index", 0) if type(choice) is dict else None
+        if type(index) is not int or index != self._choice:  # not the usual one choice
+            choice = self._select(step, choices)
+            if choice is None:
+                return
         finish = choice.get("finish_reason")
         if finish is not None and truthy(finish):
             self._finish_reason = finish
             self._columns.finish_reasons[step] = js_string(finish)
         delta = choice.get("delta")
-        if isinstance(delta, dict):
-            if not _REASONING_KEYS.isdisjoint(delta):
-                self._reasoning(step, delta)
-            if "content" in delta:
-                self._text_delta(step, delta)
-            if "tool_calls" in delta:
-                self._calls.fragments(step, delta)
+        if not isinstance(delta, dict):
+            return
+        if not _REASONING_KEYS.isdisjoint(delta):
+            self._reasoning(step, delta)
+        content = delta.get("content")
+        if content:
+            self._text_delta(step, content)
+        calls = delta.get("tool_calls")
+        if calls is not None:
+            if type(calls) is list:
+                if len(calls) == 1:  # the usual chunk: one fragment
+                    self._fragment(step, 0, calls[0])
+                else:
+                    fragment = self._fragment
+                    for position, raw in enumerate(calls):
+                        fragment(step, position, raw)
+            elif truthy(calls):
+                self._anomaly(
+                    "malformed-delta", step, None,
+                    f"delta.tool_calls is {type_name(calls)}, not an array: ignored "
+                    "(upstream would fail or misread it)",
+                )  # fmt: skip
 
-    def _error_record(self, step: int, message: str) -> None:
-        self._provider_error = message
-        self._stopped_by = "the provider's error"
-        self._anomaly(
-            "provider-error", step, None,
-            f"the provider sent an error: {message}. The stream ends here, as in upstream.",
-        )  # fmt: skip
-        self._columns.notes[step] = "provider error"
+    def _odd_chunk(self, step: int, chunk: Any, event: str | None, record: Record | None) -> bool:
+        """A provider's error, an SSE event upstream passes on, or not a chunk object: True
+        when that is all there is to it."""
+        if record is None:
+            record = Record(kind="chunk", line=None, value=chunk, event=event)
+        message = provider_error(record)
+        notes = self._columns.notes
+        if message is not None:
+            self._provider_error = message
+            self._stopped_by = "the provider's error"
+            self._anomaly(
+                "provider-error", step, None,
+                f"the provider sent an error: {message}. The stream ends here, as in upstream.",
+            )  # fmt: skip
+            notes[step] = "provider error"
+            return True
+        if event is not None and event.startswith("thread."):
+            skipped = f"an SSE event named {event!r}: upstream's SDK passes it on "
+            notes[step] = skipped + "wrapped, so it is not read as a chunk"
+            return True
+        if not isinstance(chunk, dict):
+            notes[step] = f"not a chunk object ({type_name(chunk)}): skipped, as upstream does"
+            return True
+        return False
 
-    def _select(self, step: int, choices: Any) -> tuple[dict[str, Any] | None, str | None]:
+    def _select(self, step: int, choices: Any) -> dict[str, Any] | None:
+        """The choice followed, when the chunk is not the usual one choice; notes and reports
+        what else it holds."""
         selection = select_choice(choices, self.options.choice)
+        if selection.note is not None:
+            self._columns.notes[step] = selection.note
         if not selection.others:
-            return selection.choice, selection.note
+            return selection.choice
         new = [index for index in selection.others if _hashable(index) not in self._other_choices]
         if new:
             self._other_choices.update(_hashable(index) for index in new)
@@ -280,30 +265,49 @@ class Assembler:
                 f"ignored (following choice {self.options.choice}). Upstream reads choices[0] "
                 "whatever its index, which mixes the choices of an n > 1 stream.",
             )  # fmt: skip
-        return selection.choice, selection.note
+        return selection.choice
 
     def _reasoning(self, step: int, delta: dict[str, Any]) -> None:
-        text = reasoning_text(delta)
+        """The first non-empty of `reasoning_content`, `reasoning`, `reasoning_text` feeds the
+        thinking block; a reasoning detail opens it even without text."""
+        text = (
+            delta.get("reasoning_content") or delta.get("reasoning") or delta.get("reasoning_text")
+        )
+        if type(text) is not str or not text:  # not the usual string: look at each
+            text = next((t for n in REASONING_FIELDS if type(t := delta.get(n)) is str and t), None)
         if text is not None:
-            block = self._ensure("thinking", step)
-            block.append(step, text)
-            self._columns.event(THINKING_DELTA, block.content_index, text)
-        if opens_thinking(delta):
+            block = self._thinking or self._ensure("thinking", step)
+            block.pieces.append(text)
+            block.piece_steps.append(step)
+            columns = self._columns
+            columns.event_type.append(THINKING_DELTA)
+            columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
+            columns.event_delta.append(text)
+        elif self._thinking is None and opens_thinking(delta):
             self._ensure("thinking", step)
 
-    def _text_delta(self, step: int, delta: dict[str, Any]) -> None:
-        text = content_text(delta)
-        if text is not None:
-            block = self._ensure("text", step)
-            block.append(step, text)
-            self._columns.event(TEXT_DELTA, block.content_index, text)
+    def _text_delta(self, step: int, content: Any) -> None:
+        """`delta.content` feeds the text block (`String()` of a non-empty array, as `+=`)."""
+        if type(content) is str:
+            text = content
+        elif type(content) is list:
+            text = js_string(content)
+        else:
+            return
+        block = self._text or self._ensure("text", step)
+        block.pieces.append(text)
+        block.piece_steps.append(step)
+        columns = self._columns
+        columns.event_type.append(TEXT_DELTA)
+        columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
+        columns.event_delta.append(text)
 
     def _ensure(self, kind: BlockKind, step: int) -> Block:
         block = self._text if kind == "text" else self._thinking
         if block is None:
             block = Block(kind, None, step)
             self._push_content(block, step)
-            self._columns.event(EVENT_CODES[f"{kind}_start"], block.content_index)
+            self._event(EVENT_CODES[f"{kind}_start"], block.content_index)
             if kind == "text":
                 self._text = block
             else:
@@ -314,6 +318,122 @@ class Assembler:
         block.content_index = len(self._content)
         block.content_step = step
         self._content.append(block)
+
+    def _event(self, code: int, content_index: int | None, delta: str | None = None) -> None:
+        columns = self._columns
+        columns.event_type.append(code)
+        columns.event_index.append(NONE if content_index is None else content_index)
+        columns.event_delta.append(delta)
+
+    def _start(self, block: Block, step: int, text: str | None) -> None:
+        """A tool-call block joins the content array: `toolcall_start`, and on folding (`text`
+        not None) one `toolcall_delta` with all its arguments."""
+        self._push_content(block, step)
+        block.start_steps = added(block.start_steps, step)
+        self._event(TOOLCALL_START, block.content_index)
+        if text is not None:
+            self._event(TOOLCALL_DELTA, block.content_index, text)
+
+    # Fragments.
+
+    def _fragment(self, step: int, position: int, raw: Any) -> None:
+        """Resolve one fragment, the heart of the tool: read its keys as JavaScript would (the
+        usual types here, any other with `read_keys`), let `decide` name its rule and block,
+        open or register (`_unusual` for all but an exact match), land its text, write its rows.
+        """
+        columns, calls = self._columns, self._calls
+        function = raw.get("function") if type(raw) is dict else None
+        usual = False
+        if type(function) is dict and "custom" not in raw:
+            raw_index, raw_id = raw.get("index"), raw.get("id")
+            raw_name, raw_arguments = function.get("name"), function.get("arguments")
+            usual = (
+                (raw_index is None or type(raw_index) is int)
+                and (raw_id is None or type(raw_id) is str)
+                and (raw_name is None or type(raw_name) is str)
+                and (raw_arguments is None or type(raw_arguments) is str)
+            )
+        if usual:
+            index, call_id, name = raw_index, raw_id or None, raw_name or None
+            text, custom_only, custom_input = raw_arguments or "", False, ""
+            oddities: tuple[str, ...] = ()
+        else:
+            (index, call_id, name, text, raw_index, raw_id, raw_name, raw_arguments, custom_only,
+             custom_input, oddities) = _odd_keys(raw)  # fmt: skip
+        columns.fragment_index.append(raw_index)
+        columns.fragment_id.append(raw_id)
+        columns.fragment_name.append(raw_name)
+        columns.fragment_arguments.append(raw_arguments)
+        rule, block, index_miss, id_miss = decide(index, call_id, name, calls, calls.adr)
+        server, late = calls.server_path, False
+        if oddities or server or rule not in _EXACT:
+            block, late = self._unusual(step, position, rule, block, index, call_id, name,
+                                        raw_name, text, custom_only, oddities)  # fmt: skip
+        elif block is not None and (call_id or name or custom_only or not block.indexes):
+            calls.register(step, block, rule, index, call_id, name, custom_only)
+        piece = number = NONE
+        if block is not None:
+            number = block.number  # type: ignore[assignment]  # a tool call: numbered
+            appended, folded = calls.land(step, block, text, custom_input)
+            if appended:
+                piece = len(block.pieces) - 1
+            if not server:
+                columns.event_type.append(TOOLCALL_DELTA)
+                columns.event_index.append(block.content_index)  # type: ignore[arg-type]
+                columns.event_delta.append(appended)
+            elif folded:
+                self._start(block, step, block.text)
+        columns.fragment_rule.append(rule)
+        columns.fragment_block.append(number)
+        columns.fragment_piece.append(piece)
+        columns.fragment_index_miss.append(index_miss)
+        columns.fragment_id_miss.append(id_miss)
+        if late:
+            self._late(step, position, block, rule)
+
+    def _unusual(
+        self, step: int, position: int, rule: int, block: Block | None, index: Any,
+        call_id: Any, name: Any, raw_name: Any, text: str, custom_only: bool,
+        oddities: tuple[str, ...],
+    ) -> tuple[Block | None, bool]:  # fmt: skip
+        """Every rule but an exact match on the client path, and any fragment with odd keys or
+        on the server-tools path: what it opens or registers, what is reported; returns its
+        block and whether it is late (its index or id names a folded candidate)."""
+        columns, calls = self._columns, self._calls
+        row = len(columns.fragment_rule)
+        late = calls.server_path and calls.names_folded(index, call_id)
+        if oddities:
+            self._anomaly("malformed-fragment", step, None, "; ".join(oddities))
+            columns.oddities[row] = oddities
+        if rule == DROP:
+            if text:
+                self._anomaly(
+                    "dropped-fragment", step, None,
+                    f"fragment {position} carried arguments {excerpt(text)} and was "
+                    "dropped: no block was open to continue",
+                )  # fmt: skip
+            return None, late
+        if rule == NEW:
+            block = calls.open(step, index, call_id, raw_name, custom_only)
+            if not calls.server_path:
+                self._start(block, step, None)
+            return block, late
+        assert block is not None
+        if rule == CONTINUATION:
+            others = calls.weigh(step, block)
+            if others is not None:
+                columns.weighed[row] = others
+        calls.register(step, block, rule, index, call_id, name, custom_only)
+        return block, late
+
+    def _late(self, step: int, position: int, block: Block | None, rule: int) -> None:
+        """Server-tools path: the fragment just written named a folded candidate."""
+        self._columns.late.add(len(self._columns.fragment_rule) - 1)
+        self._anomaly(
+            "late-fragment", step, None if block is None else block.number,
+            f"fragment {position} names a candidate that has already folded; it was "
+            f"resolved as if nothing matched ({RULE_NAMES[rule]})",
+        )  # fmt: skip
 
     # Finishing.
 
@@ -329,6 +449,7 @@ class Assembler:
         if self._trace is not None:
             raise RuntimeError("finish() called twice")
         columns = self._columns
+        calls = self._calls
         step = columns.begin(END, None)
         if step == 0:
             columns.event(START, None)
@@ -338,11 +459,14 @@ class Assembler:
                 "the provider's error ended the stream: no block ends, as upstream"
             )
         else:
-            self._calls.fold_pending(step)
+            for block in calls.fold_pending(step):
+                self._start(block, step, block.text)
             for block in self._content:
-                self._calls.close(step, block)
+                closing = calls.close(step, block)
+                if closing and not calls.server_path:
+                    self._event(TOOLCALL_DELTA, block.content_index, closing)
                 kind = "toolcall" if block.kind == "toolCall" else block.kind
-                columns.event(EVENT_CODES[f"{kind}_end"], block.content_index)
+                self._event(EVENT_CODES[f"{kind}_end"], block.content_index)
             self._stop_event(step)
         if self._unassembled and self._stopped_by == "[DONE]":
             self._anomaly(
@@ -350,16 +474,17 @@ class Assembler:
                 f"{len(self._unassembled)} record(s) after [DONE]: listed, not assembled, "
                 "since a client stops reading at [DONE]",
             )  # fmt: skip
-        for code, at, block in self._calls.final_verdicts(step):
+        for code, at, block in final_verdicts(calls.blocks, step):
             self._anomalies.append(Anomaly(code, at, block.number, final_words, block))
         rules = columns.fragment_rule
+        reader = self._contract
         self._trace = Trace(
             policy=self.options.policy,
             path=self.options.path,
             server_tools=self.options.server_tools,
             choice=self.options.choice,
             columns=columns,
-            blocks=tuple(self._calls.blocks),
+            blocks=tuple(calls.blocks),
             content=tuple(self._content),
             anomalies=tuple(sorted(self._anomalies, key=lambda a: a.step)),
             rule_counts=Counter(
@@ -367,8 +492,9 @@ class Assembler:
             ),
             stop_reason=self._stop_reason(),
             orjson_values=self._orjson_values,
+            contract=None if reader is None else reader.finish(step),
         )
-        self._calls.detach()
+        calls.detach()
         return step
 
     def _stop_event(self, step: int) -> None:
@@ -406,36 +532,48 @@ def assemble(
     consume: bool = False,
     contract: bool = True,
 ) -> Trace:
-    """Assemble a whole stream in one call; `consume`: see `Assembler.plain` (the records of
-    a plain stream are then no longer readable, only counted). `contract`: also read the
+    """Assemble a whole stream in one call; `consume`: see `Assembler.payloads` (the records
+    of a plain stream are then no longer readable, only counted). `contract`: also read the
     stream's quirks and intended reading (`webapp.core.contract`), from the records."""
-    assembler = Assembler(options)
+    assembler = Assembler(options, contract=contract)
     with paused_gc():
-        if contract and not isinstance(records, Sequence):
-            records = tuple(records)  # read twice: once for the contract, once to assemble
-        found = (
-            read_contract(records, assembler.options.choice)
-            if contract and isinstance(records, Sequence)
-            else None
-        )
         if isinstance(records, Payloads):
-            assembler.plain(records, consume=consume)
+            assembler.payloads(records, consume=consume)
         else:
             record = assembler.record
             for item in records:
                 record(item)
         assembler.close()
-    return assembler.trace if found is None else replace(assembler.trace, contract=found)
+    return assembler.trace
 
 
-NOT_PLAIN, PLAIN, LEARNABLE = range(3)
-"""What `_plain_chunk` made of a chunk: nothing; its step; its step, one fragment resolved
-inline, so that its shape can be learnt (`webapp.core.shapes`)."""
 _REASONING_KEYS = frozenset((*REASONING_FIELDS, "reasoning_details"))
 _KINDS = {"chunk": CHUNK, "done": STEP_DONE, "invalid": INVALID}
-START, TEXT_DELTA, THINKING_DELTA, DONE, ERROR = (
-    EVENT_CODES[name] for name in ("start", "text_delta", "thinking_delta", "done", "error")
+START, TEXT_DELTA, THINKING_DELTA, DONE, ERROR, TOOLCALL_START, TOOLCALL_DELTA = (
+    EVENT_CODES[name]
+    for name in (
+        "start",
+        "text_delta",
+        "thinking_delta",
+        "done",
+        "error",
+        "toolcall_start",
+        "toolcall_delta",
+    )
 )
+_NO_KEYS = read_keys({})
+_EXACT = frozenset((EXACT_INDEX, EXACT_ID))
+"""The rules that find a block by a key: the usual fragment's, resolved in `_fragment` itself."""
+
+
+def _odd_keys(raw: Any) -> tuple[Any, ...]:
+    """`read_keys` of a fragment whose keys are not of the usual types, or that is no object."""
+    if type(raw) is dict:
+        return tuple(read_keys(raw))
+    oddity = f"the fragment is {type_name(raw)}, not an object: read as one with no keys" + (
+        " (upstream's client fails on it with a TypeError)" if raw is None else ""
+    )
+    return (*_NO_KEYS[:-1], (oddity,))
 
 
 def _hashable(value: Any) -> object:

@@ -8,12 +8,12 @@ each history, never by replaying the stream or storing a snapshot per step.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from webapp.core.delivery import Delivery, deliver
-from webapp.core.jsvalue import truthy
+from webapp.core.jsvalue import js_string, truthy
 
 BlockKind = Literal["toolCall", "text", "thinking"]
 T = TypeVar("T")
@@ -57,6 +57,8 @@ class Block:
     custom_input: list[str] | None = None
     """Freeform (`custom`) tool calls: the input pieces, which upstream hands the tool as
     `{"input": ...}` whatever JSON text came before; None for a JSON function call."""
+    _derived: dict[str, tuple[int, Any]] | None = field(default=None, repr=False)
+    """Values computed from the text (`derived`), each with how many pieces it had then."""
 
     @property
     def is_phantom(self) -> bool:
@@ -85,6 +87,11 @@ class Block:
         return self.names[-1][1] if self.names else ""
 
     @property
+    def label(self) -> str:
+        """The block's name as of now, for a message, or `(no name)`."""
+        return js_string(self.name) if truthy(self.name) else "(no name)"
+
+    @property
     def text(self) -> str:
         """All the text appended so far, joined on demand."""
         return "".join(self.pieces)
@@ -94,7 +101,17 @@ class Block:
         """What upstream's client would hand the tool for the text so far (parsed on demand)."""
         if self.custom_input is not None:
             return Delivery({"input": "".join(self.custom_input)})
-        return deliver(self.text)
+        return self.derived("delivered", lambda block: deliver(block.text))
+
+    def derived(self, key: str, compute: Callable[[Block], T]) -> T:
+        """`compute(self)`, kept until a piece is appended: what is read more than once of a
+        long text (its delivery, where it broke) is worked out once."""
+        known = self._derived.get(key) if self._derived is not None else None
+        if known is None or known[0] != len(self.pieces):
+            if self._derived is None:
+                self._derived = {}
+            known = self._derived[key] = (len(self.pieces), compute(self))
+        return known[1]
 
     def append(self, step: int, piece: str) -> None:
         """Record text appended at `step`."""

@@ -4,10 +4,11 @@ The assembler appends rows while it runs; nothing per step is an object. A step'
 and events are the rows from its first one to the next step's first one. A fragment keeps the
 raw index, id, name and arguments it was read with (references to the parsed chunk's values),
 its rule as a small integer, its block, which of the block's pieces it appended, and what its
-index and id missed; its reason is put into words on demand (`webapp.core.rules.reason`). An event
-keeps its type as a small integer, its `contentIndex` and its delta; the `*_end` content is the
-block's final text, read from the block when asked. Rare things (notes, errors, oddities, late
-fragments, ambiguous continuations) live in dicts keyed by row.
+index and id missed; its reason is put into words on demand by its rule's row in the table
+(`webapp.core.rules.reason`). An event keeps its type as a small integer, its `contentIndex`
+and its delta; the `*_end` content is the block's final text, read from the block when asked.
+Rare things (notes, errors, oddities, late fragments, ambiguous continuations) live in dicts
+keyed by row.
 
 `Step`, `Fragment` and `Event` values are built from these rows when a view asks for them.
 """
@@ -15,12 +16,12 @@ fragments, ambiguous continuations) live in dicts keyed by row.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 from webapp.core.blocks import Block
 from webapp.core.jsvalue import is_number, truthy
-from webapp.core.rules import RULE_NAMES, reason
+from webapp.core.rules import CONTINUATION, RULE_NAMES, Verdict, reason
 from webapp.core.steps import Event, Fragment, Step, StepKind
 
 STEP_KINDS: tuple[StepKind, ...] = ("chunk", "done", "invalid", "end")
@@ -120,6 +121,25 @@ class Columns:
         self.event_delta: list[str | None] = []
         self.event_stop: dict[int, tuple[str, str | None]] = {}
         """`done` and `error` events: their reason and message."""
+
+    @classmethod
+    def restored(
+        cls, server_path: bool, rows: dict[str, Any], rare: dict[str, Iterable[Any]]
+    ) -> Columns:
+        """Columns written before and kept (`webapp.storage.tracefile`): `rows` holds every row
+        column by name (the integer ones in any array type: a loaded trace is final), `rare`
+        the entries of the rare things' dicts and sets by name. A missing or unknown name is a
+        `KeyError`, an integer column that is not an array a `TypeError`."""
+        columns = cls(server_path)
+        if set(rows) != _ROW_COLUMNS or not set(rare) <= _RARE:
+            raise KeyError(f"not the columns' names: {sorted(set(rows) ^ _ROW_COLUMNS)}")
+        for name, column in rows.items():
+            if isinstance(getattr(columns, name), array) and not isinstance(column, array):
+                raise TypeError(f"column {name!r} is not integers")
+            setattr(columns, name, column if isinstance(column, array) else list(column))
+        for name, entries in rare.items():
+            getattr(columns, name).update(entries)
+        return columns
 
     # Recording.
 
@@ -257,14 +277,16 @@ class Columns:
                 return found
         if number == NONE:
             number = None
-        keys = (
+        verdict = Verdict(
             index if is_number(index) else None,
             call_id if truthy(call_id) else None,
             name if truthy(name) else None,
+            number,
+            *misses,
+            self.server_path,
         )
-        rule = RULE_NAMES[code]
-        why = reason(rule, keys, number, misses, self.server_path)
-        if rule == "continuation":
+        why = reason(code, verdict)
+        if code == CONTINUATION:
             why = f"{why}; {NOT_WAITING if weighed is None else weighed}"
         if key is not None:
             assert cache is not None
@@ -284,6 +306,13 @@ class Columns:
             assert index is not None
             return Event(EVENT_TYPES[code], index, content=content[index].text)
         return Event(EVENT_TYPES[code], index, self.event_delta[row])
+
+
+_RARE = frozenset(
+    ("lines", "notes", "errors", "finish_reasons", "unassembled", "late", "oddities", "weighed",
+     "event_stop")
+)  # fmt: skip
+_ROW_COLUMNS = frozenset(Columns.__slots__) - _RARE - {"server_path"}
 
 
 class Steps(Sequence[Step]):

@@ -9,6 +9,7 @@ or parses to something other than an object, gives `{}` and an error message. A 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ _CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\
 _JS_WHITESPACE = " \t\n\r\v\f\u00a0\ufeff\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
 _JS_WHITESPACE += "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 _SAFE_INTEGER = 2**53
+_REPAIRED = re.compile(r"[\x00-\x1f\\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,8 @@ def _parse_with_repair(text: str) -> Any:
 
 def repair(text: str) -> str:
     """Escape raw control characters inside strings; double backslashes that escape nothing."""
+    if _REPAIRED.search(text) is None:
+        return text  # only control characters and backslashes are ever changed
     out: list[str] = []
     in_string = False
     position, end = 0, len(text)

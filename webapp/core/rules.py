@@ -1,8 +1,18 @@
-"""The five rules that resolve a tool-call fragment to a block, as one table.
+"""The five rules that resolve a tool-call fragment to a block: the table, and the one decision.
 
-The assembler tries them in table order and the first that returns a match fires; the
-timeline, the /rules page, the CLI legend and the tests all read this same table. Policy
-`exact-key` (upstream before decision 0019) has no `continuation` and no `drop`.
+Each row of `RULES` is one rule: its name, what it means, an example, the policies that have
+it, its colour (a terminal style and a hex value for the light and the dark scheme: the CLI's
+palette, the flow diagram of /rules and the stylesheet all read it), what happens when it
+fires, and the words of its reason. `decide` is the table applied, in table order, to one
+fragment's keys and the registry of blocks: the assembler calls it for every fragment. It
+answers in small integers (the rule's row, the block, and what the index and the id missed), and
+the row's `reason` puts that verdict into words when someone reads it (`reason`).
+
+The order is the decision (spec sections 2 and 3): exact-index, exact-id, then, for a fragment
+with no name and no id, continuation onto the most recently opened block or drop when there is
+none; anything else opens a block (`new`). Policy `exact-key` (upstream before decision 0019)
+has no continuation and no drop. On the server-tools path a folded candidate takes no fragment:
+a key that names only folded candidates misses.
 """
 
 from __future__ import annotations
@@ -11,143 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
-from webapp.core.jsvalue import Keys
+from webapp.core.blocks import Block
+from webapp.core.jsvalue import index_key, map_key
 
 RuleName = Literal["exact-index", "exact-id", "continuation", "drop", "new"]
 Policy = Literal["adr-0019", "exact-key"]
 POLICIES: tuple[Policy, ...] = ("adr-0019", "exact-key")
-
-
-class Candidate(Protocol):
-    """What a rule may know of a block: its number, and whether it still takes fragments."""
-
-    @property
-    def number(self) -> int | None: ...
-
-    @property
-    def folded_step(self) -> int | None: ...
-
-
-class Lookup(Protocol):
-    """The assembler's registry, as the rules see it."""
-
-    def holder_of_index(self, index: Any) -> Candidate | None:
-        """The block registered under this index, folded or not."""
-
-    def holder_of_id(self, call_id: Any) -> Candidate | None:
-        """The block registered under this id, folded or not."""
-
-    def latest_open(self) -> Candidate | None:
-        """The most recently opened block that still takes fragments."""
-
-    def takes_fragments(self, block: Candidate) -> bool:
-        """False for a folded candidate on the server-tools path."""
-
-    @property
-    def server_path(self) -> bool:
-        """Whether blocks are server-tools candidates that fold."""
-
-
-class Match(NamedTuple):
-    """A rule's verdict: the block the fragment lands on (None: dropped, or a new one)."""
-
-    rule: RuleName
-    block: Candidate | None
-    reason: str
-
-
-Handler = Callable[[Keys, Lookup], Match | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One row of the table: a name, what it means, an example, and the code that applies it."""
-
-    name: RuleName
-    meaning: str
-    example: str
-    policies: frozenset[Policy]
-    handler: Handler
-
-
-def _exact_index(keys: Keys, lookup: Lookup) -> Match | None:
-    if keys.index is None:
-        return None
-    block = lookup.holder_of_index(keys.index)
-    if block is None or not lookup.takes_fragments(block):
-        return None
-    return Match("exact-index", block, f"index {_text(keys.index)} names block #{block.number}")
-
-
-def _exact_id(keys: Keys, lookup: Lookup) -> Match | None:
-    if keys.id is None:
-        return None
-    block = lookup.holder_of_id(keys.id)
-    if block is None or not lookup.takes_fragments(block):
-        return None
-    reason = f"id {_text(keys.id)} names block #{block.number}"
-    return Match("exact-id", block, f"{_index_miss(keys, lookup)}; {reason}")
-
-
-def _continuation(keys: Keys, lookup: Lookup) -> Match | None:
-    if not keys.bare:
-        return None
-    block = lookup.latest_open()
-    if block is None:
-        return None
-    which = " candidate not yet folded" if lookup.server_path else ""
-    return Match(
-        "continuation",
-        block,
-        f"{_index_miss(keys, lookup)}, no id, no name: continuation onto block "
-        f"#{block.number}, the most recently opened{which}",
-    )
-
-
-def _drop(keys: Keys, lookup: Lookup) -> Match | None:
-    if not keys.bare:
-        return None
-    which = "candidate still pending" if lookup.server_path else "open block"
-    return Match(
-        "drop",
-        None,
-        f"{_index_miss(keys, lookup)}, no id, no name, and no {which} to continue: dropped",
-    )
-
-
-def _new(keys: Keys, lookup: Lookup) -> Match:
-    misses = [_index_miss(keys, lookup)]
-    if keys.id is not None:
-        misses.append(_id_miss(keys, lookup))
-    if keys.bare:
-        why = "no name and no id: under exact-key matching this opens a phantom block"
-    elif keys.name is None:
-        why = f"id {_text(keys.id)} without a name is a call header: opens a new block"
-    else:
-        why = f"name {_text(keys.name)}: opens a new block"
-    return Match("new", None, f"{', '.join(misses)}; {why}")
-
-
-def _index_miss(keys: Keys, lookup: Lookup) -> str:
-    if keys.index is None:
-        return "no index"
-    holder = lookup.holder_of_index(keys.index)
-    if holder is None:
-        return f"no block under index {_text(keys.index)}"
-    return f"index {_text(keys.index)} names only block #{holder.number} (folded)"
-
-
-def _id_miss(keys: Keys, lookup: Lookup) -> str:
-    holder = lookup.holder_of_id(keys.id)
-    if holder is None:
-        return f"no block under id {_text(keys.id)}"
-    return f"id {_text(keys.id)} names only block #{holder.number} (folded)"
-
-
-# The table compiled for the assembler's loop: a verdict is recorded as integers (the rule's
-# position in RULE_NAMES, the block, and what the index and id missed), and its reason is put
-# into words from them on demand, by the same phrases as the handlers above. The tests check
-# that both give the same rule, block and reason on every row.
 
 NO_KEY = -2
 """A miss: the fragment has no such key (no index, or no id)."""
@@ -155,39 +34,91 @@ NO_HOLDER = -1
 """A miss: no block is registered under the key (a number >= 0: only that folded block is)."""
 
 
-def reason(
-    rule: RuleName,
-    keys: tuple[Any, Any, Any],
-    number: int | None,
-    misses: tuple[int, int],
-    server_path: bool,
-) -> str:
-    """The words a handler gives for a verdict: `keys` are the index, id and name that count."""
-    index, call_id, name = keys
-    index_miss = _miss("index", index, misses[0])
-    if rule == "exact-index":
-        return f"index {_text(index)} names block #{number}"
-    if rule == "exact-id":
-        return f"{index_miss}; id {_text(call_id)} names block #{number}"
-    if rule == "continuation":
-        which = " candidate not yet folded" if server_path else ""
-        return (
-            f"{index_miss}, no id, no name: continuation onto block #{number}, the most "
-            f"recently opened{which}"
-        )
-    if rule == "drop":
-        which = "candidate still pending" if server_path else "open block"
-        return f"{index_miss}, no id, no name, and no {which} to continue: dropped"
-    found = [index_miss]
-    if call_id is not None:
-        found.append(_miss("id", call_id, misses[1]))
-    if name is None and call_id is None:
+class Verdict(NamedTuple):
+    """What a reason is worded from: the keys that count, the block, the misses, the path."""
+
+    index: Any
+    """The index when it is a number, else None."""
+    id: Any
+    """The id when it counts (a truthy value), else None."""
+    name: Any
+    """The name when it counts, else None."""
+    block: int | None
+    """The block it landed on (None: dropped, or a new one not yet numbered in the words)."""
+    index_miss: int
+    id_miss: int
+    server_path: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Colour:
+    """A rule's colour: a Rich style for the terminal, hex values for the light and dark page."""
+
+    terminal: str
+    light: str
+    dark: str
+
+    @property
+    def hex(self) -> str:
+        """The light scheme's value (what the page shows by default)."""
+        return self.light
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One row of the table."""
+
+    name: RuleName
+    meaning: str
+    example: str
+    policies: frozenset[Policy]
+    colour: Colour
+    outcome: str
+    """What happens when it fires, in a few words (the flow diagram's answer to "yes")."""
+    reason: Callable[[Verdict], str]
+    """The words of a verdict by this rule."""
+
+
+# The reasons. A continuation's reason gains, where the trace is written, which other blocks
+# were waiting for arguments (`webapp.core.columns`): that is the assembler's, not the rule's.
+
+
+def _exact_index(v: Verdict) -> str:
+    return f"index {_text(v.index)} names block #{v.block}"
+
+
+def _exact_id(v: Verdict) -> str:
+    return f"{_index_miss(v)}; id {_text(v.id)} names block #{v.block}"
+
+
+def _continuation(v: Verdict) -> str:
+    which = " candidate not yet folded" if v.server_path else ""
+    return (
+        f"{_index_miss(v)}, no id, no name: continuation onto block #{v.block}, the most "
+        f"recently opened{which}"
+    )
+
+
+def _drop(v: Verdict) -> str:
+    which = "candidate still pending" if v.server_path else "open block"
+    return f"{_index_miss(v)}, no id, no name, and no {which} to continue: dropped"
+
+
+def _new(v: Verdict) -> str:
+    found = [_index_miss(v)]
+    if v.id is not None:
+        found.append(_miss("id", v.id, v.id_miss))
+    if v.name is None and v.id is None:
         why = "no name and no id: under exact-key matching this opens a phantom block"
-    elif name is None:
-        why = f"id {_text(call_id)} without a name is a call header: opens a new block"
+    elif v.name is None:
+        why = f"id {_text(v.id)} without a name is a call header: opens a new block"
     else:
-        why = f"name {_text(name)}: opens a new block"
+        why = f"name {_text(v.name)}: opens a new block"
     return f"{', '.join(found)}; {why}"
+
+
+def _index_miss(v: Verdict) -> str:
+    return _miss("index", v.index, v.index_miss)
 
 
 def _miss(key: str, value: Any, miss: int) -> str:
@@ -213,6 +144,8 @@ RULES: tuple[Rule, ...] = (
         "The fragment has an index and a block is registered under it: it lands there.",
         '{"index": 0, "function": {"arguments": "\\"Paris\\"}"}} after a block opened at index 0',
         _BOTH,
+        Colour("green", "#2e7d32", "#66bb6a"),
+        "lands on the block under its index",
         _exact_index,
     ),
     Rule(
@@ -220,6 +153,8 @@ RULES: tuple[Rule, ...] = (
         "No block under its index, but its id names a block: it lands there.",
         '{"id": "call_1", "function": {"arguments": "}"}} after call_1 opened with no index',
         _BOTH,
+        Colour("cyan", "#00838f", "#4dd0e1"),
+        "lands on the block its id names",
         _exact_id,
     ),
     Rule(
@@ -228,6 +163,8 @@ RULES: tuple[Rule, ...] = (
         "opened block (decision 0019).",
         '{"function": {"arguments": "ris\\"}"}} while call_1 is open',
         _ADR,
+        Colour("yellow", "#b58900", "#e0b341"),
+        "appends to the most recently opened block",
         _continuation,
     ),
     Rule(
@@ -236,6 +173,8 @@ RULES: tuple[Rule, ...] = (
         "(decision 0019).",
         '{"function": {"arguments": "{}"}} before any call opened',
         _ADR,
+        Colour("red", "#c62828", "#ef5350"),
+        "is dropped: nothing is created",
         _drop,
     ),
     Rule(
@@ -243,11 +182,17 @@ RULES: tuple[Rule, ...] = (
         "Nothing matched: a new block opens, registered under its index and id.",
         '{"index": 0, "id": "call_1", "function": {"name": "get_weather"}} first in the stream',
         _BOTH,
+        Colour("magenta", "#8e24aa", "#ce93d8"),
+        "opens a new block",
         _new,
     ),
 )
 
 RULE_NAMES: tuple[RuleName, ...] = tuple(rule.name for rule in RULES)
+EXACT_INDEX, EXACT_ID, CONTINUATION, DROP, NEW = (
+    RULE_NAMES.index(name) for name in ("exact-index", "exact-id", "continuation", "drop", "new")
+)
+"""Each rule's row in the table: what `decide` answers and the trace's columns keep."""
 
 
 def rules_for(policy: Policy) -> tuple[Rule, ...]:
@@ -255,10 +200,63 @@ def rules_for(policy: Policy) -> tuple[Rule, ...]:
     return tuple(rule for rule in RULES if policy in rule.policies)
 
 
-def resolve(keys: Keys, lookup: Lookup, rules: tuple[Rule, ...]) -> Match:
-    """Apply the rules in order; the first verdict wins (`new` always gives one)."""
-    for rule in rules:
-        match = rule.handler(keys, lookup)
-        if match is not None:
-            return match
-    raise AssertionError("the rule table must end with a rule that always matches")
+class Registry(Protocol):
+    """Where the assembler's keys point (`webapp.core.toolcalls.ToolCalls`)."""
+
+    @property
+    def by_index(self) -> dict[object, Block]:
+        """Blocks by index (`jsvalue.index_key`), folded or not; the latest registration wins."""
+
+    @property
+    def by_id(self) -> dict[object, Block]:
+        """Blocks by id (`jsvalue.map_key`), folded or not."""
+
+    def latest_open(self) -> Block | None:
+        """The most recently opened block that still takes fragments."""
+
+
+Decision = tuple[int, Block | None, int, int]
+"""The rule's row, the block it lands on (None: dropped or new), the index's and id's misses."""
+_SAFE = 2**53
+
+
+def decide(index: Any, call_id: Any, name: Any, registry: Registry, adr: bool) -> Decision:
+    """The first rule of the table that applies to a fragment with these keys.
+
+    `index` is the index when it is a number, `call_id` and `name` the id and name when they
+    count (truthy), else None; `adr` whether the policy has continuation and drop. A block
+    that has folded (server-tools path) takes no fragment.
+    """
+    index_miss = NO_KEY
+    if index is not None:  # exact-index
+        key = index if type(index) is int and -_SAFE <= index <= _SAFE else index_key(index)
+        holder = registry.by_index.get(key)
+        if holder is None:
+            index_miss = NO_HOLDER
+        elif holder.fold is None:
+            return EXACT_INDEX, holder, NO_KEY, NO_KEY
+        else:
+            index_miss = _number(holder)
+    if call_id is not None:  # exact-id
+        holder = registry.by_id.get(map_key(call_id))
+        if holder is None:
+            return NEW, None, index_miss, NO_HOLDER
+        if holder.fold is None:
+            return EXACT_ID, holder, index_miss, NO_KEY
+        return NEW, None, index_miss, _number(holder)
+    if name is None and adr:  # continuation, drop
+        block = registry.latest_open()
+        if block is None:
+            return DROP, None, index_miss, NO_KEY
+        return CONTINUATION, block, index_miss, NO_KEY
+    return NEW, None, index_miss, NO_KEY
+
+
+def reason(code: int, verdict: Verdict) -> str:
+    """Why a fragment went where it did, in the words of its rule's row."""
+    return RULES[code].reason(verdict)
+
+
+def _number(block: Block) -> int:
+    assert block.number is not None  # a tool-call block, numbered when it opened
+    return block.number

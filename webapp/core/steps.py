@@ -132,7 +132,7 @@ class Anomaly:
     """Something a person triaging the stream should look at.
 
     Its message is text, or worded when first read: `word(code, subject)`. The verdicts on
-    final blocks are worded so (`webapp.core.toolcalls.final_words`, the subject a block), because
+    final blocks are worded so (`webapp.core.diagnosis.final_words`, the subject a block), because
     a stream of 90,000 phantom calls has 180,000 of them and a page shows a handful; a stored
     trace keeps none of their text and words them again from its loaded blocks.
     """

@@ -63,7 +63,7 @@ class Trace:
     orjson_values: bool = False
     """Every chunk's value came from orjson (the plain lane): then none holds a lone surrogate
     or an integer beyond 64 bits, so orjson writes the whole document and it can be streamed
-    (`webapp.core.document.trace_document_stream`) without the fallback ever being needed."""
+    (`webapp.core.tracejson.trace_document_stream`) without the fallback ever being needed."""
     contract: Contract | None = None
     """The stream's quirks and intended reading (`webapp.core.contract`), read from the records
     and the same under every policy and path; `assemble` sets it."""

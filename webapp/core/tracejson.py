@@ -1,4 +1,6 @@
-"""The schema-1 trace as JSON, written from the columns: step by step, never as one object tree.
+"""The schema-1 trace as JSON, written from the columns: step by step, never as one object tree;
+and the document `streamviz trace --format json` prints and the API returns (the trace with an
+"input" key saying what was read).
 
 `steps_batch` makes a run of steps' JSON objects straight from their rows (no `Step` in
 between); `Trace.to_json` uses it for every step. `document_parts` writes the whole document:
@@ -13,28 +15,30 @@ back to the whole-document path, which `dumps` writes as ASCII JSON.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from webapp.core.blocks import Block
 from webapp.core.columns import (
-    CHUNK,
     END_EVENTS,
     EVENT_TYPES,
     NONE,
     STEP_KINDS,
     STOP_EVENTS,
-    TOOLCALL_DELTA,
     Columns,
 )
+from webapp.core.jsoncheck import dumps
+from webapp.core.records import ReadResult
 from webapp.core.rules import RULE_NAMES
+
+if TYPE_CHECKING:  # the trace writes itself with this module: no import at run time
+    from webapp.core.trace import Trace
 
 BATCH = 4096
 """Steps serialized at a time."""
 _Reasons = dict[tuple[Any, ...], str]
-_Framing = dict[tuple[Any, ...], tuple[bytes, bytes]]
+_SIMPLE_EVENTS = frozenset(range(len(EVENT_TYPES))) - END_EVENTS - STOP_EVENTS
 
 
 def _event_json(columns: Columns, row: int, content: Sequence[Block]) -> dict[str, Any]:
@@ -64,40 +68,69 @@ def steps_batch(
     reasons: _Reasons,
 ) -> list[dict[str, Any]]:
     """Steps `start` to `stop` (excluded) as schema-1 JSON, as `Step.to_json` gives them,
-    walking the fragment and event rows once (a step's rows follow the previous step's)."""
+    walking the fragment and event rows once (a step's rows follow the previous step's).
+
+    `reasons` keeps the words of verdicts that repeat along the stream: an argument piece with
+    no id and no name is worded by its rule, index, block and index miss alone.
+    """
     total = len(columns)
-    kinds, lines = columns.step_kind, columns.step_line
     step_fragment, step_event = columns.step_fragment, columns.step_event
-    indexes, ids, names = columns.fragment_index, columns.fragment_id, columns.fragment_name
-    arguments, rules, blocks = (
-        columns.fragment_arguments,
-        columns.fragment_rule,
-        columns.fragment_block,
-    )
-    types, content_indexes, deltas = columns.event_type, columns.event_index, columns.event_delta
+    f0, e0 = step_fragment[start], step_event[start]
+    f1 = len(columns.fragment_rule) if stop >= total else step_fragment[stop]
+    e1 = len(columns.event_type) if stop >= total else step_event[stop]
+    firsts = step_fragment[start:stop].tolist()
+    firsts.append(f1)
+    event_firsts = step_event[start:stop].tolist()
+    event_firsts.append(e1)
+    rules = columns.fragment_rule[f0:f1].tolist()
+    blocks = columns.fragment_block[f0:f1].tolist()
+    index_misses = columns.fragment_index_miss[f0:f1].tolist()
+    indexes, ids = columns.fragment_index[f0:f1], columns.fragment_id[f0:f1]
+    names, arguments = columns.fragment_name[f0:f1], columns.fragment_arguments[f0:f1]
+    types = columns.event_type[e0:e1].tolist()
+    content_indexes = columns.event_index[e0:e1].tolist()
+    deltas = columns.event_delta[e0:e1]
+    kinds, lines = columns.step_kind[start:stop].tolist(), columns.step_line[start:stop].tolist()
     errors, notes, finishes = columns.errors, columns.notes, columns.finish_reasons
-    unassembled, late, oddities = columns.unassembled, columns.late, columns.oddities
+    unassembled, late, oddities, weighed = (
+        columns.unassembled,
+        columns.late,
+        columns.oddities,
+        columns.weighed,
+    )
+    odd = errors or notes or unassembled or finishes  # most streams have none of them
     reason = columns.reason
     rule_names, event_names, step_kinds = RULE_NAMES, EVENT_TYPES, STEP_KINDS
-    simple = frozenset(range(len(EVENT_TYPES))) - END_EVENTS - STOP_EVENTS
-    fragment_end = len(rules) if stop >= total else step_fragment[stop]
-    event_end = len(types) if stop >= total else step_event[stop]
     out: list[dict[str, Any]] = []
-    for number in range(start, stop):
-        first = step_fragment[number]
-        last = step_fragment[number + 1] if number + 1 < stop else fragment_end
+    for k in range(stop - start):
+        number = start + k
+        first = firsts[k]
         fragments: list[dict[str, Any]] = []
-        for row in range(first, last):
-            block: int | None = blocks[row]
+        for row in range(first, firsts[k + 1]):
+            j = row - f0
+            code, index, block = rules[j], indexes[j], blocks[j]
+            call_id, name = ids[j], names[j]
+            if (
+                call_id is None
+                and name is None
+                and (index is None or type(index) is int)
+                and not (weighed and row in weighed)
+            ):
+                key = (code, index, block, index_misses[j])
+                why = reasons.get(key)
+                if why is None:
+                    why = reasons[key] = reason(row)
+            else:
+                why = reason(row, reasons)
             fragment = {
                 "position": row - first,
-                "index": indexes[row],
-                "id": ids[row],
-                "name": names[row],
-                "arguments": arguments[row],
-                "rule": rule_names[rules[row]],
+                "index": index,
+                "id": call_id,
+                "name": name,
+                "arguments": arguments[j],
+                "rule": rule_names[code],
                 "block": None if block == NONE else block,
-                "reason": reason(row, reasons),
+                "reason": why,
             }
             if row in late:
                 fragment["late"] = True
@@ -105,12 +138,12 @@ def steps_batch(
                 fragment["oddities"] = list(oddities[row])
             fragments.append(fragment)
         events: list[dict[str, Any]] = []
-        last = step_event[number + 1] if number + 1 < stop else event_end
-        for row in range(step_event[number], last):
-            code = types[row]
-            index = content_indexes[row]
-            delta = deltas[row]
-            if code in simple and (index != NONE or delta is None):
+        for row in range(event_firsts[k], event_firsts[k + 1]):
+            j = row - e0
+            code = types[j]
+            index = content_indexes[j]
+            delta = deltas[j]
+            if code in _SIMPLE_EVENTS and (index != NONE or delta is None):
                 if index == NONE:
                     event: dict[str, Any] = {"type": event_names[code]}
                 elif delta is None:
@@ -120,22 +153,23 @@ def steps_batch(
                 events.append(event)
             else:
                 events.append(_event_json(columns, row, content))
-        line = lines[number]
+        line = lines[k]
         step: dict[str, Any] = {
             "step": number,
             "line": columns.lines.get(number) if line == NONE else line,
-            "kind": step_kinds[kinds[number]],
+            "kind": step_kinds[kinds[k]],
             "fragments": fragments,
             "events": events,
         }
-        if number in errors:
-            step["error"] = errors[number]
-        if number in notes:
-            step["note"] = notes[number]
-        if number in unassembled:
-            step["assembled"] = False
-        if number in finishes:
-            step["finish_reason"] = finishes[number]
+        if odd:
+            if number in errors:
+                step["error"] = errors[number]
+            if number in notes:
+                step["note"] = notes[number]
+            if number in unassembled:
+                step["assembled"] = False
+            if number in finishes:
+                step["finish_reason"] = finishes[number]
         out.append(step)
     return out
 
@@ -163,114 +197,61 @@ def document_parts(
     """
     yield orjson.dumps(head)[:-1] + b',"steps":['
     reasons: _Reasons = {}
-    framing: _Framing = {}
     total = len(columns)
     for start in range(0, total, BATCH):
-        text = steps_bytes(columns, start, min(start + BATCH, total), content, reasons, framing)
+        batch = steps_batch(columns, start, min(start + BATCH, total), content, reasons)
+        text = orjson.dumps([batch])[2:-2]  # [[steps]]: their depth in the document
         yield text if start == 0 else b"," + text
     yield b"]," + orjson.dumps(tail)[1:]
 
 
-def steps_bytes(
-    columns: Columns,
-    start: int,
-    stop: int,
-    content: Sequence[Block],
-    reasons: _Reasons,
-    framing: _Framing,
-) -> bytes:
-    """Steps `start` to `stop` (excluded) as the JSON text of `steps_batch`, comma-separated.
+# The document.
 
-    Most steps of a long stream are one fragment appending text, one `toolcall_delta`: those
-    are written from a template, the fragment's keys, rule and reason serialized once per
-    distinct verdict (`framing`) and only the step, line and text serialized each time. Every
-    other step goes through `steps_batch` and orjson, at its depth in the document.
+
+def input_json(source: ReadResult, records: int | None = None) -> dict[str, Any]:
+    """What the reader found: the detected format, its notes, the request's model and tools.
+
+    `records` counts the records when `source` no longer holds them (a web app's trace view).
     """
-    kinds, lines = columns.step_kind, columns.step_line
-    step_fragment, step_event = columns.step_fragment, columns.step_event
-    rules, types, deltas = columns.fragment_rule, columns.event_type, columns.event_delta
-    content_indexes, arguments = columns.event_index, columns.fragment_arguments
-    errors, notes, unassembled = columns.errors, columns.notes, columns.unassembled
-    finishes = columns.finish_reasons
-    fragment_end = len(rules) if stop >= len(columns) else step_fragment[stop]
-    event_end = len(types) if stop >= len(columns) else step_event[stop]
-    dumps = orjson.dumps
-    out: list[bytes] = []
-    rows = step_fragment[start:stop].tolist()
-    rows.append(fragment_end)
-    events = step_event[start:stop].tolist()
-    events.append(event_end)
-    odd = errors or notes or unassembled or finishes  # most streams have none of them
-    for number, row, next_row, event, next_event, kind, line in zip(
-        range(start, stop), rows, islice(rows, 1, None), events, islice(events, 1, None),
-        kinds[start:stop], lines[start:stop], strict=False,  # `rows`, `events`: one more
-    ):  # fmt: skip
-        frame = None
-        if (
-            next_row == row + 1
-            and next_event == event + 1
-            and kind == CHUNK
-            and line != NONE
-            and types[event] == TOOLCALL_DELTA
-            and content_indexes[event] != NONE
-            and deltas[event] is not None
-            and not (
-                odd
-                and (
-                    number in errors
-                    or number in notes
-                    or number in unassembled
-                    or number in finishes
-                )
-            )
-        ):
-            frame = _framing(columns, row, reasons, framing)
-        if frame is None:
-            step = steps_batch(columns, number, number + 1, content, reasons)
-            out.append(dumps([step])[2:-2])  # [[step]]: its depth in the document
-            continue
-        text = arguments[row]
-        delta = deltas[event]
-        text_json = b"null" if text is None else dumps(text)
-        delta_json = text_json if delta is text else dumps(delta)
-        out.append(
-            b'{"step":%d,"line":%d,"kind":"chunk","fragments":[%b%b%b],"events":[{"type":'
-            b'"toolcall_delta","contentIndex":%d,"delta":%b}]}'
-            % (number, line, frame[0], text_json, frame[1], content_indexes[event], delta_json)
-        )  # fmt: skip
-    return b",".join(out)
+    return {
+        "format": source.format,
+        "records": len(source.records) if records is None else records,
+        "notes": list(source.notes),
+        "model": source.model,
+        "tools": list(source.tools),
+        "others": [{"label": entry.label, "detail": entry.detail} for entry in source.others],
+        "meta": dict(source.meta),
+    }
 
 
-def _framing(
-    columns: Columns, row: int, reasons: _Reasons, framing: _Framing
-) -> tuple[bytes, bytes] | None:
-    """A fragment's JSON before and after its arguments, or None for one not plain enough."""
-    if row in columns.late or row in columns.oddities or row in columns.weighed:
-        return None
-    index, call_id, name = (
-        columns.fragment_index[row],
-        columns.fragment_id[row],
-        columns.fragment_name[row],
-    )
-    if not (
-        (index is None or type(index) is int)
-        and (call_id is None or type(call_id) is str)
-        and (name is None or type(name) is str)
-    ):
-        return None
-    block = columns.fragment_block[row]
-    key = (columns.fragment_rule[row], index, call_id, name, block,
-           columns.fragment_index_miss[row], columns.fragment_id_miss[row])  # fmt: skip
-    found = framing.get(key)
-    if found is None:
-        keys = {"position": 0, "index": index, "id": call_id, "name": name}
-        verdict = {
-            "rule": RULE_NAMES[key[0]],
-            "block": None if block == NONE else block,
-            "reason": columns.reason(row, reasons),
-        }
-        found = framing[key] = (
-            orjson.dumps(keys)[:-1] + b',"arguments":',
-            b"," + orjson.dumps(verdict)[1:],
-        )
-    return found
+def trace_document(trace: Trace, source: ReadResult, records: int | None = None) -> dict[str, Any]:
+    """The schema-1 trace with an "input" key describing what was read."""
+    document = trace.to_json()
+    document["input"] = input_json(source, records)
+    return document
+
+
+def trace_document_parts(
+    trace: Trace, source: ReadResult, records: int | None = None
+) -> list[bytes]:
+    """`dumps(trace_document(trace, source))`, written from the columns a batch of steps at a
+    time instead of as one object tree; the pieces joined are the same bytes."""
+    try:
+        return list(trace.json_parts({"input": input_json(source, records)}))
+    except TypeError:
+        # orjson refused a value (a lone surrogate, an integer beyond 64 bits): `dumps` writes
+        # the whole document as ASCII JSON then, so the whole document is built.
+        return [dumps(trace_document(trace, source, records))]
+
+
+def trace_document_stream(trace: Trace, source: ReadResult) -> Iterator[bytes]:
+    """The pieces of `trace_document_parts`, made while they are written when that is safe.
+
+    orjson refuses only values no orjson-parsed chunk holds; when every chunk came from orjson
+    (`Trace.orjson_values`) the fallback is never needed, and a long stream's document is
+    never held whole (at 100,000 steps it is about 30 MB).
+    """
+    if trace.orjson_values:
+        yield from trace.json_parts({"input": input_json(source)})
+    else:
+        yield from trace_document_parts(trace, source)

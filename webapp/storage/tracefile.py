@@ -14,6 +14,11 @@ in the `strings` section, and the columns that held it hold its number instead; 
 for `strings[k]`, and -2 - k for `values[k]`. An anomaly judged on a final block (a phantom
 call, arguments that are not a JSON object) keeps no message: it is worded again from the
 loaded block when read (version 1 kept every message).
+
+A fragment's rule is stored as its row in the rules table, and `meta` names the table's rules in
+that order (`rules`), so that a trace stored before a rule was added, removed or moved loads
+with each fragment's rule by name (a trace without `rules` was stored with the five rules in
+the order they had then). A rule this streamviz does not know is refused.
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ from typing import Any, cast
 from webapp.core.blocks import Block, Fold
 from webapp.core.columns import Columns
 from webapp.core.contract import contract_from_json
+from webapp.core.diagnosis import FINAL_CODES, final_words
+from webapp.core.rules import RULE_NAMES
 from webapp.core.steps import Anomaly
-from webapp.core.toolcalls import FINAL_CODES, final_words
 from webapp.core.trace import Trace
 
 MAGIC = b"SVZTRACE"
@@ -127,6 +133,7 @@ def _meta(trace: Trace, every: list[Block], position: dict[int, int]) -> dict[st
         "server_tools": list(trace.server_tools),
         "choice": trace.choice,
         "stop_reason": trace.stop_reason,
+        "rules": list(RULE_NAMES),
         "rule_counts": list(trace.rule_counts.items()),
         "tool_blocks": len(trace.blocks),
         "content": [position[id(block)] for block in trace.content],
@@ -271,23 +278,24 @@ def _trace(sections: dict[str, Any]) -> Trace:
             raise ValueError("a reference past the strings or values")
         return list(map(table.__getitem__, column))
 
-    columns = Columns(bool(meta["server_path"]))
-    for name in _ARRAYS:
-        column = sections[name]
-        if not isinstance(column, array):
-            raise TypeError(f"section {name!r} is not integers")
-        setattr(columns, name, column)  # in the type it was stored in: a loaded trace is final
-    for name in _REFERENCES:
-        getattr(columns, name).extend(resolve(sections[name]))
-    columns.lines.update((int(step), line) for step, line in meta["lines"])
-    columns.notes.update((int(step), note) for step, note in meta["notes"])
-    columns.errors.update((int(step), error) for step, error in meta["errors"])
-    columns.finish_reasons.update((int(step), why) for step, why in meta["finish_reasons"])
-    columns.unassembled.update(meta["unassembled"])
-    columns.late.update(meta["late"])
-    columns.oddities.update((int(row), tuple(found)) for row, found in meta["oddities"])
-    columns.weighed.update((int(row), text) for row, text in meta["weighed"])
-    columns.event_stop.update((int(row), (why, text)) for row, why, text in meta["event_stop"])
+    rows: dict[str, Any] = {name: sections[name] for name in _ARRAYS}
+    rows["fragment_rule"] = _rules_by_name(rows["fragment_rule"], meta.get("rules", _FIVE))
+    rows.update((name, resolve(sections[name])) for name in _REFERENCES)
+    columns = Columns.restored(
+        bool(meta["server_path"]),
+        rows,
+        {
+            "lines": ((int(step), line) for step, line in meta["lines"]),
+            "notes": ((int(step), note) for step, note in meta["notes"]),
+            "errors": ((int(step), error) for step, error in meta["errors"]),
+            "finish_reasons": ((int(step), why) for step, why in meta["finish_reasons"]),
+            "unassembled": meta["unassembled"],
+            "late": meta["late"],
+            "oddities": ((int(row), tuple(found)) for row, found in meta["oddities"]),
+            "weighed": ((int(row), text) for row, text in meta["weighed"]),
+            "event_stop": ((int(row), (why, text)) for row, why, text in meta["event_stop"]),
+        },
+    )
     pieces = resolve(sections["piece_text"])
     piece_steps: array[int] = sections["piece_steps"]
     every: list[Block] = []
@@ -316,6 +324,23 @@ def _trace(sections: dict[str, Any]) -> Trace:
         stop_reason=meta["stop_reason"],
         contract=None if "contract" not in sections else contract_from_json(sections["contract"]),
     )
+
+
+_FIVE = ("exact-index", "exact-id", "continuation", "drop", "new")
+"""The rules, in order, of a trace stored before `meta` named them."""
+
+
+def _rules_by_name(stored: array[int], names: list[str] | tuple[str, ...]) -> array[int]:
+    """The stored rule column with each code mapped, by the rule's name, to today's table."""
+    if tuple(names) == RULE_NAMES:
+        return stored
+    unknown = [name for name in names if name not in RULE_NAMES]
+    if unknown:
+        raise ValueError(f"rules this streamviz does not know: {', '.join(map(str, unknown))}")
+    now = [RULE_NAMES.index(name) for name in names]
+    if len(stored) and not 0 <= min(stored) <= max(stored) < len(now):
+        raise ValueError("a fragment's rule is past the stored table")
+    return array("b", [now[code] for code in stored])
 
 
 def _anomaly(

@@ -177,6 +177,28 @@ def grade(column: LensResult, intended: Intended | None) -> Graded:
     return Graded(client, version, "intact", _intact(intended))
 
 
+def graded_calls(column: LensResult, intended: Intended) -> tuple[Grade | None, ...]:
+    """Each intended call's grade in a column, call by call: `intact` when the client hands
+    it as meant, `flagged` when it raised or flagged it, `damaged` when it is missing or
+    wrong (None for every call when the client did not run). Extra calls a client adds count
+    in its grade of the stream (`grade`), not here."""
+    if column.status == "unavailable":
+        return (None,) * len(intended.calls)
+    if column.status == "error":
+        flagged: Grade = "flagged"
+        return (flagged,) * len(intended.calls)
+    pairs, _ = _pair(intended, column.calls)
+    out: list[Grade | None] = []
+    for want, got in pairs:
+        if got is not None and got.invalid:
+            out.append("flagged")
+        elif got is None or _wrong(want, got):
+            out.append("damaged")
+        else:
+            out.append("intact")
+    return tuple(out)
+
+
 def _problems(intended: Intended, calls: Sequence[Call]) -> tuple[list[str], list[str]]:
     """What the application gets wrong without a word (`silent`) and with one (`flagged`)."""
     pairs, extra = _pair(intended, calls)
@@ -353,33 +375,9 @@ def _parties(
     ran = [g for g in grades if g.grade is not None]
     hurt = [g for g in ran if g.grade != "intact"]
     harmful = [found for found in contract.quirks if found.harm != "none"]
-    outcomes = tuple(f"{g.label}: {g.grade}: {g.detail}" for g in grades if g.grade is not None)
     failed = contract.error is not None
     if failed or (contract.quirks and (hurt or (not ran and harmful) or contract.intended is None)):
-        cited = harmful or list(contract.quirks)
-        name = provider or "the provider"
-        said = [_says(found) for found in _once(cited)]
-        if failed:
-            said.insert(0, f"ends the stream with an error ({_short(contract.error)})")
-        what = _and(said)
-        libraries = [g for g in hurt if g.version != BUILD]  # our own columns are not filed
-        tail = [f"{g.label} {g.short}" for g in libraries if g.grade == "flagged"]
-        tail += [f"{g.label} silently: {g.short}" for g in libraries if g.grade == "damaged"]
-        tail += [f"{g.label} guesses: {g.short}" for g in libraries if g.grade == "guessed"]
-        says = f"File with the provider: a provider bug: {name} {what}" + (
-            f"; {'; '.join(tail)}." if tail else "."
-        )  # fmt: skip
-        evidence = (
-            *(
-                f"{found.code} (breaks \u201c{CLAUSES[QUIRK[found.code].clause]}\u201d): "
-                f"{found.message}"
-                for found in contract.quirks
-            ),
-            _reading(contract),
-            *outcomes,
-        )
-        title = f"The provider ({provider})" if provider else "The provider"
-        return (Party("provider", title, says, evidence),)
+        return (_provider_party(contract, grades, provider, harmful, hurt),)
     if contract.quirks and not hurt:
         return ()
     parties: list[Party] = []
@@ -395,6 +393,43 @@ def _parties(
                     f"{graded.label}: {graded.grade}: {graded.detail}")  # fmt: skip
         parties.append(Party(kind, where, says, evidence))
     return tuple(parties)
+
+
+def _provider_party(
+    contract: Contract,
+    grades: Sequence[Graded],
+    provider: str | None,
+    harmful: list[Found],
+    hurt: list[Graded],
+) -> Party:
+    """The provider as the party to file with: what its stream does, and what each library
+    made of it."""
+    outcomes = tuple(f"{g.label}: {g.grade}: {g.detail}" for g in grades if g.grade is not None)
+    failed = contract.error is not None
+    cited = harmful or list(contract.quirks)
+    name = provider or "the provider"
+    said = [_says(found) for found in _once(cited)]
+    if failed:
+        said.insert(0, f"ends the stream with an error ({_short(contract.error)})")
+    what = _and(said)
+    libraries = [g for g in hurt if g.version != BUILD]  # our own columns are not filed
+    tail = [f"{g.label} {g.short}" for g in libraries if g.grade == "flagged"]
+    tail += [f"{g.label} silently: {g.short}" for g in libraries if g.grade == "damaged"]
+    tail += [f"{g.label} guesses: {g.short}" for g in libraries if g.grade == "guessed"]
+    says = f"File with the provider: a provider bug: {name} {what}" + (
+        f"; {'; '.join(tail)}." if tail else "."
+    )  # fmt: skip
+    evidence = (
+        *(
+            f"{found.code} (breaks \u201c{CLAUSES[QUIRK[found.code].clause]}\u201d): "
+            f"{found.message}"
+            for found in contract.quirks
+        ),
+        _reading(contract),
+        *outcomes,
+    )
+    title = f"The provider ({provider})" if provider else "The provider"
+    return Party("provider", title, says, evidence)
 
 
 def _says(found: Found) -> str:

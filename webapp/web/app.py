@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 
 from webapp.settings import Settings
 from webapp.tuning import serving
+from webapp.web.backend.forward import Forwarder
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
 from webapp.web.backend.minimise import interrupt_orphans
@@ -42,6 +43,7 @@ from webapp.web.routes import (
     team_api,
     triage,
 )
+from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
 from webapp.web.routes.proxy import ProxyRoutes
@@ -96,6 +98,17 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.uploads = UploadSlots(settings.max_uploads)
     app.state.templates = make_templates(TEACHING)
     app.state.templates.env.globals["retention_days"] = settings.retention_days
+    _middleware(app, settings, forwarder, service)
+    _routes(app)
+    errors.install(app)
+    return app
+
+
+def _middleware(
+    app: FastAPI, settings: Settings, forwarder: Forwarder | None, service: Service
+) -> None:
+    """The layers every request passes, the last added first: security headers, the host
+    check, the cross-site check, the request's scope, then the recording proxy."""
     app.add_middleware(ProxyRoutes, forwarder=forwarder, allow_origins=settings.allow_origins)
     app.add_middleware(RequestScope, done=lambda: service.heavy_done)
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
@@ -108,6 +121,10 @@ def create_app(settings: Settings) -> FastAPI:
         embed_origins=settings.embed_origins,
         hsts=settings.public_url.lower().startswith("https://"),
     )
+
+
+def _routes(app: FastAPI) -> None:
+    """The static files, every router, and the OpenAPI page."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
     app.include_router(team_api.router)
@@ -120,13 +137,14 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(embed.router, prefix=EMBEDDED + mount)
     app.include_router(teach.router)
     app.include_router(capture.router)
+    app.include_router(diff_routes.router)
+    app.include_router(diff_routes.api_router)
 
-    @app.get(DOCS_PATH, include_in_schema=False)
-    def docs(request: Request) -> HTMLResponse:
-        return docs_page()
+    app.add_api_route(DOCS_PATH, _docs, include_in_schema=False)
 
-    errors.install(app)
-    return app
+
+def _docs(request: Request) -> HTMLResponse:
+    return docs_page()
 
 
 def create_app_from_env() -> FastAPI:

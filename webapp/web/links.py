@@ -27,6 +27,11 @@ EMBEDDED = "/embed"
 """The prefix of the framable view of either."""
 PLAY_API = "/api/play"
 """Where the playground posts its state to be run."""
+DIFF = "/diff"
+"""Two streams side by side (`?a=ID&b=ID`); with no `b`, the page that picks it."""
+DIFF_API = "/api/diff"
+DIFF_PASTE = "/diff/paste"
+"""Where a stream pasted to be compared is posted (stored, then the diff opens)."""
 
 
 EDITED_ON_PAGE = ("server_tools", "choice")
@@ -315,6 +320,15 @@ class Links:
         return f"/play?{urlencode(items)}"
 
     @property
+    def compare_with(self) -> str:
+        """The page that picks another stream to compare this one with (`/diff?a=ID`)."""
+        return diff_url(self.stream_id, None, self.har_entry)
+
+    def diff_with(self, other: str, other_entry: int | None = None) -> str:
+        """This stream (A) and stream `other` (B) side by side."""
+        return diff_url(self.stream_id, other, self.har_entry, other_entry)
+
+    @property
     def raw(self) -> str:
         """The stored bytes."""
         return f"/api/streams/{self.stream_id}/raw"
@@ -352,3 +366,38 @@ def example_page(key: str, *, on_compare: bool = False) -> str:
 def job_api(job_id: str) -> str:
     """A minimise job as JSON."""
     return f"/api/jobs/{job_id}"
+
+
+def _diff_query(
+    a: str, b: str | None, har_a: int | None, har_b: int | None, ids: str, **extra: str
+) -> str:
+    items: dict[str, str] = {"a": a}
+    if har_a is not None:
+        items["har_entry_a"] = str(har_a)
+    if b is not None:
+        items["b"] = b
+    if har_b is not None:
+        items["har_entry_b"] = str(har_b)
+    if ids != "auto":
+        items["ids"] = ids
+    items.update(extra)
+    return urlencode(items)
+
+
+def diff_url(
+    a: str,
+    b: str | None,
+    har_a: int | None = None,
+    har_b: int | None = None,
+    ids: str = "auto",
+    **extra: str,
+) -> str:
+    """Streams `a` and `b` side by side (each perhaps a HAR entry); with no `b`, the page that
+    picks it (`extra`: its search, `q`)."""
+    return f"{DIFF}?{_diff_query(a, b, har_a, har_b, ids, **extra)}"
+
+
+def diff_api(a: str, b: str, har_a: int | None = None, har_b: int | None = None,
+             ids: str = "auto") -> str:  # fmt: skip
+    """The diff as JSON: what `streamviz diff --format json` prints."""
+    return f"{DIFF_API}?{_diff_query(a, b, har_a, har_b, ids)}"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from webapp.core.assembler import assemble
-from webapp.core.document import trace_document
 from webapp.core.options import Options
+from webapp.core.tracejson import trace_document
 from webapp.web.backend.ingest import Prepared, prepare
 
 _numbers = count()

@@ -9,13 +9,13 @@ them. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from webapp.core.contract.intended import Call, Intended, intended_reading
 from webapp.core.contract.quirks import CODES, ENTRY_TESTS, QUIRK, QUIRKS, Found, Quirk, detect
-from webapp.core.contract.wire import STEPS_KEPT, read_wire
+from webapp.core.contract.wire import STEPS_KEPT, Wire, WireReader, read_wire
 from webapp.core.records import Record
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "QUIRKS",
     "Call",
     "Contract",
+    "ContractReader",
     "Found",
     "Intended",
     "Quirk",
@@ -86,7 +87,33 @@ def read_contract(
     records: Iterable[Record], choice: int = 0, *, steps_kept: int = STEPS_KEPT
 ) -> Contract:
     """The stream's quirks and intended reading, following choice `choice`."""
-    wire = read_wire(records, choice, ENTRY_TESTS, steps_kept)
+    return _contract(read_wire(records, choice, ENTRY_TESTS, steps_kept))
+
+
+class ContractReader:
+    """`read_contract` for a loop that parses the records already (the assembler's), so that
+    no chunk is parsed twice: `record(step, record)` for each record in step order, or
+    `chunk(step, value)` for a parsed chunk object without an "error" key, while not `ended`;
+    then `finish(steps)`."""
+
+    __slots__ = ("_reader", "chunk", "record")
+
+    def __init__(self, choice: int = 0, *, steps_kept: int = STEPS_KEPT) -> None:
+        self._reader = WireReader(choice, ENTRY_TESTS, steps_kept)
+        self.record: Callable[[int, Record], None] = self._reader.record
+        self.chunk: Callable[[int, dict[str, Any]], None] = self._reader.chunk
+
+    @property
+    def ended(self) -> bool:
+        """Whether `[DONE]` or a provider's error has ended the reading."""
+        return self._reader.wire.ended is not None
+
+    def finish(self, steps: int) -> Contract:
+        """The contract of the `steps` records fed (the trace's `end` step has this number)."""
+        return _contract(self._reader.end(steps))
+
+
+def _contract(wire: Wire) -> Contract:
     quirks = detect(wire)
     intended, why = intended_reading(wire, quirks)
     return Contract(quirks, intended, why, wire.model, wire.error)

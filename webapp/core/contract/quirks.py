@@ -326,14 +326,29 @@ def _no_choices(wire: Wire) -> Iterator[Hit]:
 
 
 def _wrong_types(wire: Wire) -> Iterator[Hit]:
-    yield from _per_block(
+    """Entries of the wrong type, per block; those on no block and the `delta.tool_calls`
+    that are not arrays are one hit (both are "no call")."""
+    nowhere: list[Hit] = []
+    for hit in _per_block(
         QUIRK["non-string-arguments"], wire.marks.get("non-string-arguments"), wire
-    )
+    ):
+        if hit.blocks:
+            yield hit
+        else:
+            nowhere.append(hit)
     if wire.not_a_list:
         steps = tuple(wire.not_a_list)
-        yield Hit(
+        nowhere.append(Hit(
             steps[: wire.steps_kept], (), len(steps),
             f"delta.tool_calls is not an array ({_steps(steps)}): clients read no call from it",
+        ))  # fmt: skip
+    if len(nowhere) == 1:
+        yield nowhere[0]
+    elif nowhere:
+        steps = tuple(sorted({step for hit in nowhere for step in hit.steps}))
+        yield Hit(
+            steps[: wire.steps_kept], (), sum(hit.count for hit in nowhere),
+            "; ".join(hit.message for hit in nowhere),
         )  # fmt: skip
 
 

@@ -211,8 +211,10 @@ class Wire:
 _NO_KEYS = read_keys({})
 
 
-class _Pass:
-    """The reading itself, record by record."""
+class WireReader:
+    """The reading itself, record by record: `run` over the records, or fed by a loop that
+    reads them already (the assembler's): `record` for each record in step order, or `chunk`
+    for a parsed chunk object without an "error" key, while `wire.ended` is None; then `end`."""
 
     def __init__(self, choice: int, tests: Sequence[tuple[str, EntryTest]], kept: int) -> None:
         self.choice = choice
@@ -233,6 +235,12 @@ class _Pass:
                 if wire.ended is None:
                     self.record(step, record)
                 wire.steps = step + 1
+        return self.end(wire.steps)
+
+    def end(self, steps: int) -> Wire:
+        """The pass over `steps` records ends: every part is settled."""
+        wire = self.wire
+        wire.steps = steps
         for part in wire.parts:
             self.close(part)
         return wire
@@ -554,4 +562,4 @@ def read_wire(
     steps_kept: int = STEPS_KEPT,
 ) -> Wire:
     """Read a stream's records once (see the module docstring); `tests` are the entry quirks'."""
-    return _Pass(choice, tests, steps_kept).run(records)
+    return WireReader(choice, tests, steps_kept).run(records)

@@ -57,7 +57,7 @@ def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResu
     if fmt != "auto" and fmt not in FORMATS:
         raise ReaderError(f"unknown format {fmt!r}: choose auto, {', '.join(FORMATS)}")
     text = text.removeprefix("\ufeff")
-    if not text.strip():
+    if not text or text.isspace():  # `not text.strip()`, without copying a long text
         raise ReaderError("the input is empty")
     with paused_gc():
         try:

@@ -28,7 +28,8 @@ from webapp.core.readers.sse import read_sse
 from webapp.core.readers.timing import Arrivals, record_arrivals
 from webapp.core.records import Entry, ReaderError, ReadResult
 
-_YAML_START = re.compile(r"(?m)^interactions:(?:[ \t]|$)")
+_YAML_START = re.compile(r"interactions:(?:[ \t]|$)", re.MULTILINE)
+"""Matched where a line starts (`looks_like_cassette` finds the line with `str.find`)."""
 _JSON_START = re.compile(r'\s*\{\s*"interactions"\s*:')
 _FIRST_DATA = re.compile(r"\s*data:")
 TIMING_KEY = "streamviz_timing"
@@ -37,7 +38,15 @@ TIMING_KEY = "streamviz_timing"
 def looks_like_cassette(text: str) -> bool:
     """Whether the text is shaped like a cassette: a top-level `interactions:` in YAML, or a
     JSON object that opens with `"interactions"`."""
-    return _JSON_START.match(text) is not None or _YAML_START.search(text) is not None
+    if _JSON_START.match(text) is not None or _YAML_START.match(text) is not None:
+        return True
+    # A multiline `^` search walks a long stream character by character; `find` does not.
+    at = text.find("\ninteractions:")
+    while at != -1:
+        if _YAML_START.match(text, at + 1) is not None:
+            return True
+        at = text.find("\ninteractions:", at + 1)
+    return False
 
 
 def _load(text: str) -> Any:

@@ -142,23 +142,45 @@ def _plain(text: str, first_line: int) -> Payloads | None:
     """A plain stream's payloads, or None when the text is anything else.
 
     Plain: every event is one `data: ` line, and one blank line follows each but perhaps the
-    last (LF line breaks only). The line-by-line reading above gives exactly these records,
-    one per event, each from `_record` with its one data line, so long streams keep their
-    payload text instead of parsed chunks. Checked with C-speed counts, not a Python loop.
+    last (LF line breaks only), after perhaps some comment lines and blank lines at the start
+    (a proxy's keep-alives while the model thinks, OpenRouter's `: OPENROUTER PROCESSING`).
+    The line-by-line reading above gives exactly these records, one per event, each from
+    `_record` with its one data line, so long streams keep their payload text instead of
+    parsed chunks. Checked with C-speed counts, not a Python loop.
     """
-    if not text.startswith("data: ") or "\r" in text or "\n\n\n" in text:
+    if "\r" in text:
         return None
-    payloads = text.split("\n\ndata: ")
-    payloads[0] = payloads[0][6:]
+    start = _after_comments(text) if text.startswith(":") else 0
+    if start is None or not text.startswith("data: ", start):
+        return None
+    first_line += text.count("\n", 0, start)
+    payloads = text.split("\n\ndata: ")  # not of `text[start:]`: that would copy the text
+    if start >= 2 and text.startswith("\n\n", start - 2):
+        del payloads[0]  # the comments: the first separator is the one before `start`
+    else:
+        payloads[0] = payloads[0][start + 6 :]
     last = payloads[-1]
     tail = 2 if last.endswith("\n\n") else 1 if last.endswith("\n") else 0
     if tail:
         payloads[-1] = last[:-tail]
     # Every line break is half of a separator, but the one or two after the last event: any
-    # other is a line inside an event.
-    if text.count("\n") != 2 * (len(payloads) - 1) + tail:
+    # other is a line inside an event (or a blank line too many).
+    if text.count("\n", start) != 2 * (len(payloads) - 1) + tail:
         return None
     return Payloads(payloads, first_line, _one, at_end=tail < 2)
+
+
+def _after_comments(text: str) -> int | None:
+    """Where the first line that is neither a comment nor blank starts (None: no such line)."""
+    position = 0
+    while position < len(text) and text[position] in ":\n":
+        if text[position] == ":":
+            position = text.find("\n", position) + 1
+            if position == 0:
+                return None
+        else:
+            position += 1
+    return position
 
 
 def _one(payload: str, line: int, at_end: bool) -> Record:

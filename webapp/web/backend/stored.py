@@ -4,14 +4,15 @@ restart) opens the stream by loading them instead of reading and assembling it a
 Layout, integers little-endian:
 
     b"SVZVIEW\\0"  u32 FORMAT  u32 head length  head (JSON, UTF-8)
-    per rule of `RULE_NAMES`: u64 length, the steps it fired at (`array('q')` bytes)
+    per rule the head names (`rules`): u64 length, the steps it fired at (`array('q')` bytes)
     the trace (`webapp.storage.tracefile.dump`)
 
 The head holds what the reader found but the records (format, notes, model, tools, entries,
 meta), how many records there were, and the view's indexes that cost a pass over the steps
-(the overview's buckets, the runs). Anything else is a `StoredError`, and the caller assembles
-again. The artefact's kind names `FORMAT` and `tracefile.VERSION` (`kind`), so a new release
-never even reads an old layout.
+(the overview's buckets, the runs), and the rules table's names in order, so that a new rule
+needs no new format (a head without them was stored with the five rules of the time). Anything
+else is a `StoredError`, and the caller assembles again. The artefact's kind names `FORMAT` and
+`tracefile.VERSION` (`kind`), so a new release never even reads an old layout.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ MAGIC = b"SVZVIEW\0"
 FORMAT = 1
 _HEAD = struct.Struct("<8sII")
 _LENGTH = struct.Struct("<Q")
+
+
+_FIVE = ("exact-index", "exact-id", "continuation", "drop", "new")
+"""The rules, in order, of a view stored before its head named them."""
 
 
 class StoredError(ValueError):
@@ -107,6 +112,7 @@ def pack(
         "records": records,
         "buckets": [[b.first, b.last, b.target, b.rules, b.errors, b.warnings] for b in buckets],
         "runs": [[r.first, r.last, r.rule, r.block, r.fragments] for r in runs.runs],
+        "rules": list(RULE_NAMES),
     }
     data = json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogatepass")
     out = [_HEAD.pack(MAGIC, FORMAT, len(data)), data]
@@ -131,8 +137,8 @@ def unpack(data: bytes) -> Stored:
         offset = _HEAD.size
         head = json.loads(bytes(view[offset : offset + size]).decode("utf-8", "surrogatepass"))
         offset += size
-        rule_steps: dict[str, array[int]] = {}
-        for name in RULE_NAMES:
+        rule_steps: dict[str, array[int]] = {name: array("q") for name in RULE_NAMES}
+        for name in head.get("rules", _FIVE):
             (length,) = _LENGTH.unpack_from(view, offset)
             offset += _LENGTH.size
             steps = array("q")

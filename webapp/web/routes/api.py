@@ -9,10 +9,10 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field, create_model
 from starlette.concurrency import run_in_threadpool
 
-from webapp.core.document import trace_document_parts
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.records import ReaderError
+from webapp.core.tracejson import trace_document_parts
 from webapp.storage import StreamInfo
 from webapp.web.appstate import service_of, settings_of
 from webapp.web.backend.ingest import (

@@ -22,9 +22,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from webapp.core.document import input_json
 from webapp.core.jsoncheck import dumps
 from webapp.core.records import ReadResult
+from webapp.core.tracejson import input_json
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
 from webapp.settings import MB
 from webapp.triage.verdict import Verdict

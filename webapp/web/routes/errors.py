@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -74,73 +75,90 @@ def allowed_methods(routes: list[BaseRoute], request: Request) -> list[str]:
     return found
 
 
+async def not_found(request: Request, error: NotFound) -> Response:
+    return error_response(
+        request, 404, "No stream has this id. Links to streams stay valid as long as the "
+        "server keeps its database; check that the whole link was copied.",
+    )  # fmt: skip
+
+
+async def no_example(request: Request, error: NoSuchExample) -> Response:
+    message = "There is no built-in example by that name; the tour lists them all."
+    return error_response(request, 404, message, "No such example")
+
+
+async def bad_query(request: Request, error: BadQuery) -> Response:
+    return error_response(request, 400, str(error))
+
+
+async def busy(request: Request, error: Busy) -> Response:
+    response = error_response(request, 503, str(error))
+    response.headers["Retry-After"] = RETRY_AFTER
+    return response
+
+
+async def slow_body(request: Request, error: SlowBody) -> Response:
+    response = error_response(request, 408, str(error))
+    response.headers["Connection"] = "close"  # the rest of that body is not read
+    return response
+
+
+async def unreadable(request: Request, error: Unreadable) -> Response:
+    return error_response(request, 422, str(error))
+
+
+async def http_error(request: Request, error: HTTPException) -> Response:
+    message = (
+        error.detail if isinstance(error.detail, str) else _HEADINGS.get(error.status_code, "Error")
+    )
+    if error.status_code == 404:
+        message = "There is no page at this address."
+    response = error_response(request, error.status_code, message)
+    for name, value in (error.headers or {}).items():
+        response.headers[name] = value
+    if error.status_code == 405 and (
+        methods := allowed_methods(request.app.router.routes, request)
+    ):
+        response.headers["Allow"] = ", ".join(methods)
+    return response
+
+
+async def invalid(request: Request, error: RequestValidationError) -> Response:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item.get("loc", ()))
+        parts.append(f"{where}: {item.get('msg', 'invalid')}")
+    return error_response(request, 422, "; ".join(parts) or "invalid request")
+
+
+async def gone(request: Request, error: ClientDisconnect) -> Response:
+    # A client that stops an upload is not a server failure: one line, no traceback
+    # (a handler for the class itself also keeps Starlette from re-raising it).
+    log.warning("client went away during %s %s", request.method, request.url.path)
+    return Response(status_code=400)
+
+
+async def crash(request: Request, error: Exception) -> Response:
+    log.exception("unhandled error on %s", request.url.path)
+    return error_response(request, 500, "The server failed on this request; it is logged.")
+
+
+_HANDLERS: tuple[tuple[type[Exception], Any], ...] = (
+    (NotFound, not_found),
+    (NoSuchExample, no_example),
+    (BadQuery, bad_query),
+    (Busy, busy),
+    (SlowBody, slow_body),
+    (Unreadable, unreadable),
+    (HTTPException, http_error),
+    (RequestValidationError, invalid),
+    (ClientDisconnect, gone),
+    (Exception, crash),
+)
+"""Each exception class and the handler that answers it (the last catches what no other does)."""
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers on the app."""
-
-    @app.exception_handler(NotFound)
-    async def not_found(request: Request, error: NotFound) -> Response:
-        return error_response(
-            request, 404, "No stream has this id. Links to streams stay valid as long as the "
-            "server keeps its database; check that the whole link was copied.",
-        )  # fmt: skip
-
-    @app.exception_handler(NoSuchExample)
-    async def no_example(request: Request, error: NoSuchExample) -> Response:
-        message = "There is no built-in example by that name; the tour lists them all."
-        return error_response(request, 404, message, "No such example")
-
-    @app.exception_handler(BadQuery)
-    async def bad_query(request: Request, error: BadQuery) -> Response:
-        return error_response(request, 400, str(error))
-
-    @app.exception_handler(Busy)
-    async def busy(request: Request, error: Busy) -> Response:
-        response = error_response(request, 503, str(error))
-        response.headers["Retry-After"] = RETRY_AFTER
-        return response
-
-    @app.exception_handler(SlowBody)
-    async def slow_body(request: Request, error: SlowBody) -> Response:
-        response = error_response(request, 408, str(error))
-        response.headers["Connection"] = "close"  # the rest of that body is not read
-        return response
-
-    @app.exception_handler(Unreadable)
-    async def unreadable(request: Request, error: Unreadable) -> Response:
-        return error_response(request, 422, str(error))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, error: HTTPException) -> Response:
-        message = (
-            error.detail
-            if isinstance(error.detail, str)
-            else _HEADINGS.get(error.status_code, "Error")
-        )
-        if error.status_code == 404:
-            message = "There is no page at this address."
-        response = error_response(request, error.status_code, message)
-        for name, value in (error.headers or {}).items():
-            response.headers[name] = value
-        if error.status_code == 405 and (methods := allowed_methods(app.router.routes, request)):
-            response.headers["Allow"] = ", ".join(methods)
-        return response
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, error: RequestValidationError) -> Response:
-        parts = []
-        for item in error.errors():
-            where = ".".join(str(part) for part in item.get("loc", ()))
-            parts.append(f"{where}: {item.get('msg', 'invalid')}")
-        return error_response(request, 422, "; ".join(parts) or "invalid request")
-
-    @app.exception_handler(ClientDisconnect)
-    async def gone(request: Request, error: ClientDisconnect) -> Response:
-        # A client that stops an upload is not a server failure: one line, no traceback
-        # (a handler for the class itself also keeps Starlette from re-raising it).
-        log.warning("client went away during %s %s", request.method, request.url.path)
-        return Response(status_code=400)
-
-    @app.exception_handler(Exception)
-    async def crash(request: Request, error: Exception) -> Response:
-        log.exception("unhandled error on %s", request.url.path)
-        return error_response(request, 500, "The server failed on this request; it is logged.")
+    for kind, handler in _HANDLERS:
+        app.add_exception_handler(kind, handler)

@@ -38,6 +38,7 @@ from webapp.web.query import (
     parse_present,
 )
 from webapp.web.routes import clients, share, triage
+from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.share import share_menu
 from webapp.web.templating import render
@@ -109,6 +110,7 @@ def stream_page(request: Request, shown: Shown) -> Response:
         quirks=quirk_panel(view.trace.contract, links),
         entries=entries(view, links),
         minimise=minimise_routes.section(request, view, links),
+        compare=diff_routes.control(request, links),
         **_anomalies(view, links, step),
     )
     return render(templates, request, "stream.html", context)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from webapp.core.anomalies import severity_of
 from webapp.core.records import Record
@@ -118,38 +119,16 @@ def compare_page(
     selected: int | None = None,
     framed: bool = False,
 ) -> ComparePage:
-    """The window of rows from `start` in the listing (every step, or only differing ones).
-
-    With `records`, each row shows its chunk's fragments as carried; `selected` marks a row.
-    `framed`: the page's own URLs are those of its embedded view (`/embed/.../compare`).
-    """
+    """The window of rows from `start` in the listing (every step, or only differing ones);
+    `records` shows each row's fragments, `selected` marks a row, `framed` links /embed/..."""
     left, right = comparison.left.policy, comparison.right.policy
     listing = comparison.differing if only else comparison.rows
     start = max(0, min(start, len(listing)))
     end = min(len(listing), start + size)
-    window = listing[start:end]
-    steps = {row.step for row in window}
-    flags = (_flags(comparison.left, steps), _flags(comparison.right, steps))
     sides = (links.with_policy(left), links.with_policy(right))
-    page_path = links.options.path
-
-    def url(at: int, differing: bool = only) -> str:
-        return links.compare(left, right, only=differing, start=at, framed=framed)
-
-    def picked(row: CompareRow) -> CompareRow:
-        record = records[row.step] if row.step < len(records) else None
-        return replace(
-            row,
-            inputs=fragment_inputs(record, comparison.left.choice) if records else (),
-            url=links.compare(left, right, only=only, start=start, step=row.step, framed=framed)
-            + f"#crow-{row.step}",  # without JavaScript, the page opens at the row
-            panel_url=links.compare(
-                left, right, only=only, step=row.step, panel=True, framed=framed
-            ),
-        )
-
-    rows = tuple(picked(_compare_row(comparison, row, sides, flags)) for row in window)
-
+    at = _Window(links, left, right, only, start, framed)
+    rows = at.rows(comparison, listing[start:end], sides, records)
+    more = at.url(end) if end < len(listing) else None
     return ComparePage(
         left=left,
         right=right,
@@ -166,24 +145,73 @@ def compare_page(
         start=start,
         end=end,
         listed=len(listing),
-        prev_url=url(max(0, start - size)) if start > 0 else None,
-        next_url=url(end) if end < len(listing) else None,
-        more_url=url(end) if end < len(listing) else None,
-        all_url=url(0, differing=False),
-        differing_url=url(0, differing=True),
+        prev_url=at.url(max(0, start - size)) if start > 0 else None,
+        next_url=more,
+        more_url=more,
+        all_url=at.url(0, differing=False),
+        differing_url=at.url(0, differing=True),
         swap_url=links.compare(right, left, only=only, framed=framed),
-        paths=tuple(
-            (
-                path,
-                links.with_path(path).compare(left, right, only=only, framed=framed),
-                path == page_path,
-            )
-            for path in PATHS
-        ),
+        paths=at.paths(),
         selected=selected,
         left_anomalies=flagged(comparison.left, sides[0]),
         right_anomalies=flagged(comparison.right, sides[1]),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The URLs of one window of the compare page's listing."""
+
+    links: Links
+    left: Policy
+    right: Policy
+    only: bool
+    start: int
+    framed: bool
+
+    def url(self, at: int, differing: bool | None = None) -> str:
+        only = self.only if differing is None else differing
+        return self.links.compare(self.left, self.right, only=only, start=at, framed=self.framed)
+
+    def rows(
+        self,
+        comparison: Comparison,
+        window: Sequence[AlignedStep],
+        sides: tuple[Links, Links],
+        records: Sequence[Record],
+    ) -> tuple[CompareRow, ...]:
+        steps = {row.step for row in window}
+        flags = (_flags(comparison.left, steps), _flags(comparison.right, steps))
+        choice = comparison.left.choice
+        return tuple(
+            self.picked(_compare_row(comparison, row, sides, flags), records, choice)
+            for row in window
+        )
+
+    def picked(self, row: CompareRow, records: Sequence[Record], choice: int) -> CompareRow:
+        """The row with its chunk's fragments as carried, its link and its panel's link."""
+        record = records[row.step] if row.step < len(records) else None
+        compare = partial(self.links.compare, self.left, self.right, only=self.only)
+        return replace(
+            row,
+            inputs=fragment_inputs(record, choice) if records else (),
+            url=compare(start=self.start, step=row.step, framed=self.framed)
+            + f"#crow-{row.step}",  # without JavaScript, the page opens at the row
+            panel_url=compare(step=row.step, panel=True, framed=self.framed),
+        )
+
+    def paths(self) -> tuple[tuple[str, str, bool], ...]:
+        """Each assembly path, the page on it, and whether it is this page's."""
+        return tuple(
+            (
+                path,
+                self.links.with_path(path).compare(
+                    self.left, self.right, only=self.only, framed=self.framed
+                ),
+                path == self.links.options.path,
+            )
+            for path in PATHS
+        )
 
 
 def _by_code(trace: Trace) -> list[tuple[str, int]]:

@@ -18,13 +18,6 @@ OUT_X, OUT_W = 470, 190
 WIDTH = OUT_X + OUT_W + 20
 LINE = 15
 WRAP = 58
-_OUTCOMES = {
-    "exact-index": "lands on the block under its index",
-    "exact-id": "lands on the block its id names",
-    "continuation": "appends to the most recently opened block",
-    "drop": "is dropped: nothing is created",
-    "new": "opens a new block",
-}
 
 
 def _text(x: int, y: int, lines: list[str], css: str) -> str:
@@ -52,7 +45,7 @@ def _box(n: int) -> str:
         'marker-end="url(#flow-head)"/>',
         _text(BOX_X + BOX_W + 12, mid - 6, ["yes"], "flow-yes"),
         f'<rect class="flow-out" x="{OUT_X}" y="{mid - 22}" width="{OUT_W}" height="44" rx="22"/>',
-        _text(OUT_X + 14, mid - 3, textwrap.wrap(_OUTCOMES.get(rule.name, "fires"), 26), "flow-o"),
+        _text(OUT_X + 14, mid - 3, textwrap.wrap(rule.outcome, 26), "flow-o"),
     ]
     if n + 1 < len(RULES):
         bottom = top + BOX_H
@@ -80,7 +73,7 @@ def rule_flow() -> Markup:
     boxes = "".join(_box(n) for n in range(len(RULES)))
     svg = (
         f'<svg class="flow" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" '
-        f'role="group" aria-labelledby="flow-title"><title id="flow-title">The five rules as a '
+        f'role="group" aria-labelledby="flow-title"><title id="flow-title">The rules as a '
         f"decision flow</title>{head}{start}{boxes}</svg>"
     )
     return Markup(svg)  # every text above went through escape()

@@ -263,9 +263,30 @@ def window(
     first_run = runs.at(start)
     if first_run is not None and not first_run.holds(selected):
         start = first_run.first
+    rows, end = _rows(view, links, start, end, selected, budget if fill else 0)
+    before = max(0, start - size)
+    return Window(
+        start=start,
+        end=end,
+        rows=rows,
+        before_url=links.rows(before, start, selected, "before") if start > 0 else None,
+        after_url=links.rows(end, min(total, end + size), selected, "after")
+        if end < total
+        else None,
+        before_page=links.step(start - 1) if start > 0 else None,
+        after_page=links.step(end) if end < total else None,
+    )
+
+
+def _rows(
+    view: TraceView, links: Links, start: int, end: int, selected: int, fill: int
+) -> tuple[tuple[TimelineRow | RunRow, ...], int]:
+    """The rows from `start` to `end` (past it while fewer than `fill` rows), and where they
+    end: a run of alike steps is one row unless it holds `selected`."""
+    runs, total = view.runs, len(view.trace.steps)
     rows: list[TimelineRow | RunRow] = []
     n = start
-    while n < total and (n < end or (fill and len(rows) < budget)):
+    while n < total and (n < end or len(rows) < fill):
         run = runs.at(n)
         if run is not None and not run.holds(selected):
             rows.append(_run_row(view, links, run, expanded=False))
@@ -275,19 +296,7 @@ def window(
             rows.append(_run_row(view, links, run, expanded=True))
         rows.append(_timeline_row(view, links, view.trace.steps[n], selected, run is not None))
         n += 1
-    end = n
-    before = max(0, start - size)
-    return Window(
-        start=start,
-        end=end,
-        rows=tuple(rows),
-        before_url=links.rows(before, start, selected, "before") if start > 0 else None,
-        after_url=links.rows(end, min(total, end + size), selected, "after")
-        if end < total
-        else None,
-        before_page=links.step(start - 1) if start > 0 else None,
-        after_page=links.step(end) if end < total else None,
-    )
+    return tuple(rows), n
 
 
 def window_around(view: TraceView, links: Links, step: int, size: int) -> Window:

@@ -1,27 +1,29 @@
-"""The plain lane (`Payloads` records, `Assembler.plain`) gives what the line-by-line path gives.
+"""A plain SSE stream read as its payload texts (`Payloads`) and assembled from them
+(`Assembler.payloads`) gives what the line-by-line reader and `Assembler.record` give.
 
-A plain SSE stream is read as its payload texts and assembled with its usual chunks resolved
-inline. Both are shortcuts: the records must equal the line reader's, record for record and
-note for note, and the trace must be the one `Assembler.record` makes of each record in turn
-(itself checked against the reference loop in `test_agreement`). Every stream here is checked
-both ways: on generated streams written as SSE, on the corpus, and on the edge shapes of a
-plain stream (how it ends, a lone CR, an `event:` line, a blank line too many).
+The payload texts are a shortcut of the reader: the records must equal the line reader's,
+record for record and note for note, and the trace must be the one `Assembler.record` makes of
+each record in turn (itself checked against the spec's oracle in
+`tests/reference/test_oracle.py`). Every stream here is checked both ways: on generated streams
+written as SSE, on the corpus, and on the edge shapes of a plain stream (how it ends, a lone
+CR, an `event:` line, a blank line too many, comments before the first event).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.core.test_golden import CORPUS, STREAMS
 from tests.core.test_properties import any_options, any_records
-from tests.reference.test_agreement import LOTS, agree
+from tests.reference.test_oracle import LOTS, agree
 from tests.streamkit import ABSENT, chunk, frag
 from webapp.core.assembler import Assembler, assemble
-from webapp.core.document import trace_document_parts, trace_document_stream
+from webapp.core.contract import read_contract
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers import read
@@ -29,6 +31,7 @@ from webapp.core.readers import sse as sse_reader
 from webapp.core.readers.writer import to_sse
 from webapp.core.records import Payloads, ReadResult, Record
 from webapp.core.rules import POLICIES
+from webapp.core.tracejson import trace_document_parts, trace_document_stream
 
 
 def line_by_line(text: str, monkeypatch: pytest.MonkeyPatch) -> ReadResult:
@@ -69,6 +72,12 @@ def same_both_ways(text: str, options: Options, monkeypatch: pytest.MonkeyPatch)
         assert b"".join(trace_document_stream(trace, consumed)) == document
         assert len(consumed.records) == len(lane.records)
         assert not any(consumed.records.payloads), "every payload's text was let go"
+        # The contract is read from the assembler's own parse: the same as read on its own.
+        expected = read_contract(slow.records, options.choice)
+        assert assemble(lane.records, options).contract == expected
+        assert assemble(slow.records, options).contract == expected
+        again = read(text, "sse")
+        assert assemble(again.records, options, consume=True).contract == expected
     return lane
 
 
@@ -81,9 +90,7 @@ def test_generated_streams_assemble_the_same_in_the_plain_lane(
     if not text.strip():
         return
     with pytest.MonkeyPatch.context() as monkeypatch:
-        lane = same_both_ways(text, options, monkeypatch)
-    if isinstance(lane.records, Payloads):
-        agree(lane.records, options)
+        same_both_ways(text, options, monkeypatch)
 
 
 def _sse(*payloads: object) -> str:
@@ -114,14 +121,14 @@ plain_chunks = st.lists(st.one_of(headers, pieces, pieces, pieces), min_size=1, 
 def test_streams_of_usual_chunks_assemble_the_same_in_the_plain_lane(
     chunks: list[dict[str, object]], policy: str, finished: bool
 ) -> None:
-    """Mostly argument pieces, with or without an index, between headers: the lane's own cases,
-    with the misses it must leave to `_fragment` (an unknown index, two calls waiting)."""
+    """Mostly argument pieces, with or without an index, between headers: the usual chunks of a
+    long stream, with misses among them (an unknown index, two calls waiting)."""
     ending = [chunk(finish="tool_calls")] if finished else []
     text = _sse(*(dumps(value).decode() for value in [*chunks, *ending]), "[DONE]")
     with pytest.MonkeyPatch.context() as monkeypatch:
         lane = same_both_ways(text, Options(policy), monkeypatch)
     assert isinstance(lane.records, Payloads)
-    agree(lane.records, Options(policy))
+    agree(list(lane.records), policy, None, 0)
 
 
 @pytest.mark.parametrize("name", STREAMS)
@@ -161,6 +168,12 @@ _PLAIN = _sse(*(dumps(value).decode() for value in (HEADER, PIECE, BARE)), "[DON
         ),
         pytest.param("data: \n\ndata: {\n\n", True, id="an-empty-and-a-broken-payload"),
         pytest.param("data: [DONE]\n\n" + _sse('{"choices":[]}'), True, id="after-done"),
+        pytest.param(": OPENROUTER PROCESSING\n\n" + _PLAIN, True, id="a-comment-first"),
+        pytest.param(": a\n\n: b\n\n\n" + _PLAIN, True, id="comments-and-blank-lines-first"),
+        pytest.param(": a\n" + _PLAIN, True, id="a-comment-line-then-the-first-event"),
+        pytest.param(":\n\n" + _PLAIN[:-1], True, id="an-empty-comment-first"),
+        pytest.param(": a\n\n" + _PLAIN + ": b\n\n", False, id="a-comment-at-the-end"),
+        pytest.param(": a\n\nevent: x\n" + _PLAIN, False, id="a-comment-then-an-event-line"),
     ],
 )
 def test_edge_shapes_read_the_same_with_and_without_the_lane(
@@ -194,3 +207,25 @@ def test_a_value_only_the_standard_parser_takes_keeps_the_whole_document_fallbac
     assert isinstance(lane.records, Payloads) and not trace.orjson_values
     assert b"".join(trace_document_stream(trace, lane)).isascii()
     assert assemble(read(_PLAIN).records, Options()).orjson_values
+
+
+@pytest.mark.parametrize("name", ["reasoning-model", *STREAMS[:3]])
+def test_each_payload_is_parsed_once_with_the_contract_read_too(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The contract pass is fed from the assembler's loop: no chunk is parsed a second time."""
+    source = read((Path(CORPUS) / f"{name}.sse").read_text(encoding="utf-8"), "sse")
+    assert isinstance(source.records, Payloads)
+    payloads = set(source.records.payloads)
+    parsed: list[str] = []
+    loads = orjson.loads
+
+    def counted(text: str) -> object:
+        if text in payloads:
+            parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    trace = assemble(source.records, Options())
+    assert trace.contract is not None
+    assert len(parsed) == len(source.records)

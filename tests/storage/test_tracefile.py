@@ -4,7 +4,9 @@ dumped."""
 from __future__ import annotations
 
 import struct
+from array import array
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,11 +15,13 @@ from tests.core.test_golden import CORPUS, STREAMS
 from tests.core.test_properties import any_options, any_records
 from tests.streamkit import chunk, frag, records
 from webapp.core.assembler import assemble
-from webapp.core.document import trace_document_parts
 from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.core.records import ReadResult, Record
+from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Trace
+from webapp.core.tracejson import trace_document_parts
+from webapp.storage import tracefile
 from webapp.storage.tracefile import MAGIC, TraceFileError, dump, load
 
 SOME = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -135,3 +139,44 @@ def test_a_missing_section_is_refused() -> None:
     renamed = data.replace(b"\x04meta", b"\x04mexa")
     with pytest.raises(TraceFileError, match="meta"):
         load(renamed)
+
+
+FIVE = ("exact-index", "exact-id", "continuation", "drop", "new")
+"""The table's rules, in order, when traces did not name them."""
+
+
+def _rewritten(data: bytes, change: Any) -> bytes:
+    """`data` with its sections passed through `change` (a dict of name -> payload)."""
+    sections = tracefile._sections(data)
+    change(sections)
+    out = [struct.pack("<8sII", MAGIC, tracefile.VERSION, len(sections))]
+    out += [tracefile._section(name, payload) for name, payload in sections.items()]
+    return b"".join(out)
+
+
+def test_a_fragments_rule_is_loaded_by_its_name_not_its_row() -> None:
+    """A trace stored when the table had its rules in another order (or before `meta` named
+    them) loads with the same rule for every fragment: a new rule needs no new version."""
+    trace = assemble(read((Path(CORPUS) / "two-calls-open-continuations.sse").read_text()).records)
+    assert len(trace.rule_counts) >= 2  # rows that a reordering moves
+    older = list(reversed(RULE_NAMES))
+
+    def reorder(sections: dict[str, Any]) -> None:
+        sections["meta"]["rules"] = older
+        sections["fragment_rule"] = array("b", [older.index(RULE_NAMES[c]) for c in
+                                                sections["fragment_rule"]])  # fmt: skip
+
+    same(load(_rewritten(dump(trace), reorder)), trace)
+
+    def five(sections: dict[str, Any]) -> None:  # stored before `meta` named the rules
+        sections["fragment_rule"] = array("b", [FIVE.index(RULE_NAMES[c]) for c in
+                                                sections["fragment_rule"]])  # fmt: skip
+        del sections["meta"]["rules"]
+
+    same(load(_rewritten(dump(trace), five)), trace)
+
+    def unknown(sections: dict[str, Any]) -> None:
+        sections["meta"]["rules"] = [*RULE_NAMES[:-1], "no-such-rule"]
+
+    with pytest.raises(TraceFileError, match="no-such-rule"):
+        load(_rewritten(dump(trace), unknown))
