@@ -1,7 +1,8 @@
-# streamviz: `make run` serves the app on the embedded SQLite store; `make test` installs what the
-# tests need (Python packages, Debian's chromium, PostgreSQL's server binaries, the upstream npm
-# package, axe-core for the accessibility audit, the client lenses) and runs the whole suite, the store tests on SQLite and on a
-# throwaway PostgreSQL.
+# streamviz: `make run` serves the app on the embedded SQLite store (and installs the client
+# lenses beside it, in the background, when they are not installed yet); `make test` installs
+# what the tests need (Python packages, Debian's chromium, PostgreSQL's server binaries, the
+# upstream npm package, axe-core for the accessibility audit, the client lenses) and runs the
+# whole suite, the store tests on SQLite and on a throwaway PostgreSQL.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -13,6 +14,12 @@ WORKERS ?= 1
 UPSTREAM ?=
 EMBED_ORIGINS ?=
 # UPSTREAM='https://api.openai.com' (or 'NAME=URL ...'): `make run` also records through /proxy/NAME/.
+LENS_LOG ?= data/lens-install.log
+# Where `make run`'s background install of the client lenses writes its progress (the clients
+# page shows it while a library is missing).
+PIP_QUIET ?= --quiet
+SUBMAKE = $(MAKE)
+# `make -n run` must not start the install: make runs recipe lines naming $(MAKE) even under -n.
 ALLOWED_HOSTS ?=
 # ALLOWED_HOSTS='streamviz.lan *.example.com': host names answered besides localhost (and HOST).
 # EMBED_ORIGINS='https://wiki.example.com ...': those sites' pages may frame /embed/... (a slide, a wiki).
@@ -20,8 +27,15 @@ ALLOWED_HOSTS ?=
 .PHONY: run test install install-test chromium postgres upstream a11y clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
+# The server starts at once; the lenses (`make clients`) install beside it when they are not
+# installed yet, their progress in $(LENS_LOG), and each clients page finds them once they are.
 run: $(VENV)/.installed
+	@if $(SUBMAKE) -s -q $(LENSES_READY) 2>/dev/null; then rm -f '$(LENS_LOG)'; else \
+	  echo "streamviz: installing the client lenses in the background: $(LENS_LOG)"; \
+	  sh scripts/install-lenses.sh '$(LENS_LOG)' $(SUBMAKE) --no-print-directory clients PIP_QUIET= & \
+	fi
 	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
+	  --lens-install-log '$(LENS_LOG)' \
 	  $(foreach u,$(UPSTREAM),--upstream '$(u)') \
 	  $(if $(strip $(ALLOWED_HOSTS)),--allowed-hosts '$(strip $(ALLOWED_HOSTS))') \
 	  $(if $(strip $(EMBED_ORIGINS)),--embed-origins '$(strip $(EMBED_ORIGINS))')
@@ -76,11 +90,12 @@ tests/a11y/node_modules/.package-lock.json: tests/a11y/package.json tests/a11y/p
 # The client libraries `streamviz clients` runs as lenses (versions: webapp/lenses/pins.py):
 # the Python ones as the extra streamviz[clients], the Node ones in the lenses' own npm folder.
 LENSES_NODE := webapp/lenses/node
+LENSES_READY := $(VENV)/.installed-clients $(LENSES_NODE)/node_modules/.package-lock.json
 
-clients: $(VENV)/.installed-clients $(LENSES_NODE)/node_modules/.package-lock.json
+clients: $(LENSES_READY)
 
 $(VENV)/.installed-clients: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[clients]'
+	$(BIN)/python -m pip install $(PIP_QUIET) -e '.[clients]'
 	touch $@
 
 $(LENSES_NODE)/node_modules/.package-lock.json: $(LENSES_NODE)/package.json $(LENSES_NODE)/package-lock.json

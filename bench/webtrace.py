@@ -8,7 +8,11 @@ and a 20-chunk stream, and measures against the goals of issue #8:
 - first open (`GET /s/{id}` after the upload) within 3x the CLI's trace time;
 - reopen after a restart (a new server process on the same store) under 1 s;
 - p95 of random-step htmx requests within 1.5x of the 20-chunk stream's;
-- the server's memory (RSS of its process group) after stepping under 500 MB.
+- the server's memory (RSS of its process group) after stepping under 500 MB;
+- the first minutes (issue #18): right after the upload and first open, in the same server,
+  random steps on the long and the small stream interleaved, p95 per `--window` seconds
+  since the first open and the RSS at each window's end (goal: within 1.5x, under 500 MB,
+  from the first window on).
 
 Prints each number beside its goal and exits 1 when a goal is missed (`--no-fail` prints only).
 """
@@ -98,6 +102,38 @@ def steps_p95(client: httpx.Client, base: str, stream_id: str, last: int, n: int
     return percentile(times, 0.95)
 
 
+def first_minutes(
+    client: httpx.Client,
+    base: str,
+    ids: tuple[str, str],
+    lasts: tuple[int, int],
+    seconds: float,
+    window: float,
+    pid: int,
+) -> list[tuple[float, float, float, float]]:
+    """Steps on the small and the long stream, interleaved, for `seconds` from now: per
+    `window` seconds, (window end s, p95 small, p95 long, RSS MB at its end)."""
+    rng = random.Random(18)
+    (small_id, long_id), (small_last, long_last) = ids, lasts
+    started = time.perf_counter()
+    rows: list[tuple[float, float, float, float]] = []
+    small: list[float] = []
+    long: list[float] = []
+    end = window
+    while True:
+        now = time.perf_counter() - started
+        if now >= end:
+            rows.append((end, percentile(sorted(small), 0.95), percentile(sorted(long), 0.95),
+                         rss_bytes(pid) / 1e6))  # fmt: skip
+            small, long = [], []
+            end += window
+            if end > seconds + 1e-9:
+                return rows
+        url = f"{base}/s/{small_id}?step={rng.randint(0, small_last)}"
+        small.append(timed_get(client, url, HX))
+        long.append(timed_get(client, f"{base}/s/{long_id}?step={rng.randint(0, long_last)}", HX))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -105,6 +141,8 @@ def main() -> int:
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--db", default=None, help="a store URL of your own")
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when goals are missed")
+    parser.add_argument("--early", type=float, default=60.0, help="seconds of first-minutes steps")
+    parser.add_argument("--window", type=float, default=10.0, help="seconds per first-minutes row")
     args = parser.parse_args()
 
     bench._resize(args.chunks)
@@ -129,6 +167,21 @@ def main() -> int:
                     small_id = upload(client, server.base, small, "small.sse")
                     first = timed_get(client, f"{server.base}/s/{long_id}")
                     print(f"upload {uploaded:.2f} s, then first open {first:.2f} s")
+                    timed_get(client, f"{server.base}/s/{small_id}")
+                    assert server.process is not None
+                    rows = first_minutes(
+                        client, server.base, (small_id, long_id), (21, args.chunks + 2),
+                        args.early, args.window, server.process.pid,
+                    )  # fmt: skip
+                    print("first minutes after upload: window  p95 small  p95 long  ratio  RSS")
+                    for end, p_small, p_long, rss in rows:
+                        print(f"  {end:5.0f} s {p_small * 1000:9.1f} ms {p_long * 1000:7.1f} ms "
+                              f"{p_long / p_small:5.1f}x {rss:5.0f} MB")  # fmt: skip
+                    worst = max(p_long / p_small for _, p_small, p_long, _ in rows)
+                    most = max(rss for *_, rss in rows)
+                    results.append(("first minutes: worst p95 long / small", worst, "<= 1.5x",
+                                    worst <= 1.5))  # fmt: skip
+                    results.append(("first minutes: most RSS, MB", most, "< 500 MB", most < 500))
                     results.append(
                         (
                             "first open (upload + GET /s/{id}) / CLI trace",

@@ -86,6 +86,17 @@ class Settings:
     live_share: float = 0.25
     """At most this share of a worker thread's time goes to re-making one live stream's view
     as it grows (`webapp.web.backend.capture.live`): a large one is shown less often."""
+    lens_processes: int = 2
+    """How many client-lens processes one worker runs at once; other streams wait in line."""
+    lens_waiting: int = 16
+    """How many streams may wait in one worker's line for the lenses; one more is refused."""
+    lens_timeout: float = 60.0
+    """Seconds one client lens may take on a stream."""
+    lens_memory_mb: int = 1024
+    """The memory cap of one client-lens process, in MiB."""
+    lens_install_log: str = ""
+    """The log of a client-lens install running beside the server (`make run` starts one);
+    the clients page shows its progress. "" when none."""
 
     def to_env(self) -> dict[str, str]:
         """The settings as `STREAMVIZ_*` environment variables."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,8 +11,9 @@ import webapp.lenses
 from tests.cli.clikit import Invoke
 from tests.lenses.fakes import CALL, CRASHES, answering, missing, program
 from tests.lenses.streams import STREAMS, load_golden, normal
-from webapp.lenses.pins import CLIENTS
+from webapp.lenses.pins import BY_CLIENT, CLIENTS
 from webapp.lenses.results import result_from_json
+from webapp.lenses.runner import lens_for
 
 
 def test_the_records_example_with_the_real_libraries(invoke: Invoke) -> None:
@@ -70,3 +72,26 @@ def test_json_shape(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
     (column,) = json.loads(result.output)["clients"]
     assert set(column) == {"client", "version", "status", "calls", "error", "install"}
     assert column["status"] == "unavailable" and column["install"] == "make clients"
+
+
+def test_a_local_module_named_like_a_dependency_does_not_break_a_lens(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Run from a folder holding `h2.py` (httpx's optional HTTP/2 package), with PYTHONPATH
+    pointing there too, LangChain and LiteLLM still read the stream as it means: the lenses run
+    with an isolated import path, in a folder of their own."""
+    stream = str(Path("tests/corpus/clean-single-call.sse").resolve())
+    (tmp_path / "h2.py").write_text("raise RuntimeError('a local h2.py, not the h2 package')\n")
+    chosen = tuple(lens_for(BY_CLIENT[client]) for client in ("langchain", "litellm"))
+    monkeypatch.setattr(webapp.lenses, "default_lenses", lambda: chosen)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    result = invoke("clients", stream, "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert {c["client"]: (c["status"], c["error"]) for c in document["clients"]} == {
+        "langchain": ("ok", None),
+        "litellm": ("ok", None),
+    }
+    grades = {graded["client"]: graded["grade"] for graded in document["grades"]}
+    assert grades["langchain"] == grades["litellm"] == "intact"

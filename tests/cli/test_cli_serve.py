@@ -50,6 +50,29 @@ def test_serve_builds_the_settings_and_runs_uvicorn(
     assert db.parent.is_dir()
 
 
+def test_serve_passes_the_lens_bounds_to_the_app(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(app))
+    db = str(tmp_path / "s.sqlite3")
+    args = ("--db", db, "--lens-processes", "3", "--lens-waiting", "0", "--lens-timeout", "5")
+    more = ("--lens-memory-mb", "256", "--lens-install-log", "data/l.log")
+    result = invoke("serve", *args, *more)
+    assert result.exit_code == 0, result.output
+    [app] = calls
+    expected = Settings(
+        db=db,
+        lens_processes=3,
+        lens_waiting=0,
+        lens_timeout=5.0,
+        lens_memory_mb=256,
+        lens_install_log="data/l.log",
+    )
+    assert app.state.settings == expected
+    assert invoke("serve", "--lens-processes", "0").exit_code == 2
+
+
 def test_serve_bounds_the_exported_file(
     invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

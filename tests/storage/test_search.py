@@ -131,7 +131,9 @@ def test_a_store_of_schema_7_gains_the_search(db_url: str) -> None:
         run("DROP INDEX streams_terms_version", ())
         run("ALTER TABLE streams DROP COLUMN terms_version", ())
         run("ALTER TABLE notes DROP COLUMN author_hash", ())
-        run("DELETE FROM schema_migrations WHERE version = 8", ())
+        run("DROP TABLE lens_results", ())  # and the migrations after 8
+        run("ALTER TABLE minimise_jobs DROP COLUMN owner", ())
+        run("DELETE FROM schema_migrations WHERE version >= 8", ())
         run(
             "INSERT INTO streams (id, title, created, size, format) "
             "VALUES ('old1', 'Pasted stream', '2024-01-01T00:00:00+00:00', 1, 'sse')",
@@ -139,7 +141,7 @@ def test_a_store_of_schema_7_gains_the_search(db_url: str) -> None:
         )
     store.close()
     again = open_storage(db_url)
-    assert again.version == MIGRATIONS[-1].version == 8
+    assert again.version == MIGRATIONS[-1].version
     assert Search(again).unindexed(10) == ["old1"]
     assert Search(again).index("old1", {"tool": ["get_weather"]})
     assert Search(again).unindexed(10) == []
@@ -151,7 +153,7 @@ def test_a_store_of_schema_7_gains_the_search(db_url: str) -> None:
 
 def test_migrate_applies_8_after_7(db_url: str) -> None:
     store = open_storage(db_url)
-    assert [m.version for m in MIGRATIONS][-2:] == [7, 8]
+    assert [m.version for m in MIGRATIONS][6:8] == [7, 8]
     with store.backend.migrating() as run:
-        assert migrate(run, store.dialect) == 8  # already applied: nothing to do
+        assert migrate(run, store.dialect) == MIGRATIONS[-1].version  # nothing to do
     store.close()

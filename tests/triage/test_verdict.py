@@ -10,6 +10,7 @@ from tests.streamkit import chunk, frag, records
 from webapp.core.contract import Call as Meant
 from webapp.core.contract import Contract, Intended, read_contract
 from webapp.lenses.results import Call, LensResult
+from webapp.lenses.runner import ran_out
 from webapp.triage.fingerprint import fingerprint, keeps
 from webapp.triage.minimise import minimise
 from webapp.triage.verdict import grade, judge, policies_verdict, same_arguments
@@ -78,6 +79,17 @@ def test_with_no_quirk_a_client_that_is_not_intact_is_at_fault() -> None:
     assert "the fault is the client's" in party.says
     assert verdict.sentence.startswith("The provider (gpt-4o) keeps the contract: no quirk.")
     assert "Damaged silently: pi-ai 1.6.0 (get_weather gets {}" in verdict.sentence
+
+
+def test_a_lens_at_its_memory_cap_is_not_graded_and_nobody_is_blamed() -> None:
+    capped = LensResult("pi-ai", "1.6.0", "error", (), ran_out("pi-ai", 1 << 30), limit="memory")
+    verdict = judge(_no_quirk(), [capped])
+    (graded,) = verdict.grades
+    assert (graded.grade, graded.limited) == (None, True)
+    assert graded.detail.startswith("pi-ai ran out of its 1 GiB memory cap")
+    assert verdict.parties == ()  # the cap is ours: nothing to file with pi-ai
+    assert "Flagged" not in verdict.sentence and "make clients" not in verdict.sentence
+    assert "Not graded: pi-ai 1.6.0 (pi-ai ran out of its 1 GiB memory cap" in verdict.sentence
 
 
 def _contract(*values: dict[str, Any]) -> Contract:

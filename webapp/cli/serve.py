@@ -210,6 +210,29 @@ FACTORY = "webapp.web.app:create_app_from_env"
     metavar="MS", help="How often a live capture's page asks for what has arrived.",
 )  # fmt: skip
 @click.option(
+    "--lens-processes", type=click.IntRange(min=1), default=2, show_default=True, metavar="N",
+    help="Client-lens processes each worker runs at once (the clients pages); other streams "
+    "wait in line, their place shown.",
+)  # fmt: skip
+@click.option(
+    "--lens-waiting", type=click.IntRange(min=0), default=16, show_default=True, metavar="N",
+    help="Streams that may wait in a worker's line for the client lenses; one more gets a 503 "
+    "(retry).",
+)  # fmt: skip
+@click.option(
+    "--lens-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+    metavar="S", help="Seconds one client lens may take on a stream.",
+)  # fmt: skip
+@click.option(
+    "--lens-memory-mb", type=click.IntRange(min=16), default=1024, show_default=True,
+    metavar="MIB", help="The memory cap of each client-lens process, in MiB.",
+)  # fmt: skip
+@click.option(
+    "--lens-install-log", default="", metavar="PATH",
+    help="The log of a client-lens install running beside the server (`make run` starts "
+    "one): the clients page shows its progress while a library is missing.",
+)  # fmt: skip
+@click.option(
     "--fd",
     type=click.IntRange(min=0),
     default=None,

@@ -36,9 +36,30 @@ def clients_view(
 ) -> Matrix:
     """Every client's view of a stream, plus adr-0019 and exact-key, lined up."""
     chosen = default_lenses() if lenses is None else lenses
-    results = run_lenses(chosen, sse_text(records), timeout=timeout)
+    return matrix_of(records, run_lenses(chosen, sse_text(records), timeout=timeout))
+
+
+def matrix_of(records: Sequence[Record], results: Sequence[LensResult]) -> Matrix:
+    """The clients' results (run now, or kept from an earlier run) lined up with our two
+    policies' on the same records."""
     policies = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
     return build((*results, *policies))
 
 
-__all__ = ["Lens", "LensResult", "Matrix", "clients_view", "default_lenses", "run_lenses"]
+def lenses_key(lenses: Sequence[Lens]) -> str:
+    """The lenses as a key for their results: each client at its version, `-` when missing."""
+    return ";".join(
+        f"{lens.client}={lens.pin.version if lens.missing is None else '-'}" for lens in lenses
+    )
+
+
+__all__ = [
+    "Lens",
+    "LensResult",
+    "Matrix",
+    "clients_view",
+    "default_lenses",
+    "lenses_key",
+    "matrix_of",
+    "run_lenses",
+]

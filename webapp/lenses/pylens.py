@@ -4,7 +4,8 @@ Reads `{"streams": [sse_text, ...]}` on stdin, runs the published client library
 on each stream through a mocked httpx transport that answers the chat-completions request with
 the stream's bytes, and writes one line `{"results": [{"status", "calls", "error"}, ...]}` to
 stdout. Whatever the library prints goes to stderr. The runner (`webapp.lenses.runner`) starts
-this in a subprocess with a timeout and a memory cap; nothing here runs in the server.
+this in a subprocess with a timeout and a memory cap; nothing here runs in the server. It is
+run as a script under `python -I`, so it imports nothing of streamviz, only the libraries.
 """
 
 from __future__ import annotations
@@ -152,12 +153,15 @@ LENSES: dict[str, Callable[[str], dict[str, Any]]] = {
 
 
 def run(client: str, streams: list[str]) -> list[dict[str, Any]]:
-    """Each stream's result under one lens; an exception is the library's answer."""
+    """Each stream's result under one lens; an exception is the library's answer, but for
+    MemoryError: the process then dies of it, and the runner says the lens hit its cap."""
     lens = LENSES[client]
     results = []
     for sse in streams:
         try:
             results.append(lens(sse))
+        except MemoryError:
+            raise
         except Exception as error:
             results.append({"status": "error", "calls": [], "error": _describe(error)})
     return results

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal["ok", "error", "unavailable"]
+Limit = Literal["memory"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +40,14 @@ class LensResult:
     install: str | None = None
     """For `unavailable`: the one command that installs the lens."""
     seconds: float | None = field(default=None, compare=False)
+    limit: Limit | None = None
+    """For `error`: the lens stopped at a limit streamviz sets ("memory": its memory cap), so
+    the error is not the library's."""
 
     def to_json(self) -> dict[str, Any]:
-        """The `{"client", "version", "status", "calls", "error", "install"}` object."""
-        return {
+        """The `{"client", "version", "status", "calls", "error", "install"}` object, and
+        `"limit"` when the lens stopped at one."""
+        out: dict[str, Any] = {
             "client": self.client,
             "version": self.version,
             "status": self.status,
@@ -50,6 +55,26 @@ class LensResult:
             "error": self.error,
             "install": self.install,
         }
+        if self.limit is not None:
+            out["limit"] = self.limit
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> LensResult:
+        """`to_json` read back (a result kept in the store); raises ValueError."""
+        if not isinstance(value, dict):
+            raise ValueError(f"a result must be an object, not {type(value).__name__}")
+        status, limit = value.get("status"), value.get("limit")
+        client, version = value.get("client"), value.get("version")
+        if status not in ("ok", "error", "unavailable") or limit not in (None, "memory"):
+            raise ValueError(f"unknown status {status!r} or limit {limit!r}")
+        if not isinstance(client, str) or not isinstance(version, str):
+            raise ValueError("a result names its client and version")
+        calls = value.get("calls") or []
+        if not isinstance(calls, list):
+            raise ValueError("calls must be a list")
+        return cls(client, version, status, tuple(call_from_json(call) for call in calls),
+                   _text(value.get("error")), _text(value.get("install")), None, limit)  # fmt: skip
 
 
 def call_from_json(value: Any) -> Call:

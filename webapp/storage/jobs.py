@@ -36,7 +36,7 @@ class Job:
     until: str
     policy: str
     status: str
-    """running, done, cancelled or failed."""
+    """running, done, cancelled, failed or interrupted (its process stopped: a restart)."""
     phase: str
     """The pass that last reported: records, fragments, arguments, ending, done."""
     tests: int
@@ -114,13 +114,15 @@ class Jobs:
         chunks: int,
         budget: int,
         har_entry: int | None = None,
+        owner: str = "",
     ) -> tuple[Job, bool]:
-        """A new running job, or the one already running for the same key; True when new."""
+        """A new running job, or the one already running for the same key; True when new.
+        `owner` names the process running it (`interrupt` reads it)."""
         now = _now()
         self.sweep(budget)
         rows = self._run(
-            f"INSERT INTO minimise_jobs ({_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, 'running', '', 0, ?, ?, ?, 0, ?, 0, 0, 0, '', '', ?, ?, ?) "
+            f"INSERT INTO minimise_jobs ({_COLUMNS}, owner) "
+            "VALUES (?, ?, ?, ?, 'running', '', 0, ?, ?, ?, 0, ?, 0, 0, 0, '', '', ?, ?, ?, ?) "
             f"ON CONFLICT DO NOTHING RETURNING {_COLUMNS}",
             (
                 secrets.token_urlsafe(12),
@@ -134,13 +136,14 @@ class Jobs:
                 _stamp(now),
                 _stamp(now),
                 har_entry or 0,
+                owner,
             ),
         )
         if rows:
             return _job(rows[0]), True
         running = self.running(stream_id, until, policy, har_entry)
         if running is None:  # it finished in between: start again
-            return self.start(stream_id, until, policy, total, chunks, budget, har_entry)
+            return self.start(stream_id, until, policy, total, chunks, budget, har_entry, owner)
         return running, False
 
     def sweep(self, budget: int) -> None:
@@ -153,6 +156,26 @@ class Jobs:
                 _stamp(_now() - timedelta(seconds=budget + STALE_AFTER)),
             ),
         )
+
+    def owners(self, host: str) -> dict[str, str]:
+        """The running jobs of processes on `host`: job id -> its owner ("host pid start")."""
+        rows = self._run(
+            "SELECT id, owner FROM minimise_jobs WHERE status = 'running' AND owner LIKE ?",
+            (host.replace("%", "_") + " %",),
+        )
+        return {str(row[0]): str(row[1]) for row in rows}
+
+    def interrupt(self, job_ids: Sequence[str], error: str) -> int:
+        """Mark these running jobs interrupted (their process is gone); how many were."""
+        ended = 0
+        for job_id in job_ids:
+            rows = self._run(
+                "UPDATE minimise_jobs SET status = 'interrupted', phase = 'done', error = ?, "
+                "updated = ? WHERE id = ? AND status = 'running' RETURNING id",
+                (error, _stamp(_now()), job_id),
+            )
+            ended += len(rows)
+        return ended
 
     def running(
         self, stream_id: str, until: str, policy: str, har_entry: int | None = None

@@ -219,6 +219,34 @@ MIGRATIONS = (
             )""",
         ),
     ),
+    Migration(
+        9,
+        "heavy work shared",
+        (
+            # What the client lenses handed over on a stream (its HAR entry; 0: the reader's
+            # default), keyed by the lenses that ran (each client at its version, or missing):
+            # every worker and host shows them without running the libraries again, and a
+            # library installed or upgraded since is a new key, computed anew.
+            """CREATE TABLE lens_results (
+                stream_id TEXT NOT NULL REFERENCES streams (id) ON DELETE CASCADE,
+                har_entry BIGINT NOT NULL,
+                lenses TEXT NOT NULL,
+                results TEXT NOT NULL,
+                created TEXT NOT NULL,
+                PRIMARY KEY (stream_id, har_entry, lenses)
+            )""",
+        ),
+    ),
+    Migration(
+        10,
+        "minimise jobs interrupted",
+        (
+            # The process running a minimise job ("host pid start-time"): a server starting
+            # marks the running jobs of its host's processes that are gone as interrupted
+            # (status 'interrupted'), instead of leaving them "running" until a later sweep.
+            "ALTER TABLE minimise_jobs ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

@@ -58,6 +58,9 @@ class Graded:
     detail: str
     brief: str = ""
     """The detail's first point, for a sentence (the detail itself when empty)."""
+    limited: bool = False
+    """Not graded because the lens stopped at a limit streamviz sets (its memory cap), not
+    because the library is missing."""
 
     @property
     def label(self) -> str:
@@ -151,6 +154,8 @@ def grade(column: LensResult, intended: Intended | None) -> Graded:
     if column.status == "unavailable":
         why = column.error or "not installed"
         return Graded(client, version, None, f"{why} ({column.install or INSTALL})")
+    if column.limit is not None:  # our cap, not the library's doing: no grade
+        return Graded(client, version, None, column.error or "stopped at a limit", limited=True)
     if column.status == "error":
         said = f"fails: {_short(column.error)}"
         handed = f"; it still hands {_calls(column.calls)}" if column.calls else ""
@@ -293,9 +298,12 @@ def _sentence(
         if by[graded]:
             shown = "; ".join(f"{g.label} ({g.short})" for g in by[graded])
             parts.append(f"{head}: {shown}.")
-    absent = [g.client for g in grades if g.grade is None]
+    absent = [g.client for g in grades if g.grade is None and not g.limited]
     if absent:
         parts.append(f"Not run: {', '.join(absent)} ({INSTALL}).")
+    stopped = [g for g in grades if g.grade is None and g.limited]
+    if stopped:
+        parts.append(f"Not graded: {'; '.join(f'{g.label} ({g.detail})' for g in stopped)}.")
     parts.append(_file_part(contract, parties, ran))
     return " ".join(parts)
 
@@ -496,6 +504,22 @@ def clients_verdict(
     from webapp.lenses import clients_view  # subprocesses: loaded when a verdict is asked for
 
     matrix = clients_view(records, lenses, timeout=timeout)
+    found = read_contract(records) if contract is None else contract
+    return judge(found, matrix.columns, model=model, matrix=matrix)
+
+
+def results_verdict(
+    records: Sequence[Record],
+    results: Sequence[LensResult],
+    *,
+    contract: Contract | None = None,
+    model: str | None = None,
+) -> Verdict:
+    """`clients_verdict` from the lenses' results already known (kept in the store): the
+    policies' columns and the grades are computed again, no library is run."""
+    from webapp.lenses import matrix_of
+
+    matrix = matrix_of(records, results)
     found = read_contract(records) if contract is None else contract
     return judge(found, matrix.columns, model=model, matrix=matrix)
 

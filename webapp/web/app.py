@@ -6,6 +6,7 @@ uses: each worker process reads its settings from `STREAMVIZ_*` environment vari
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,6 +22,7 @@ from webapp.web.backend.forward import Forwarder
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
 from webapp.web.backend.library.indexing import Backfill
+from webapp.web.backend.minimise import interrupt_orphans
 from webapp.web.backend.security import (
     CSP,
     AllowedHosts,
@@ -74,6 +76,7 @@ def create_app(settings: Settings) -> FastAPI:
             warm(app.state.templates)
             sweeping = await retention.start()
             backfill.start()  # the streams stored before there were search terms
+            await asyncio.to_thread(interrupt_orphans, service)
             try:
                 yield
             finally:
@@ -82,6 +85,9 @@ def create_app(settings: Settings) -> FastAPI:
                     sweeping.cancel()
                 if forwarder is not None:
                     await forwarder.aclose()
+                clients = getattr(app.state, "clients", None)
+                if clients is not None:  # the lenses' threads end before the store closes
+                    await asyncio.to_thread(clients.close, settings.lens_timeout + 5)
                 service.close()
 
     app = FastAPI(

@@ -226,6 +226,11 @@ class Links:
         return f"{self.page.base}/clients/matrix{self._entry_query()}"
 
     @property
+    def clients_again(self) -> str:
+        """Where "compute again" posts: forgets the kept verdict of the stream on screen."""
+        return f"{self.page.base}/clients/again{self._entry_query()}"
+
+    @property
     def clients_json(self) -> str:
         """The clients' verdict as JSON (what `streamviz clients --format json` prints),
         waiting for it to be computed."""

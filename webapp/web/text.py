@@ -29,6 +29,12 @@ def stream_title(info: StreamInfo) -> str:
     return visible(info.title or "Untitled stream")
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def printable(text: str) -> str:
     """The text with lone surrogates (valid in JSON, not in UTF-8) replaced by U+FFFD."""
     try:

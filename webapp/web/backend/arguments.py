@@ -111,9 +111,18 @@ def _invalid(text: str) -> bool:
 
 
 def _first(low: int, high: int, holds: Callable[[int], bool]) -> int:
-    """The least n in [low, high] for which `holds` (monotone) is true; high + 1 if none."""
+    """The least n in [low, high] for which `holds` (monotone) is true; high + 1 if none.
+
+    Searched from the end first (high - 1, high - 2, high - 4, ...), then bisected: a text is
+    complete from about its last piece on (only whitespace may follow), so this takes 2-3
+    probes there instead of 20, each a parse of the whole text (0.5 s at 10 MB)."""
     if high < low or not holds(high):
         return high + 1
+    step = 1
+    while high - step >= low and holds(high - step):
+        high -= step
+        step *= 2
+    low = max(low, high - step + 1)
     while low < high:
         middle = (low + high) // 2
         if holds(middle):

@@ -8,6 +8,7 @@ works under the bound on heavy work (packing a large trace takes memory too). A 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -46,6 +47,22 @@ class Keeper:
                 self._pending.add(self._pool.submit(work))
             except RuntimeError:  # closing: the next worker assembles it again
                 log.info("stream %s: not stored, the server is stopping", view.source.info.id)
+
+    def later(self, work: Callable[[], None], what: str) -> None:
+        """Run `work` from the keeper's thread, inside the bound on heavy work (nothing when the
+        server is stopping; a failure is logged, `what` saying what it was)."""
+
+        def guarded() -> None:
+            try:
+                with self._heavy():
+                    work()
+            except Exception:
+                log.warning("%s failed in the background", what, exc_info=True)
+
+        with self._lock:
+            self._pending = {done for done in self._pending if not done.done()}
+            with contextlib.suppress(RuntimeError):  # closing: the first step needing it does it
+                self._pending.add(self._pool.submit(guarded))
 
     def settle(self) -> None:
         """Wait until every view handed over so far is kept."""

@@ -9,10 +9,13 @@ worker answers a poll. The result is stored as a new stream whose `parent` is th
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from webapp.core.options import Options
@@ -25,9 +28,10 @@ from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import FINGERPRINT, Until, parse_until, traces_differ
 from webapp.triage.verdict import grade
 from webapp.web.backend.example_source import example_of
+from webapp.web.backend.inflight import Ticket
 from webapp.web.backend.ingest import Prepared
 from webapp.web.backend.library import indexing
-from webapp.web.backend.service import Service
+from webapp.web.backend.service import LIGHT_BELOW, Service
 from webapp.web.backend.team import Invalid
 from webapp.web.backend.traceview import TraceView
 from webapp.web.text import as_sse, stream_title
@@ -41,6 +45,53 @@ BUILT_IN = (
     "store a copy (edit a copy, then store it) or run `streamviz minimise`"
 )
 Spawn = Callable[[Callable[[], None]], None]
+MINIMISE_PER_BYTE = 44
+"""Heap bytes a minimise job holds per stored byte of its stream, at most (measured: 2 jobs on
+an 8.4 MB stream took a worker from 204 to 933 MB); a job takes that weight from the budget of
+traces being made (`Gate.inflight`, `--cache-mb`) for as long as it runs."""
+
+
+INTERRUPTED = (
+    "interrupted: the server running it stopped (a restart?) before it ended; nothing was "
+    "stored, start it again"
+)
+
+
+def process_tag(pid: int) -> str:
+    """A process as no later one is: its pid and its start time since boot (Linux's
+    /proc/PID/stat field 22), "" when it is gone; the pid alone where there is no /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return str(pid)
+    fields = stat.rsplit(")", 1)[-1].split()  # after the command's name, which may hold spaces
+    return f"{pid} {fields[19]}" if len(fields) > 19 else str(pid)
+
+
+def owner_tag() -> str:
+    """The process running a job: "host pid start-time" (`Jobs.start`'s owner)."""
+    return f"{socket.gethostname()} {process_tag(os.getpid())}"
+
+
+def interrupt_orphans(service: Service) -> int:
+    """At a server's start: the jobs left running by this host's processes that are gone (the
+    server stopped or crashed mid-job) end as interrupted, and say so on their page; another
+    host's, or a live sibling worker's, are left alone. How many were ended."""
+    jobs = Jobs(service.storage)
+    host = socket.gethostname()
+    gone = [
+        job_id
+        for job_id, owner in jobs.owners(host).items()
+        if process_tag(_pid(owner)) != owner.removeprefix(host + " ")
+    ]
+    return jobs.interrupt(gone, INTERRUPTED)
+
+
+def _pid(owner: str) -> int:
+    parts = owner.split()
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
 
 
 class Busy(RuntimeError):
@@ -71,6 +122,8 @@ class Checked:
     policy: str
     har_entry: int | None = None
     """The HAR file's entry minimised (None: the reader's default)."""
+    size: int = 0
+    """The stored stream's bytes (what the job's weight is estimated from)."""
 
 
 def check(
@@ -102,7 +155,7 @@ def check(
     except ValueError as error:
         raise Invalid(str(error)) from error
     title = stream_title(info) + ("" if har_entry is None else f" (HAR entry {har_entry})")
-    return Checked(stream_id, title, records, until, policy, har_entry)
+    return Checked(stream_id, title, records, until, policy, har_entry, info.size)
 
 
 def _holds(
@@ -194,6 +247,11 @@ class Minimiser:
         if not self._slots.acquire(blocking=False):
             raise Busy("this server is already minimising as many streams as it may")
         try:
+            ticket = self._weigh(checked)  # inflight.Busy (a 503) when the budget stays full
+        except BaseException:
+            self._slots.release()
+            raise
+        try:
             job, new = self.jobs.start(
                 checked.stream_id,
                 checked.until.text,
@@ -202,24 +260,40 @@ class Minimiser:
                 chunks_in(checked.records),
                 self.budget,
                 checked.har_entry,
+                owner_tag(),
             )
         except BaseException:
-            self._slots.release()
+            self._end(ticket)
             raise
         if not new:
-            self._slots.release()
+            self._end(ticket)
             return job, False
         try:
-            self.spawn(lambda: self._run(job.id, checked, delete_hash))
+            self.spawn(lambda: self._run(job.id, checked, delete_hash, ticket))
         except BaseException:
-            self._slots.release()
+            self._end(ticket)
             self.jobs.finish(job.id, status="failed", tests=0, records=job.total, elapsed_ms=0,
                              error="could not start a thread")  # fmt: skip
             raise
         found = self.jobs.get(job.id)
         return (found if found is not None else job), True
 
-    def _run(self, job_id: str, checked: Checked, delete_hash: str = "") -> None:
+    def _weigh(self, checked: Checked) -> Ticket | None:
+        """The job's weight taken from the worker's budget for traces being made (None for a
+        light stream, whose job takes milliseconds and little memory)."""
+        if checked.size < LIGHT_BELOW:
+            return None
+        return self.service.gate.inflight.take(MINIMISE_PER_BYTE * checked.size)
+
+    def _end(self, ticket: Ticket | None) -> None:
+        """The job's place and weight given back."""
+        if ticket is not None:
+            ticket.release()
+        self._slots.release()
+
+    def _run(
+        self, job_id: str, checked: Checked, delete_hash: str = "", ticket: Ticket | None = None
+    ) -> None:
         try:
             self._search(job_id, checked, delete_hash)
         except Exception as error:  # the job fails in words; the worker goes on
@@ -227,7 +301,7 @@ class Minimiser:
             self.jobs.finish(job_id, status="failed", tests=0, records=len(checked.records),
                              elapsed_ms=0, error=f"the minimiser failed: {error!r}")  # fmt: skip
         finally:
-            self._slots.release()
+            self._end(ticket)
 
     def _search(self, job_id: str, checked: Checked, delete_hash: str) -> None:
         started = self.clock()

@@ -277,7 +277,10 @@ class Service:
 
         def make() -> TraceView:
             with self._making(info, VIEW_PER_BYTE) as ticket:
-                view = self._load(info, canon, har_entry) or self._assemble(info, canon, har_entry)
+                loaded = self._load(info, canon, har_entry)
+                if loaded is not None:
+                    self._warm_soon(loaded)
+                view = loaded or self._assemble(info, canon, har_entry)
                 if ticket is not None:
                     ticket.settle(view.weight)
             view.recall = self._recall(har_entry, view.source, view.trace)
@@ -323,9 +326,16 @@ class Service:
                 raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
             source = Source(info, replace(result, records=()), len(result.records), har_entry)
             view = TraceView.build(source, options, trace)
+        self._warm_soon(view)  # first: the steps right after need it, a restart the packing
         if example_of(info.id) is None and info.size >= STORE_FROM:
             self._keeper.soon(view)
         return view
+
+    def _warm_soon(self, view: TraceView) -> None:
+        """The view's long blocks' parse marks found in the keeper's thread, beside the page,
+        not in the first step that shows their state (`TraceView.warm`)."""
+        if view.long_blocks():
+            self._keeper.later(view.warm, f"stream {view.source.info.id}: its parse marks")
 
     def settle(self) -> None:
         """Wait until every view being kept is in the store (tests, and `close`)."""

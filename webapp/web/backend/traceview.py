@@ -23,7 +23,7 @@ from webapp.core.trace import Anomaly, Block, Trace
 from webapp.storage import StreamInfo
 from webapp.web.backend import stored
 from webapp.web.backend.anomaly_groups import Group, groups
-from webapp.web.backend.arguments import LongText
+from webapp.web.backend.arguments import LONG, LongText
 from webapp.web.backend.overview import Bucket, QuirkMarks, buckets, quirk_marks
 from webapp.web.backend.runs import Runs, find_runs
 
@@ -172,6 +172,21 @@ class TraceView:
         if found is None:
             found = self.texts.setdefault(id(block), LongText(block.pieces))
         return found
+
+    def long_blocks(self) -> tuple[Block, ...]:
+        """The blocks whose whole text is long (`arguments.LONG` characters or more)."""
+        return tuple(
+            block
+            for block in self.trace.blocks
+            if block.pieces and self.long_text(block).length(len(block.pieces)) >= LONG
+        )
+
+    def warm(self) -> None:
+        """Find each long block's parse marks now (a bisection of about 40 parses of its text:
+        0.9 s for a 1 MB argument, seconds at a million chunks) rather than in the first step
+        request that shows its state."""
+        for block in self.long_blocks():
+            self.long_text(block).marks()
 
     def blocks_open_at(self, step: int) -> int:
         """How many tool-call blocks had opened by the end of `step`."""

@@ -1,20 +1,21 @@
 """The clients page: every client library graded on the stream, computed in the background.
 
-Running the lenses takes seconds (LiteLLM alone imports for several), so the first visit starts
-the work in a thread and shows a "computing" panel that htmx polls, with a plain reload link for
-a browser without JavaScript; later visits get the cached result. The result is the verdict
-(`webapp.triage.verdict.clients_verdict`: the lenses' calls lined up, each column graded against
+Running the lenses takes seconds (LiteLLM alone imports for several), so the first visit hands
+the stream to the worker's line for the lenses (`webapp.web.backend.heavy.clientjobs`: one
+bound on lens processes per worker, results kept in the store for every worker and host) and
+shows a panel that says where it is ("waiting: 3rd in line") and that htmx polls, with a plain
+reload link for a browser without JavaScript; later visits get the kept result. The result is
+the verdict (`webapp.triage.verdict`: the lenses' calls lined up, each column graded against
 what the stream means, where to file), the same one `streamviz clients` computes. It does not
-depend on the policy or path, but on the HAR entry (each entry is a stream of its own), so it is
-kept per (stream id, HAR entry), in a small in-process memo.
+depend on the policy or path, but on the HAR entry (each entry is a stream of its own) and on
+the lenses installed (a library installed after the server started is a new computation).
+"Compute again" (a POST) forgets the kept result. While a lens is missing and `make run`'s
+install is under way, the page shows the install's log and keeps polling until it ends.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,155 +23,104 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from webapp.core.jsoncheck import dumps
-from webapp.core.records import ReadResult, Record
+from webapp.core.records import ReadResult
 from webapp.core.tracejson import input_json
-from webapp.lenses import Lens
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
-from webapp.lenses.runner import TIMEOUT
-from webapp.triage.verdict import Verdict, clients_verdict
-from webapp.web.appstate import service_of, templates_of
+from webapp.settings import MB
+from webapp.triage.verdict import Verdict
+from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.backend.heavy.clientjobs import ClientJobs, Full, Pending
+from webapp.web.backend.heavy.lensinstall import Install, install_state
 from webapp.web.htmx import wants_partial
 from webapp.web.links import Links
 from webapp.web.query import DEFAULTS, Shown, parse_har_entry
 from webapp.web.templating import render
-from webapp.web.text import stream_title
+from webapp.web.text import ordinal, stream_title
 from webapp.web.views.clients import clients_view
 
-log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
 """Part of the stream pages' router (`webapp.web.routes.pages`): `/s/{id}/clients`, and an
 example's at `/examples/{key}/clients`."""
 api_router = APIRouter(tags=["streams"], include_in_schema=False)
 """Included by `webapp.web.routes.api` under its `/api` prefix; kept out of /openapi.json for now
 (the API tests pin the documented routes; adding it there is a change of theirs to make)."""
-KEPT = 64
-"""Streams (or HAR entries) whose client verdicts are kept in memory."""
-Key = tuple[str, int | None]
-"""A stream id and its HAR entry (None: the reader's default)."""
+BUSY_RETRY = 30
+"""Seconds a refused page asks to wait (Retry-After) when the line for the lenses is full."""
 
-
-class ClientJobs:
-    """Each stream's (and HAR entry's) verdict, computed once in a thread of its own and kept
-    (LRU)."""
-
-    def __init__(
-        self, lenses: Sequence[Lens] | None = None, *, timeout: float = TIMEOUT, kept: int = KEPT
-    ) -> None:
-        self.lenses = lenses
-        self.timeout = timeout
-        self.kept = kept
-        self._done: OrderedDict[Key, Verdict] = OrderedDict()
-        self._running: dict[Key, threading.Event] = {}
-        self._lock = threading.Lock()
-
-    def get(self, stream_id: str, har_entry: int | None = None) -> Verdict | None:
-        """The finished verdict, or None."""
-        key = (stream_id, har_entry)
-        with self._lock:
-            verdict = self._done.get(key)
-            if verdict is not None:
-                self._done.move_to_end(key)
-            return verdict
-
-    def start(
-        self,
-        stream_id: str,
-        source: Callable[[], ReadResult],
-        har_entry: int | None = None,
-    ) -> Verdict | None:
-        """The verdict if it is done; otherwise start computing it (once) and return None.
-        `source` gives the reading of the stream (its records and the model it names)."""
-        key = (stream_id, har_entry)
-        with self._lock:
-            if key in self._done:
-                self._done.move_to_end(key)
-                return self._done[key]
-            if key in self._running:
-                return None
-            finished = self._running[key] = threading.Event()
-        thread = threading.Thread(
-            target=self._compute,
-            args=(key, source, finished),
-            name=f"lenses-{stream_id[:8]}",
-            daemon=True,
-        )
-        thread.start()
-        return None
-
-    def wait(self, stream_id: str, timeout: float, har_entry: int | None = None) -> Verdict | None:
-        """Wait for a started computation (tests and `?wait=1`); None if it is not done."""
-        with self._lock:
-            finished = self._running.get((stream_id, har_entry))
-        if finished is not None:
-            finished.wait(timeout)
-        return self.get(stream_id, har_entry)
-
-    def _compute(
-        self, key: Key, source: Callable[[], ReadResult], finished: threading.Event
-    ) -> None:
-        try:
-            result = source()
-            verdict = judged(result.records, result.model, self.lenses, self.timeout)
-        except Exception:  # the page shows "computing" again and the next visit retries
-            log.exception("running the client lenses on stream %s failed", key[0])
-        else:
-            with self._lock:
-                self._done[key] = verdict
-                while len(self._done) > self.kept:
-                    self._done.popitem(last=False)
-        finally:
-            with self._lock:
-                self._running.pop(key, None)
-            finished.set()
-
-
-def judged(
-    records: Sequence[Record], model: str | None, lenses: Sequence[Lens] | None, timeout: float
-) -> Verdict:
-    """The verdict `streamviz clients` prints for the same records: every lens run and graded
-    against the intended reading (the contract read from the records, choice 0), the provider
-    named by the model the input names."""
-    return clients_verdict(records, lenses, timeout=timeout, model=model)
+__all__ = ["ClientJobs", "api_router", "jobs", "router"]
 
 
 def jobs(request: Request) -> ClientJobs:
-    """The app's jobs (made on first use; a test may set `app.state.clients` first)."""
+    """The app's jobs (made on first use from the settings; a test may set
+    `app.state.clients` first), bound to the app's service."""
     state = request.app.state
     with _MAKING:
         found: ClientJobs | None = getattr(state, "clients", None)
         if found is None:
-            found = state.clients = ClientJobs()
-        return found
+            settings = settings_of(request)
+            found = state.clients = ClientJobs(
+                timeout=settings.lens_timeout,
+                memory=settings.lens_memory_mb * MB,
+                processes=settings.lens_processes,
+                waiting=settings.lens_waiting,
+            )
+    return found.bind(service_of(request))
 
 
 _MAKING = threading.Lock()
 
 
-def _start(request: Request, stream_id: str, har_entry: int | None) -> Verdict | None:
+def _start(request: Request, stream_id: str, har_entry: int | None) -> Verdict | Pending:
     service = service_of(request)
     service.reading(stream_id, har_entry)  # NotFound / Unreadable become the usual error pages
     found = jobs(request)
+    progress = found.start(stream_id, har_entry)
+    if isinstance(progress, Pending) and request.query_params.get("wait") in ("1", "true"):
+        return found.wait(stream_id, found.timeout * 2, har_entry) or progress
+    return progress
 
-    def source() -> ReadResult:
-        return service.reading(stream_id, har_entry).result
 
-    verdict = found.start(stream_id, source, har_entry)
-    if verdict is None and request.query_params.get("wait") in ("1", "true"):
-        verdict = found.wait(stream_id, found.timeout * 2, har_entry)
-    return verdict
+def _busy(request: Request, error: Full) -> Response:
+    context = {
+        "status": 503,
+        "heading": "The server is running the client libraries on other streams",
+        "message": f"{error}; try again in a moment.",
+    }
+    response = render(templates_of(request), request, "error.html", context, 503)
+    response.headers["Retry-After"] = str(BUSY_RETRY)
+    return response
+
+
+def waiting_words(pending: Pending) -> str:
+    """Where a verdict being made is, in words: "waiting: 3rd in line", "running: 2 of 5
+    libraries answered", "grading"."""
+    place = pending.place
+    if place is None:
+        return "grading the libraries' answers"
+    if not place.running:
+        return f"waiting: {ordinal(place.position)} in line"
+    return f"running: {place.finished} of {place.total} libraries answered"
 
 
 def page_context(
-    stream_id: str, verdict: Verdict | None, har_entry: int | None = None
+    stream_id: str,
+    progress: Verdict | Pending | None,
+    har_entry: int | None = None,
+    install: Install | None = None,
 ) -> dict[str, Any]:
-    """What the template needs: the page's view of the verdict (None while computing), the
-    URLs (all on the HAR entry on screen)."""
+    """What the template needs: the page's view of the verdict (None while computing) or where
+    it is, the lens install under way, the URLs (all on the HAR entry on screen)."""
     links = Links(stream_id, DEFAULTS, har_entry)
+    verdict = progress if isinstance(progress, Verdict) else None
+    missing = verdict is not None and any(g.grade is None and not g.limited for g in verdict.grades)
     return {
         "page": clients_view(verdict, links) if verdict is not None else None,
+        "waiting": waiting_words(progress) if isinstance(progress, Pending) else "",
+        "installing": install if install is not None and (missing or verdict is None) else None,
         "stream_id": stream_id,
         "page_url": links.clients,
         "poll_url": links.clients_matrix,
+        "again_url": links.clients_again,
         "json_url": links.clients_json,
         "links": links,
         "pins": BY_CLIENT,
@@ -179,17 +129,25 @@ def page_context(
     }
 
 
+def _install(request: Request) -> Install | None:
+    return install_state(settings_of(request).lens_install_log)
+
+
 def _entry(shown: Shown) -> int | None:
     return parse_har_entry(shown.query.get("har_entry"))
 
 
 @router.get("/clients")
 async def clients_page(request: Request, shown: Shown) -> Response:
-    """Every client's view of the stream, graded, or a "computing" panel that polls for it."""
+    """Every client's view of the stream, graded, or a panel that says where it is and polls."""
     stream_id, har_entry = shown.stream_id, _entry(shown)
-    verdict = await run_in_threadpool(_start, request, stream_id, har_entry)
+    try:
+        progress = await run_in_threadpool(_start, request, stream_id, har_entry)
+    except Full as error:
+        return _busy(request, error)
     reading = service_of(request).reading(stream_id, har_entry)
-    context = page_context(stream_id, verdict, har_entry)
+    install = await run_in_threadpool(_install, request)
+    context = page_context(stream_id, progress, har_entry, install)
     context["title"] = stream_title(reading.info)
     context["entry"] = reading.result.meta.get("entry") if har_entry is not None else None
     return render(templates_of(request), request, "clients.html", context)
@@ -200,11 +158,26 @@ async def clients_matrix(request: Request, shown: Shown) -> Response:
     """The verdict and matrix panel (htmx polls it while computing); a browser is sent to the
     page."""
     stream_id, har_entry = shown.stream_id, _entry(shown)
-    verdict = await run_in_threadpool(_start, request, stream_id, har_entry)
     if not wants_partial(request):
         return RedirectResponse(Links(stream_id, DEFAULTS, har_entry).clients, status_code=303)
-    context = page_context(stream_id, verdict, har_entry)
+    try:
+        progress = await run_in_threadpool(_start, request, stream_id, har_entry)
+    except Full as error:
+        return _busy(request, error)
+    install = await run_in_threadpool(_install, request)
+    context = page_context(stream_id, progress, har_entry, install)
     return render(templates_of(request), request, "_clients_matrix.html", context)
+
+
+@router.post("/clients/again")
+async def clients_again(request: Request, shown: Shown) -> Response:
+    """Forget the kept verdict and lens results of the stream (its HAR entry), then back to
+    the page, which computes them again."""
+    stream_id, har_entry = shown.stream_id, _entry(shown)
+    service = service_of(request)
+    await run_in_threadpool(service.reading, stream_id, har_entry)  # a 404 for no such stream
+    await run_in_threadpool(jobs(request).forget, stream_id, har_entry)
+    return RedirectResponse(Links(stream_id, DEFAULTS, har_entry).clients, status_code=303)
 
 
 def clients_document(verdict: Verdict, source: ReadResult) -> dict[str, Any]:
@@ -225,9 +198,15 @@ async def clients_json(
     comes out escaped, not as a UnicodeEncodeError.
     """
     entry = parse_har_entry(har_entry)
-    verdict = await run_in_threadpool(_start, request, stream_id, entry)
-    if verdict is None:
-        return Response(dumps({"status": "computing"}), 202, media_type="application/json")
+    try:
+        progress = await run_in_threadpool(_start, request, stream_id, entry)
+    except Full as error:
+        body = dumps({"status": "busy", "error": str(error)})
+        headers = {"Retry-After": str(BUSY_RETRY)}
+        return Response(body, 503, headers=headers, media_type="application/json")
+    if isinstance(progress, Pending):
+        body = dumps({"status": "computing", "where": waiting_words(progress)})
+        return Response(body, 202, media_type="application/json")
     source = service_of(request).reading(stream_id, entry).result
-    body = await run_in_threadpool(dumps, clients_document(verdict, source))
+    body = await run_in_threadpool(dumps, clients_document(progress, source))
     return Response(body, media_type="application/json")

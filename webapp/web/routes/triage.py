@@ -7,6 +7,7 @@ request, with the partial it replaces), so all of it works without JavaScript.
 from __future__ import annotations
 
 import io
+import threading
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -29,8 +30,10 @@ from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.capture.recorder import fixture_cassette, record_timing
+from webapp.web.backend.example_source import example_of
+from webapp.web.backend.heavy.fixture import Fixtures, fixture_kind
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
-from webapp.web.backend.service import Unreadable
+from webapp.web.backend.service import LIGHT_BELOW, Unreadable
 from webapp.web.backend.team import (
     MAX_AUTHOR,
     MAX_NOTE,
@@ -421,14 +424,40 @@ def fixture_bundle(
     return buffer.getvalue()
 
 
+_MAKING = threading.Lock()
+
+
+def _fixtures(request: Request) -> Fixtures:
+    """The app's fixture bundles (one per app: its builds under way)."""
+    with _MAKING:
+        found: Fixtures | None = getattr(request.app.state, "fixtures", None)
+        if found is None:
+            found = request.app.state.fixtures = Fixtures()
+    return found
+
+
 @router.get("/s/{stream_id}/fixture.zip")
 def fixture(request: Request, stream_id: str) -> Response:
-    """The regression fixture bundle to download."""
-    view, _ = _views(request, stream_id)
-    reading = service_of(request).reading(stream_id, view.source.har_entry)
+    """The regression fixture bundle to download: built once (under the bound on heavy work)
+    and kept as an artefact of the stream (`webapp.web.backend.heavy.fixture`)."""
+    service = service_of(request)
+    options = parse_options(request.query_params)
+    har_entry = parse_har_entry(request.query_params.get("har_entry"))
+    info = service.info(stream_id)  # NotFound: the usual 404 page
     where = Links(stream_id, DEFAULTS).at(settings_of(request).public_url)
-    arrivals = record_timing(service_of(request), stream_id, view.source.har_entry)
-    bundle = fixture_bundle(view, reading.result.records, where, arrivals)
+    kind = fixture_kind(har_entry, info.title or "Untitled stream", where)
+
+    def build() -> bytes:
+        view = service.view(stream_id, options, har_entry)
+        reading = service.reading(stream_id, har_entry)
+        arrivals = record_timing(service, stream_id, har_entry)
+        return fixture_bundle(view, reading.result.records, where, arrivals)
+
+    storage = None if example_of(stream_id) is not None else service.storage
+    light = info.size < LIGHT_BELOW
+    bundle = _fixtures(request).get(
+        storage, (stream_id, options.key(), kind), lambda: service.gate.heavy_for(light), build
+    )
     return Response(
         bundle,
         media_type="application/zip",

@@ -85,7 +85,13 @@ def _row(graded: Graded) -> GradeRow:
     policy = graded.client not in CLIENTS
     package = pin.package if pin is not None else "streamviz"
     grade = graded.grade or NOT_RUN
-    meaning = GRADES[graded.grade] if graded.grade is not None else "the library is not installed"
+    meaning = (
+        GRADES[graded.grade]
+        if graded.grade is not None
+        else "it stopped at a limit streamviz sets, so it is not graded"
+        if graded.limited
+        else "the library is not installed"
+    )
     version = graded.version if graded.version != BUILD else BUILD
     return GradeRow(graded.client, package, version, grade, meaning, _clip(graded.detail),
                     _clip(graded.short), policy)  # fmt: skip
