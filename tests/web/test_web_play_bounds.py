@@ -103,7 +103,9 @@ def test_a_large_post_waits_for_no_one_but_takes_an_upload_slot(db_url: str) -> 
         assert busy.status_code == 503 and busy.headers["retry-after"] == "2"
         small = client.post("/play/run", content=ONE, headers=FORM)
         assert small.status_code == 200  # an ordinary edit does not queue behind uploads
-    with TestClient(app) as client:
+    # a new app (the first one's lifespan closed its store): with the slot free, it is read
+    again = create_app(Settings(db=db_url, max_bytes=4 * LIGHT_BELOW, max_uploads=1))
+    with TestClient(again) as client:
         assert client.post("/play/run", content=large, headers=FORM).status_code == 400
 
 
