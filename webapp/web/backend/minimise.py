@@ -304,44 +304,17 @@ class Minimiser:
             self._end(ticket)
 
     def _search(self, job_id: str, checked: Checked, delete_hash: str) -> None:
-        started = self.clock()
-        state = {"tests": 0, "best": len(checked.records), "written": started}
-        phase = ["records"]
-
-        def elapsed_ms() -> int:
-            return int((self.clock() - started) * 1000)
-
-        def tick() -> None:
-            now = self.clock()
-            if now - state["written"] >= WRITE_EVERY:
-                state["written"] = now
-                if not self.jobs.progress(
-                    job_id, phase[0], int(state["tests"]), int(state["best"]), elapsed_ms()
-                ):
-                    raise _Cancelled
-
-        def predicate(records: Sequence[Record]) -> bool:
-            tick()  # before a test (a cancel stops it here) and after it (a slow test's news)
-            held = checked.until.predicate(records)
-            state["tests"] += 1
-            if held and len(records) < state["best"]:
-                state["best"] = len(records)
-            tick()
-            return held
-
-        def progress(found: Progress) -> None:
-            phase[0] = found.phase
-
-        deadline = started + self.budget
+        run = _Run(self, job_id, checked)
+        deadline = run.started + self.budget
         try:
-            result = minimise(checked.records, predicate, deadline, progress, self.clock)
+            result = minimise(checked.records, run.predicate, deadline, run.progress, self.clock)
         except _Cancelled:
-            self.jobs.finish(job_id, status="cancelled", tests=int(state["tests"]),
-                             records=int(state["best"]), elapsed_ms=elapsed_ms())  # fmt: skip
+            self.jobs.finish(job_id, status="cancelled", tests=run.tests, records=run.best,
+                             elapsed_ms=run.elapsed_ms())  # fmt: skip
             return
         except PropertyDoesNotHold:
-            self.jobs.finish(job_id, status="failed", tests=int(state["tests"]),
-                             records=len(checked.records), elapsed_ms=elapsed_ms(),
+            self.jobs.finish(job_id, status="failed", tests=run.tests,
+                             records=len(checked.records), elapsed_ms=run.elapsed_ms(),
                              error=f"the stream does not show {checked.until.words}")  # fmt: skip
             return
         if self.jobs.get(job_id) is None:  # the original was deleted meanwhile
@@ -357,13 +330,49 @@ class Minimiser:
             status="done",
             tests=result.tests,
             records=len(result.records),
-            elapsed_ms=elapsed_ms(),
+            elapsed_ms=run.elapsed_ms(),
             chunks_after=chunks_in(result.records),
             timed_out=result.timed_out,
             result=info.id,
         )
         if not done:  # cancelled or deleted at the last moment: keep nothing
             self.service.delete(info.id)
+
+
+class _Run:
+    """One job's search as it goes: tests run, the fewest records that still show the
+    property, its phase; written to the store every `WRITE_EVERY` seconds (where a cancel is
+    seen)."""
+
+    def __init__(self, minimiser: Minimiser, job_id: str, checked: Checked) -> None:
+        self.minimiser, self.job_id, self.checked = minimiser, job_id, checked
+        self.started = self.written = minimiser.clock()
+        self.tests = 0
+        self.best = len(checked.records)
+        self.phase = "records"
+
+    def elapsed_ms(self) -> int:
+        return int((self.minimiser.clock() - self.started) * 1000)
+
+    def tick(self) -> None:
+        now = self.minimiser.clock()
+        if now - self.written >= WRITE_EVERY:
+            self.written = now
+            jobs = self.minimiser.jobs
+            if not jobs.progress(self.job_id, self.phase, self.tests, self.best, self.elapsed_ms()):
+                raise _Cancelled
+
+    def predicate(self, records: Sequence[Record]) -> bool:
+        self.tick()  # before a test (a cancel stops it here) and after it (a slow test's news)
+        held = self.checked.until.predicate(records)
+        self.tests += 1
+        if held and len(records) < self.best:
+            self.best = len(records)
+        self.tick()
+        return held
+
+    def progress(self, found: Progress) -> None:
+        self.phase = found.phase
 
 
 def minimiser(app_state: Any, service: Service, budget: int, at_once: int) -> Minimiser:

@@ -171,29 +171,37 @@ def panel(view: TraceView, timing: Timing, links: Links, *, live: bool = False) 
         ),
         at("finish_reason", finish, "not yet" if live else "never sent"),
     ]
-    if live:
-        latest = timing.at(records - 1) if records else None
-        so_far = f"not yet · the last chunk came at {duration(latest)}" if latest else "not yet"
-        milestones.append(Milestone("end", None, so_far))
-    else:
-        end = timing.end
-        milestones.append(Milestone("end", end, duration(end) if end is not None else "not known"))
+    milestones.append(_end(timing, records, live))
     last_record = records - 1 if live else records  # while live the end step has not come
     stalls = [step for step in timing.stalls if step <= last_record]
-    longest = sorted(stalls, key=lambda step: -(timing.gap(step) or 0))
-    listed = tuple(
-        Stall(step, duration(timing.gap(step) or 0), links.step(step))
-        for step in sorted(longest[:MAX_LISTED])
-    )
     return Panel(
         source=SOURCES.get(timing.source, timing.source),
         milestones=tuple(milestones),
-        stalls=listed,
+        stalls=_longest(timing, links, stalls),
         stall_count=len(stalls),
         threshold=duration(timing.stall_ms),
         per_step=timing.per_step,
         plot=plot(timing, links, records, fragment, finish, live=live) if timing.per_step else None,
         live=live,
+    )
+
+
+def _end(timing: Timing, records: int, live: bool) -> Milestone:
+    """When the stream ended; while it is live, when its last chunk came."""
+    if live:
+        latest = timing.at(records - 1) if records else None
+        so_far = f"not yet · the last chunk came at {duration(latest)}" if latest else "not yet"
+        return Milestone("end", None, so_far)
+    end = timing.end
+    return Milestone("end", end, duration(end) if end is not None else "not known")
+
+
+def _longest(timing: Timing, links: Links, stalls: list[int]) -> tuple[Stall, ...]:
+    """The `MAX_LISTED` longest stalls, in step order."""
+    longest = sorted(stalls, key=lambda step: -(timing.gap(step) or 0))
+    return tuple(
+        Stall(step, duration(timing.gap(step) or 0), links.step(step))
+        for step in sorted(longest[:MAX_LISTED])
     )
 
 
@@ -210,7 +218,6 @@ def plot(
     known = [(step, t) for step in range(records) if (t := timing.at(step)) is not None]
     if not known:
         return None
-    first_byte = timing.first_byte
     span = max(t for _, t in known)
     if not live and timing.end is not None:
         span = max(span, timing.end)
@@ -225,6 +232,36 @@ def plot(
     def y(arrived: int) -> float:
         return round(bottom - inner_h * arrived / max(1, records), 1)
 
+    line = _staircase(known, span, inner_w, x, y)
+    bands = _bands(timing, links, x, records)
+    marks = _marks(timing, x, span, fragment, finish)
+    label = f"{number(records)} records arrived over {duration(span)}" + (
+        f"; {number(len(timing.stalls))} stalls over {duration(timing.stall_ms)}" if bands else ""
+    )
+    return Plot(
+        width=width,
+        height=height,
+        left=_LEFT,
+        right=right,
+        top=_TOP,
+        bottom=bottom,
+        line=line,
+        bands=bands,
+        marks=tuple(sorted(marks, key=lambda mark: mark.x)),
+        x_ticks=tuple(Tick(x(ms), duration(ms) if ms else "0") for ms in _ticks(span)),
+        y_ticks=(Tick(y(0), "0"), Tick(y(records), number(records))),
+        label=label,
+    )
+
+
+def _staircase(
+    known: list[tuple[int, float]],
+    span: float,
+    inner_w: float,
+    x: Callable[[float], float],
+    y: Callable[[int], float],
+) -> str:
+    """The SVG path of records arrived over time: one step up per pixel column at most."""
     columns = int(inner_w)
     by_column = [0] * (columns + 1)
     for step, t in known:
@@ -237,32 +274,26 @@ def plot(
             path.append(f"H{round(_LEFT + column * inner_w / columns, 1)}V{y(most)}")
             arrived = most
     path.append(f"H{x(span)}")
-    bands = _bands(timing, links, x, records)
+    return "".join(path)
+
+
+def _marks(
+    timing: Timing,
+    x: Callable[[float], float],
+    span: float,
+    fragment: int | None,
+    finish: int | None,
+) -> list[Mark]:
+    """The first byte, first tool-call fragment and finish_reason, where they are known."""
     marks = []
-    if first_byte is not None:
-        marks.append(Mark(x(first_byte), "first byte", "byte", "start"))
+    if timing.first_byte is not None:
+        marks.append(Mark(x(timing.first_byte), "first byte", "byte", "start"))
     for name, moment, kind in (("first fragment", fragment, "fragment"),
                                ("finish_reason", finish, "finish")):  # fmt: skip
         ms = timing.at(moment) if moment is not None else None
         if ms is not None:
             marks.append(Mark(x(ms), name, kind, "start" if ms < span * 0.7 else "end"))
-    label = f"{number(records)} records arrived over {duration(span)}" + (
-        f"; {number(len(timing.stalls))} stalls over {duration(timing.stall_ms)}" if bands else ""
-    )
-    return Plot(
-        width=width,
-        height=height,
-        left=_LEFT,
-        right=right,
-        top=_TOP,
-        bottom=bottom,
-        line="".join(path),
-        bands=bands,
-        marks=tuple(sorted(marks, key=lambda mark: mark.x)),
-        x_ticks=tuple(Tick(x(ms), duration(ms) if ms else "0") for ms in _ticks(span)),
-        y_ticks=(Tick(y(0), "0"), Tick(y(records), number(records))),
-        label=label,
-    )
+    return marks
 
 
 def _bands(
