@@ -92,6 +92,15 @@ def test_a_crash_that_is_not_the_cap_stays_a_crash() -> None:
     assert result.limit is None and result.error is not None and "crashed" in result.error
 
 
+def test_a_crash_spawned_from_a_large_process_is_not_called_the_cap() -> None:
+    """A child's ru_maxrss starts at its parent's peak: spawned from a server (or a test run)
+    larger than the cap, every crash read as "ran out of its memory cap"."""
+    ballast = bytearray(96 << 20)
+    ballast[::4096] = b"\x01" * len(range(0, len(ballast), 4096))  # resident, not just mapped
+    (result,) = run_lens(program(CRASHES), ["x"], memory=64 << 20)
+    assert len(ballast) and result.limit is None and "crashed" in (result.error or "")
+
+
 def test_a_lens_runs_in_a_folder_of_its_own_with_no_import_path_from_outside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

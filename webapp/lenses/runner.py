@@ -20,6 +20,7 @@ import importlib
 import importlib.metadata
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -48,6 +49,9 @@ STDERR_READ = 256 * 1024
 """How much of a crashed lens's stderr is searched for an out-of-memory message."""
 NEAR_CAP = 0.9
 """A lens that crashes with its peak resident memory at this share of the cap ran out of it."""
+SPAWN_SLACK = 32 << 20
+"""Bytes a child's peak may pass ours by before it is its own (the spawn touches a few pages
+of the memory it was spawned from before it execs)."""
 OUT_OF_MEMORY = (
     "memoryerror",
     "out of memory",
@@ -208,6 +212,9 @@ def _environment() -> dict[str, str]:
 def _run(lens: Lens, streams: Sequence[str], timeout: float, memory: int) -> list[object]:
     request = json.dumps({"streams": list(streams)}).encode("utf-8")
     argv = [sys.executable, "-I", "-c", _CAP, str(memory), *lens.command]
+    # A child's ru_maxrss starts at this process's own peak (the memory it was spawned from
+    # counts until it execs), so only a peak above ours says anything of the lens's memory.
+    ours = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     with (
         tempfile.TemporaryFile() as stderr,
         tempfile.TemporaryDirectory(prefix="streamviz-lens-") as folder,
@@ -237,7 +244,8 @@ def _run(lens: Lens, streams: Sequence[str], timeout: float, memory: int) -> lis
             said += stderr.read().decode("utf-8", "replace")
         tail = said[-STDERR_SHOWN:].strip()
     if process.returncode != 0:
-        if process.peak >= NEAR_CAP * memory or _says_out_of_memory(said):
+        peak = process.peak if process.peak > ours + SPAWN_SLACK else 0
+        if peak >= NEAR_CAP * memory or _says_out_of_memory(said):
             raise _Failed(ran_out(lens.client, memory), "memory")
         raise _Failed(f"{lens.client} crashed ({_exit(process.returncode)}): {tail or 'no output'}")
     try:
