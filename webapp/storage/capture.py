@@ -61,6 +61,19 @@ class Facts:
     headers_ms: float | None = None
     """When the response's status and headers came, in ms since the request was sent."""
 
+    def exchange_json(self) -> dict[str, Any]:
+        """The exchange as the API and `.timing.json` files say it (never the request body)."""
+        return {
+            "upstream": self.upstream,
+            "method": self.method,
+            "path": self.path,
+            "status": self.status,
+            "content_type": self.content_type,
+            "model": self.model,
+            "stream": self.streamed,
+            "tools": list(self.tools),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Capture:
@@ -88,14 +101,7 @@ class Capture:
             "live": self.live,
             "state": self.state,
             "detail": self.detail,
-            "upstream": facts.upstream,
-            "method": facts.method,
-            "path": facts.path,
-            "status": facts.status,
-            "content_type": facts.content_type,
-            "model": facts.model,
-            "stream": facts.streamed,
-            "tools": list(facts.tools),
+            **facts.exchange_json(),
             "request_kept": facts.request is not None,
             "started": self.started,
             "ended": self.ended,
