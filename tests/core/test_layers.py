@@ -236,6 +236,36 @@ def test_at_most_12_modules_sit_directly_in_the_package() -> None:
     assert 1 <= len(_modules_in(PACKAGE)) <= MOST_AT_THE_TOP, _modules_in(PACKAGE)
 
 
+LONG_FUNCTION = 50
+"""Lines from a function's `def` to its last line that make it long."""
+MOST_LONG_FUNCTIONS = 5
+"""How many long functions the package may hold (the assembler's hot loop and the trace
+writer's batch are long on purpose: inlined for speed, measured in bench/README.md)."""
+
+
+def long_functions(sources: Mapping[str, Path]) -> dict[str, int]:
+    """`module.function` of every function of `LONG_FUNCTION` lines or more, and its length."""
+    found = {}
+    for name, path in sources.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length >= LONG_FUNCTION:
+                    found[f"{name}.{node.name}"] = length
+    return found
+
+
+def test_at_most_5_functions_run_50_lines_or_more() -> None:
+    long = long_functions(module_files())
+    assert len(long) <= MOST_LONG_FUNCTIONS, long
+
+
+def test_the_check_counts_a_long_function(tmp_path: Path) -> None:
+    body = "\n".join(f"    x{n} = {n}" for n in range(LONG_FUNCTION))
+    (tmp_path / "long.py").write_text(f"def long():\n{body}\n\ndef short():\n    pass\n")
+    assert long_functions({"long": tmp_path / "long.py"}) == {"long.long": LONG_FUNCTION + 1}
+
+
 # -- The core in a fresh interpreter ------------------------------------------------------------
 
 WEB = ["fastapi", "starlette", "jinja2"]
