@@ -5,31 +5,16 @@ from __future__ import annotations
 import click
 
 from webapp.cli.clientsview import clients_lines
-from webapp.cli.inputs import load
+from webapp.cli.inputs import HAR_ENTRY, INPUT_FORMAT, load
 from webapp.cli.output import write_json, write_text
-from webapp.core.readers import FORMATS
 from webapp.core.tracejson import input_json
 from webapp.triage.verdict import clients_verdict
 
 
 @click.command()
 @click.argument("file", metavar="FILE|-")
-@click.option(
-    "--input-format",
-    type=click.Choice(("auto", *FORMATS)),
-    default="auto",
-    show_default=True,
-    help="How to read FILE; auto detects it.",
-)
-@click.option(
-    "--har-entry",
-    "har_entry",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="With a HAR file: read entry N (its 1-based place in log.entries). "
-    "Default: the first event-stream entry.",
-)
+@INPUT_FORMAT
+@HAR_ENTRY
 @click.option(
     "--format",
     "output",

@@ -41,6 +41,23 @@ def _server_tools(
     return names
 
 
+INPUT_FORMAT = click.option(
+    "--input-format",
+    type=click.Choice(("auto", *FORMATS)),
+    default="auto",
+    show_default=True,
+    help="How to read FILE; auto detects it.",
+)
+HAR_ENTRY = click.option(
+    "--har-entry",
+    "har_entry",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="With a HAR file: read entry N (its 1-based place in log.entries). "
+    "Default: the first event-stream entry.",
+)
+"""--input-format and --har-entry, which every command reading FILE takes."""
 _SHARED = (
     click.argument("file", metavar="FILE|-"),
     click.option(
@@ -65,22 +82,8 @@ _SHARED = (
         metavar="K",
         help="The choice index to follow in an n > 1 stream.",
     ),
-    click.option(
-        "--input-format",
-        type=click.Choice(("auto", *FORMATS)),
-        default="auto",
-        show_default=True,
-        help="How to read FILE; auto detects it.",
-    ),
-    click.option(
-        "--har-entry",
-        "har_entry",
-        type=click.IntRange(min=1),
-        default=None,
-        metavar="N",
-        help="With a HAR file: read entry N (its 1-based place in log.entries). "
-        "Default: the first event-stream entry.",
-    ),
+    INPUT_FORMAT,
+    HAR_ENTRY,
     click.option(
         "--format",
         "output",
