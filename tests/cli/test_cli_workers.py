@@ -60,7 +60,13 @@ def test_serve_with_workers_starts_the_factory_with_the_settings_in_the_environm
     assert result.exit_code == 0, result.output
     [(app, kwargs)] = calls
     assert app == FACTORY
-    assert kwargs == {"factory": True, "workers": 3, "host": "127.0.0.1", "port": 8000}
+    assert kwargs == {
+        "factory": True,
+        "workers": 3,
+        "timeout_worker_healthcheck": 5,
+        "host": "127.0.0.1",
+        "port": 8000,
+    }
     expected = Settings(db=str(db), cache_bytes=64 * MB)
     assert Settings.from_env() == expected
     assert db.is_file()  # opened (and migrated) once before the workers start
@@ -89,7 +95,18 @@ def two_workers(db_url: str, tmp_path: Path) -> Iterator[tuple[str, list[int]]]:
     listener.listen(128)
     fd = listener.fileno()
     code = "from webapp.cli import main; main()"
-    args = ["serve", "--workers", "2", "--fd", str(fd), "--db", db_url]
+    # a worker this test SIGSTOPs must not be restarted by the supervisor on a slow machine
+    args = [
+        "serve",
+        "--workers",
+        "2",
+        "--fd",
+        str(fd),
+        "--db",
+        db_url,
+        "--worker-healthcheck",
+        "300",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen(
         [sys.executable, "-c", code, *args],

@@ -240,7 +240,20 @@ FACTORY = "webapp.web.app:create_app_from_env"
     help="Serve on this already listening Unix socket (e.g. from systemd) instead of "
     "--host/--port.",
 )
-def serve(host: str, port: int, db: str, workers: int, fd: int | None, **given: Any) -> None:
+@click.option(
+    "--worker-healthcheck", type=click.IntRange(min=1), default=5, show_default=True,
+    metavar="S", help="With --workers > 1: seconds a worker may leave the supervisor's health "
+    "check unanswered before it is restarted (uvicorn's timeout_worker_healthcheck).",
+)  # fmt: skip
+def serve(
+    host: str,
+    port: int,
+    db: str,
+    workers: int,
+    fd: int | None,
+    worker_healthcheck: int,
+    **given: Any,
+) -> None:
     """Run the web app with uvicorn (and the recording proxy with --upstream)."""
     import uvicorn  # imported here so that trace, check and compare never load the web stack
 
@@ -263,7 +276,13 @@ def serve(host: str, port: int, db: str, workers: int, fd: int | None, **given: 
         finally:
             storage.close()
     os.environ.update(settings.to_env())
-    uvicorn.run(FACTORY, factory=True, workers=workers, **where)
+    uvicorn.run(
+        FACTORY,
+        factory=True,
+        workers=workers,
+        timeout_worker_healthcheck=worker_healthcheck,
+        **where,
+    )
 
 
 def _settings(host: str, db: str, given: dict[str, Any]) -> Settings:
