@@ -95,6 +95,40 @@ def test_the_plain_lane_and_the_line_by_line_reader_read_the_same_contract(case:
     assert read_contract(lane) == read_contract(tuple(lane))
 
 
+_BARE_SHAPES = st.sampled_from(
+    [
+        lambda piece: {"function": {"arguments": piece}},
+        lambda piece: {"index": None, "function": {"arguments": piece}},
+        lambda piece: {"type": "function", "function": {"arguments": piece}, "id": None},
+        lambda piece: {"function": {"arguments": piece, "name": None}},
+        lambda piece: {"function": {}},
+        lambda piece: {"index": None, "function": {"arguments": None}},
+    ]
+)
+
+
+@SOME
+@given(bare_split(), st.data())
+def test_plain_bare_continuations_are_marked_as_the_entry_tests_would(
+    case: Any, data: st.DataObject
+) -> None:
+    """The reader fed by the assembler marks a plain bare continuation with `BARE_MARKS`
+    without running the entry tests; reading the same stream with every test run (as
+    `read_contract` does) finds the same quirks, in whichever shape the pieces come."""
+    _, stream, _ = case
+    shaped = []
+    for record in stream:
+        value = record.value
+        if isinstance(value, dict) and record.kind == "chunk":
+            delta = value["choices"][0].get("delta", {})
+            for k, entry in enumerate(delta.get("tool_calls") or []):
+                if isinstance(entry, dict) and set(entry) <= {"function"}:
+                    piece = entry.get("function", {}).get("arguments")
+                    delta["tool_calls"][k] = data.draw(_BARE_SHAPES)(piece)
+        shaped.append(record)
+    assert assemble(shaped).contract == read_contract(shaped)
+
+
 def _intended(stream: list[Record]) -> list[tuple[Any, Any, Any]]:
     contract = read_contract(stream)
     assert contract.intended is not None, contract.why

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from webapp.core.contract.intended import Call, Intended, intended_reading
-from webapp.core.contract.quirks import CODES, ENTRY_TESTS, QUIRK, QUIRKS, Found, Quirk, detect
+from webapp.core.contract.quirks import (
+    BARE_MARKS,
+    CODES,
+    ENTRY_TESTS,
+    QUIRK,
+    QUIRKS,
+    Found,
+    Quirk,
+    detect,
+)
 from webapp.core.contract.wire import STEPS_KEPT, Wire, WireReader, read_wire
 from webapp.core.records import Record
 
@@ -99,7 +108,7 @@ class ContractReader:
     __slots__ = ("_reader", "chunk", "record")
 
     def __init__(self, choice: int = 0, *, steps_kept: int = STEPS_KEPT) -> None:
-        self._reader = WireReader(choice, ENTRY_TESTS, steps_kept)
+        self._reader = WireReader(choice, ENTRY_TESTS, steps_kept, BARE_MARKS)
         self.record: Callable[[int, Record], None] = self._reader.record
         self.chunk: Callable[[int, dict[str, Any]], None] = self._reader.chunk
 

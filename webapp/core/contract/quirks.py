@@ -870,6 +870,10 @@ CODES = tuple(QUIRK)
 ENTRY_TESTS: tuple[tuple[str, EntryTest], ...] = tuple(
     (quirk.code, quirk.entry) for quirk in QUIRKS if quirk.entry is not None
 )
+BARE_MARKS = ("missing-index", "bare-continuation")
+"""What `ENTRY_TESTS` mark on a plain bare continuation (no index or a null one, no id, no name,
+string arguments, before finish_reason), in their order: a stream of a million of them is
+marked without running every test on each (tests/contract keeps this true)."""
 
 
 def detect(wire: Wire) -> tuple[Found, ...]:

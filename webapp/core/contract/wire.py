@@ -216,9 +216,19 @@ class WireReader:
     reads them already (the assembler's): `record` for each record in step order, or `chunk`
     for a parsed chunk object without an "error" key, while `wire.ended` is None; then `end`."""
 
-    def __init__(self, choice: int, tests: Sequence[tuple[str, EntryTest]], kept: int) -> None:
+    def __init__(
+        self,
+        choice: int,
+        tests: Sequence[tuple[str, EntryTest]],
+        kept: int,
+        bare: tuple[str, str] | None = None,
+    ) -> None:
         self.choice = choice
         self.tests = tests
+        self.bare = bare
+        """With `tests` the whole entry table: the two codes it marks on a plain bare
+        continuation (no index or a null one, no id, no name, string arguments), which are
+        then marked without running the tests (`webapp.core.contract.quirks.BARE_MARKS`)."""
         self.wire = Wire(steps_kept=kept)
         self.by_index: dict[object, Block] = {}
         self.by_id: dict[object, Block] = {}
@@ -319,25 +329,42 @@ class WireReader:
     def entry(self, step: int, position: int, raw: Any, finished: bool) -> None:
         if type(raw) is dict and not finished:
             function = raw.get("function")
-            index = raw.get("index")
             if (
-                type(index) is int
-                and raw.get("id") is None
+                raw.get("id") is None
                 and type(function) is dict
                 and function.get("name") is None
                 and "custom" not in raw
             ):
                 arguments = function.get("arguments")
-                block = self.by_index.get(index)
-                if (
-                    block is not None
-                    and len(block.parts) == 1
-                    and not block.parts[0].freeform
-                    and (arguments is None or type(arguments) is str)
-                ):
-                    self.piece(step, block.parts[0], arguments or "")  # a plain piece
-                    return
+                if arguments is None or type(arguments) is str:
+                    index = raw.get("index")
+                    if type(index) is int:
+                        block = self.by_index.get(index)
+                        if (
+                            block is not None
+                            and len(block.parts) == 1
+                            and not block.parts[0].freeform
+                        ):
+                            self.piece(step, block.parts[0], arguments or "")  # a plain piece
+                            return
+                    elif index is None and self.bare is not None and self.wire.blocks:
+                        block = self.wire.blocks[-1]
+                        part = block.parts[-1]
+                        if not part.freeform:  # a plain bare continuation
+                            detail = "index null" if "index" in raw else ""
+                            self.bare_piece(step, block, part, detail, arguments or "")
+                            return
         self.resolve(step, position, raw, finished)
+
+    def bare_piece(self, step: int, block: Block, part: Part, detail: str, piece: str) -> None:
+        """What `resolve` does with a plain bare continuation: the rule is continuation onto
+        the last block's last part, the entry tests mark `self.bare`, nothing is registered."""
+        missing, bare = self.bare or ("", "")
+        self.wire.mark(missing, block.number, step, detail)
+        self.wire.mark(bare, block.number, step, "")
+        if piece:
+            self.weigh(step, "continuation", part)
+        self.piece(step, part, piece)
 
     def resolve(self, step: int, position: int, raw: Any, finished: bool) -> None:
         keys = read_keys(raw) if isinstance(raw, dict) else _NO_KEYS
