@@ -347,19 +347,21 @@ class WireReader:
                         ):
                             self.piece(step, block.parts[0], arguments or "")  # a plain piece
                             return
-                    elif index is None and self.bare is not None and self.wire.blocks:
+                    elif index is None and (marks := self.bare) is not None and self.wire.blocks:
                         block = self.wire.blocks[-1]
                         part = block.parts[-1]
                         if not part.freeform:  # a plain bare continuation
                             detail = "index null" if "index" in raw else ""
-                            self.bare_piece(step, block, part, detail, arguments or "")
+                            self.bare_piece(step, block, part, marks, detail, arguments or "")
                             return
         self.resolve(step, position, raw, finished)
 
-    def bare_piece(self, step: int, block: Block, part: Part, detail: str, piece: str) -> None:
+    def bare_piece(
+        self, step: int, block: Block, part: Part, marks: tuple[str, str], detail: str, piece: str
+    ) -> None:
         """What `resolve` does with a plain bare continuation: the rule is continuation onto
-        the last block's last part, the entry tests mark `self.bare`, nothing is registered."""
-        missing, bare = self.bare or ("", "")
+        the last block's last part, the entry tests mark `marks`, nothing is registered."""
+        missing, bare = marks
         self.wire.mark(missing, block.number, step, detail)
         self.wire.mark(bare, block.number, step, "")
         if piece:
