@@ -12,6 +12,7 @@ CR, an `event:` line, a blank line too many, comments before the first event).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -24,6 +25,7 @@ from tests.reference.test_oracle import LOTS, agree
 from tests.streamkit import ABSENT, chunk, frag
 from webapp.core.assembler import Assembler, assemble
 from webapp.core.contract import read_contract
+from webapp.core.contract.wire import WireReader
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers import read
@@ -111,24 +113,68 @@ headers = st.builds(
 pieces = st.builds(
     frag, _key(0, 1, 2, 7), _key(""), _key(""), _key("", "{", '"a":', "1", "}", " ", '{"b":2}')
 )
-plain_chunks = st.lists(st.one_of(headers, pieces, pieces, pieces), min_size=1, max_size=2).map(
-    lambda fragments: chunk(*fragments)
+beside = st.sampled_from(
+    [{}, {"role": "assistant"}, {"content": ""}, {"content": None}, {"content": "hi"},
+     {"reasoning": "r"}, {"reasoning_content": ""}, {"finish": "tool_calls"}, {"choice": 1}]
+)  # fmt: skip
+"""What a chunk may carry beside its fragments: each is a reason for the assembler's usual-
+piece path (`Assembler._piece`) to leave the chunk to the general one, or none."""
+plain_chunks = st.builds(
+    lambda fragments, model, extra: chunk(*fragments, model=model, **extra),
+    st.lists(st.one_of(headers, pieces, pieces, pieces), min_size=1, max_size=2),
+    _key("gpt-4o", ""),
+    beside,
 )
 
 
 @LOTS
-@given(st.lists(plain_chunks, max_size=12), st.sampled_from(POLICIES), st.booleans())
+@given(
+    st.lists(plain_chunks, max_size=12),
+    st.sampled_from(POLICIES),
+    st.sampled_from(["client", "server-tools"]),
+    st.booleans(),
+)
 def test_streams_of_usual_chunks_assemble_the_same_in_the_plain_lane(
-    chunks: list[dict[str, object]], policy: str, finished: bool
+    chunks: list[dict[str, object]], policy: str, path: str, finished: bool
 ) -> None:
     """Mostly argument pieces, with or without an index, between headers: the usual chunks of a
-    long stream, with misses among them (an unknown index, two calls waiting)."""
+    long stream, with misses among them (an unknown index, two calls waiting), a model or not,
+    other delta fields, a finish among them."""
     ending = [chunk(finish="tool_calls")] if finished else []
     text = _sse(*(dumps(value).decode() for value in [*chunks, *ending]), "[DONE]")
+    options = Options(policy, path, ("g",) if path == "server-tools" else ())  # type: ignore[arg-type]
     with pytest.MonkeyPatch.context() as monkeypatch:
-        lane = same_both_ways(text, Options(policy), monkeypatch)
+        lane = same_both_ways(text, options, monkeypatch)
     assert isinstance(lane.records, Payloads)
-    agree(list(lane.records), policy, None, 0)
+    if path == "client":
+        agree(list(lane.records), policy, None, 0)
+
+
+def test_the_usual_pieces_of_a_long_stream_take_the_short_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pieces with an index and arguments onto an open call, the model known: neither the
+    assembler's general fragment reading nor the contract's chunk reading runs for them (a test that fails when
+    the short path stops applying; that it gives the same trace is the tests above)."""
+    header = chunk(frag(index=0, id="call_1", name="f", args=""), model="gpt-4o")
+    pieces = [chunk(frag(index=0, args=part), model="gpt-4o") for part in ('{"a":', "1", "}")]
+    text = _sse(*(dumps(value).decode() for value in [header, *pieces]), "[DONE]")
+    general: list[int] = []
+    monkeypatch.setattr(Assembler, "_fragment", _counting(Assembler._fragment, general))
+    monkeypatch.setattr(WireReader, "chunk", _counting(WireReader.chunk, general))
+    trace = assemble(read(text, "sse").records, Options())
+    assert general == [0, 0]  # the header, read by each
+    assert [block.text for block in trace.blocks] == ['{"a":1}']
+    intended = trace.contract.intended if trace.contract is not None else None
+    assert intended is not None and [call.arguments for call in intended.calls] == ['{"a":1}']
+
+
+def _counting(function: Any, steps: list[int]) -> Any:
+    def counted(self: object, step: int, *args: object) -> object:
+        steps.append(step)
+        return function(self, step, *args)
+
+    return counted
 
 
 @pytest.mark.parametrize("name", STREAMS)

@@ -105,12 +105,16 @@ class ContractReader:
     `chunk(step, value)` for a parsed chunk object without an "error" key, while not `ended`;
     then `finish(steps)`."""
 
-    __slots__ = ("_reader", "chunk", "record")
+    __slots__ = ("_reader", "chunk", "piece", "record")
 
     def __init__(self, choice: int = 0, *, steps_kept: int = STEPS_KEPT) -> None:
         self._reader = WireReader(choice, ENTRY_TESTS, steps_kept, BARE_MARKS)
         self.record: Callable[[int, Record], None] = self._reader.record
         self.chunk: Callable[[int, dict[str, Any]], None] = self._reader.chunk
+        self.piece: Callable[[int, int, str], bool] = self._reader.plain_piece
+        """`piece(step, index, arguments)`: `chunk` of a chunk that is only one fragment with
+        that index and those arguments (no id, no name, no finish, nothing else in its delta),
+        when the contract can take it so; False (nothing done): give it to `chunk`."""
 
     @property
     def ended(self) -> bool:
