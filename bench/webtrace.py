@@ -145,12 +145,11 @@ def main() -> int:
     parser.add_argument("--window", type=float, default=10.0, help="seconds per first-minutes row")
     args = parser.parse_args()
 
-    bench._resize(args.chunks)
     with tempfile.TemporaryDirectory(prefix="streamviz-webtrace-") as folder:
         path = Path(folder) / "long.sse"
-        data = bench.sse(bench.one_call(args.chunks, indexed=False))
+        data = bench.sse(bench.one_call(args.chunks, indexed=False)).encode()
         path.write_bytes(data)
-        small = bench.sse(bench.one_call(20, indexed=False))
+        small = bench.sse(bench.one_call(20, indexed=False)).encode()
         print(f"input: {args.chunks:,} chunks, {len(data) / 1e6:.1f} MB; small: 20 chunks")
         cli = cli_trace_seconds(path)
         print(f"cli trace --format json: {cli:.2f} s")

@@ -78,3 +78,14 @@ def test_proxy_script_reports_latency_throughput_and_memory() -> None:
     assert "latency added by the proxy: p50 " in done.stdout
     assert "throughput proxy  2 at once: per stream min " in done.stdout
     assert "summary: added p95 " in done.stdout and "server RSS: " in done.stdout
+
+
+def test_webtrace_script_runs_and_reports_every_goal() -> None:
+    done = _run(
+        "webtrace.py", "--chunks", "2000", "--steps", "5", "--early", "2", "--window", "1",
+        "--no-fail",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    for goal in ("first minutes: worst p95", "first minutes: most RSS", "reopen after a restart"):
+        line = next(line for line in done.stdout.splitlines() if line.startswith(goal))
+        assert " goal " in line, line
