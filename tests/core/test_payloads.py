@@ -153,18 +153,20 @@ def test_streams_of_usual_chunks_assemble_the_same_in_the_plain_lane(
 def test_the_usual_pieces_of_a_long_stream_take_the_short_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Pieces with an index and arguments onto an open call, the model known: neither the
-    assembler's general fragment reading nor the contract's chunk reading runs for them (a test that fails when
+    """Reasoning, then pieces with an index and arguments onto an open call, the model known:
+    neither the assembler's general fragment reading nor the contract's chunk reading runs
+    for them (a test that fails when
     the short path stops applying; that it gives the same trace is the tests above)."""
     header = chunk(frag(index=0, id="call_1", name="f", args=""), model="gpt-4o")
+    thought = chunk(model="gpt-4o", reasoning="the user wants a", content="")
     pieces = [chunk(frag(index=0, args=part), model="gpt-4o") for part in ('{"a":', "1", "}")]
-    text = _sse(*(dumps(value).decode() for value in [header, *pieces]), "[DONE]")
+    text = _sse(*(dumps(value).decode() for value in [header, thought, *pieces]), "[DONE]")
     general: list[int] = []
     monkeypatch.setattr(Assembler, "_fragment", _counting(Assembler._fragment, general))
     monkeypatch.setattr(WireReader, "chunk", _counting(WireReader.chunk, general))
     trace = assemble(read(text, "sse").records, Options())
     assert general == [0, 0]  # the header, read by each
-    assert [block.text for block in trace.blocks] == ['{"a":1}']
+    assert [block.text for block in trace.content] == ['{"a":1}', "the user wants a"]
     intended = trace.contract.intended if trace.contract is not None else None
     assert intended is not None and [call.arguments for call in intended.calls] == ['{"a":1}']
 

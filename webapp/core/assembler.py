@@ -182,10 +182,11 @@ class Assembler:
                     lines.append(line)
                     firsts.append(len(rules))
                     events.append(len(types))
-                    piece = chunk(step, value, None, None)
+                    usual = chunk(step, value, None, None)
                     if reader is not None:  # the contract reads the same parse
-                        if piece is not None and reader.piece(step, *piece):
-                            pass  # a plain piece, taken the short way there too
+                        if usual is not None and (reader.piece(step, *usual) if usual
+                                                  else reader.quiet()):  # fmt: skip
+                            pass  # a usual chunk, taken the short way there too
                         elif type(value) is dict and "error" not in value:
                             reader.chunk(step, value)
                         else:
@@ -196,9 +197,11 @@ class Assembler:
 
     def _chunk(
         self, step: int, chunk: Any, event: str | None, record: Record | None
-    ) -> tuple[int, str] | None:
-        """Assemble one parsed chunk at `step` (`record`: the one it came from, if any); its
-        fragment's index and arguments when it was nothing but a plain piece (`_piece`)."""
+    ) -> tuple[int, str] | tuple[()] | None:
+        """Assemble one parsed chunk at `step` (`record`: the one it came from, if any). What
+        the contract may skip of it: the fragment's index and arguments when it was nothing
+        but a plain piece (`_piece`); `()` when it is the usual choice with no finish and no
+        `tool_calls` (reasoning or text, say); None for any other chunk."""
         odd = event is not None or type(chunk) is not dict or "error" in chunk
         if odd and self._odd_chunk(step, chunk, event, record):
             return None
@@ -242,7 +245,8 @@ class Assembler:
                     f"delta.tool_calls is {type_name(calls)}, not an array: ignored "
                     "(upstream would fail or misread it)",
                 )  # fmt: skip
-        return None
+            return None
+        return () if finish is None and index is not None else None
 
     def _piece(self, step: int, raw: Any) -> tuple[int, str] | None:
         """The usual fragment of a long stream at less cost: an index and arguments, no id, no

@@ -105,7 +105,7 @@ class ContractReader:
     `chunk(step, value)` for a parsed chunk object without an "error" key, while not `ended`;
     then `finish(steps)`."""
 
-    __slots__ = ("_reader", "chunk", "piece", "record")
+    __slots__ = ("_reader", "chunk", "piece", "quiet", "record")
 
     def __init__(self, choice: int = 0, *, steps_kept: int = STEPS_KEPT) -> None:
         self._reader = WireReader(choice, ENTRY_TESTS, steps_kept, BARE_MARKS)
@@ -115,6 +115,9 @@ class ContractReader:
         """`piece(step, index, arguments)`: `chunk` of a chunk that is only one fragment with
         that index and those arguments (no id, no name, no finish, nothing else in its delta),
         when the contract can take it so; False (nothing done): give it to `chunk`."""
+        self.quiet: Callable[[], bool] = self._reader.quiet
+        """`quiet()`: whether `chunk` would do nothing with a chunk of the usual choice with no
+        finish and no `tool_calls` (True until the stream finishes, once the model is known)."""
 
     @property
     def ended(self) -> bool:

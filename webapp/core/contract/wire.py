@@ -339,6 +339,11 @@ class WireReader:
         self.piece(step, block.parts[0], arguments)
         return True
 
+    def quiet(self) -> bool:
+        """Whether `chunk` does nothing with a chunk whose usual choice has no finish and no
+        `tool_calls` (ContractReader.quiet): the model is known and nothing has finished."""
+        return self.finished_at is None and self.wire.model is not None
+
     def entry(self, step: int, position: int, raw: Any, finished: bool) -> None:
         if type(raw) is dict and not finished:
             function = raw.get("function")
