@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import webapp.web.backend.service
+import webapp.web.backend.traceview
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import HX
 from webapp.core.options import Options
@@ -316,3 +317,52 @@ def test_with_no_reading_cached_a_steps_record_is_read_from_its_own_lines(
                 want.value,
                 want.text,
             )
+
+
+def test_once_kept_the_cached_view_is_the_one_loaded_from_the_store(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view an upload assembled is swapped, once stored, for the same view loaded from the
+    store (it holds less memory): its pages are the assembled view's, and its long block's
+    parse marks, found before the swap, are kept."""
+    unpacked: list[Any] = []
+    real_unpack = stored.unpack
+
+    def unpack(data: bytes) -> Any:
+        unpacked.append(real_unpack(data))
+        return unpacked[-1]
+
+    monkeypatch.setattr(stored, "unpack", unpack)
+    monkeypatch.setattr(webapp.web.backend.traceview, "LONG", 10_000)  # under the test's limit
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    release = threading.Event()
+    real_keep = service._keep
+    monkeypatch.setattr(service, "_keep", lambda view: (release.wait(30), real_keep(view)))
+    long_call = sse(
+        chunk(frag(0, "call_1", "write", '{"text":"')),
+        *(chunk(frag(0, args="x" * 1000)) for _ in range(20)),
+        chunk(frag(0, args='"}')),
+        chunk(finish="tool_calls"),
+    )
+    posted = client.post("/api/streams", json={"text": long_call})
+    assert posted.status_code == 201, posted.text
+    stream_id = posted.json()["id"]
+
+    def pages() -> list[str]:
+        got = [client.get(f"/s/{stream_id}?step={step}", headers=HX) for step in range(25)]
+        got.append(client.get(f"/s/{stream_id}/timeline?step=3", headers=HX))
+        got.append(client.get(f"/api/streams/{stream_id}/trace"))
+        assert all(page.status_code == 200 for page in got)
+        return [page.text for page in got]
+
+    assembled = pages()
+    assert not unpacked
+    release.set()
+    service.settle()  # kept, then swapped
+    assert len(unpacked) == 1
+    view = service.view(stream_id, Options())
+    assert view.trace is unpacked[0].trace
+    (block,) = view.long_blocks()
+    assert view.long_text(block)._marks is not None, "the marks moved over, not found again"
+    assert pages() == assembled
+    assert len(unpacked) == 1

@@ -40,6 +40,12 @@ class LongText:
         self._marks: tuple[int, int, int] | None = None
         self._once: dict[str, object] = {}
 
+    def moved(self, pieces: list[str]) -> LongText:
+        """This text over `pieces`, an equal list (another copy of the block): what was found
+        of it is kept, and the old list is no longer held."""
+        self.pieces = pieces
+        return self
+
     def length(self, count: int) -> int:
         """How many characters the first `count` pieces hold."""
         return self.ends[count - 1] if count > 0 else 0

@@ -93,6 +93,22 @@ class Memo(Generic[K, V]):
             _, (_, dropped) = self._values.popitem(last=False)
             self._weight -= dropped
 
+    def swap(self, key: K, old: V, new: V) -> bool:
+        """Keep `new` for `key` in place of `old`, as recently used, when `old` is what is kept
+        for it; whether it was."""
+        with self._lock:
+            entry = self._values.get(key)
+            if entry is None or entry[0] is not old:
+                return False
+            weight = max(1, self._weigh(new))
+            self._values[key] = (new, weight)
+            self._values.move_to_end(key)
+            self._weight += weight - entry[1]
+            while self._weight > self.budget and len(self._values) > 1:
+                _, (_, dropped) = self._values.popitem(last=False)
+                self._weight -= dropped
+            return True
+
     def discard(self, doomed: Callable[[K], bool]) -> int:
         """Drop the kept values whose key is `doomed`; how many were dropped."""
         with self._lock:

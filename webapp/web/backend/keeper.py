@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager
 
+from webapp import tuning
 from webapp.web.backend.traceview import TraceView
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ class Keeper:
         def work() -> None:
             with self._heavy():
                 self._keep(view)
+            tuning.trim()  # after no request: `RequestScope` trims only what ends in one
 
         with self._lock:
             self._pending = {done for done in self._pending if not done.done()}
@@ -58,6 +60,7 @@ class Keeper:
                     work()
             except Exception:
                 log.warning("%s failed in the background", what, exc_info=True)
+            tuning.trim()
 
         with self._lock:
             self._pending = {done for done in self._pending if not done.done()}

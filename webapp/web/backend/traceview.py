@@ -173,6 +173,14 @@ class TraceView:
             found = self.texts.setdefault(id(block), LongText(block.pieces))
         return found
 
+    def adopt_texts(self, other: TraceView) -> None:
+        """Take over the long texts (parse marks included) `other` made of the same trace's
+        blocks (`other` is this view as assembled, this one as loaded)."""
+        for mine, theirs in zip(self.trace.blocks, other.trace.blocks, strict=True):
+            found = other.texts.get(id(theirs))
+            if found is not None and found.pieces == mine.pieces:
+                self.texts[id(mine)] = found.moved(mine.pieces)
+
     def long_blocks(self) -> tuple[Block, ...]:
         """The blocks whose whole text is long (`arguments.LONG` characters or more)."""
         return tuple(
