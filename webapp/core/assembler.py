@@ -184,8 +184,7 @@ class Assembler:
                     events.append(len(types))
                     usual = chunk(step, value, None, None)
                     if reader is not None:  # the contract reads the same parse
-                        if usual is not None and (reader.piece(step, *usual) if usual
-                                                  else reader.quiet()):  # fmt: skip
+                        if usual is not None and reader.usual(step, usual):
                             pass  # a usual chunk, taken the short way there too
                         elif type(value) is dict and "error" not in value:
                             reader.chunk(step, value)
@@ -229,24 +228,28 @@ class Assembler:
             self._text_delta(step, content)
             alone = False
         calls = delta.get("tool_calls")
-        if calls is not None:
-            if type(calls) is list:
-                if len(calls) == 1:  # the usual chunk: one fragment
-                    if alone and (piece := self._piece(step, calls[0])) is not None:
-                        return piece
-                    self._fragment(step, 0, calls[0])
-                else:
-                    fragment = self._fragment
-                    for position, raw in enumerate(calls):
-                        fragment(step, position, raw)
-            elif truthy(calls):
-                self._anomaly(
-                    "malformed-delta", step, None,
-                    f"delta.tool_calls is {type_name(calls)}, not an array: ignored "
-                    "(upstream would fail or misread it)",
-                )  # fmt: skip
-            return None
-        return () if finish is None and index is not None else None
+        if calls is None:
+            return () if finish is None and index is not None else None
+        if type(calls) is list and len(calls) == 1:  # the usual chunk: one fragment
+            if alone and (piece := self._piece(step, calls[0])) is not None:
+                return piece
+            self._fragment(step, 0, calls[0])
+        else:
+            self._fragments(step, calls)
+        return None
+
+    def _fragments(self, step: int, calls: Any) -> None:
+        """`delta.tool_calls` when it is not one fragment: each of a list, or an anomaly."""
+        if type(calls) is list:
+            fragment = self._fragment
+            for position, raw in enumerate(calls):
+                fragment(step, position, raw)
+        elif truthy(calls):
+            self._anomaly(
+                "malformed-delta", step, None,
+                f"delta.tool_calls is {type_name(calls)}, not an array: ignored "
+                "(upstream would fail or misread it)",
+            )  # fmt: skip
 
     def _piece(self, step: int, raw: Any) -> tuple[int, str] | None:
         """The usual fragment of a long stream at less cost: an index and arguments, no id, no

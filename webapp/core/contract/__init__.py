@@ -105,19 +105,21 @@ class ContractReader:
     `chunk(step, value)` for a parsed chunk object without an "error" key, while not `ended`;
     then `finish(steps)`."""
 
-    __slots__ = ("_reader", "chunk", "piece", "quiet", "record")
+    __slots__ = ("_reader", "chunk", "record")
 
     def __init__(self, choice: int = 0, *, steps_kept: int = STEPS_KEPT) -> None:
         self._reader = WireReader(choice, ENTRY_TESTS, steps_kept, BARE_MARKS)
         self.record: Callable[[int, Record], None] = self._reader.record
         self.chunk: Callable[[int, dict[str, Any]], None] = self._reader.chunk
-        self.piece: Callable[[int, int, str], bool] = self._reader.plain_piece
-        """`piece(step, index, arguments)`: `chunk` of a chunk that is only one fragment with
-        that index and those arguments (no id, no name, no finish, nothing else in its delta),
-        when the contract can take it so; False (nothing done): give it to `chunk`."""
-        self.quiet: Callable[[], bool] = self._reader.quiet
-        """`quiet()`: whether `chunk` would do nothing with a chunk of the usual choice with no
-        finish and no `tool_calls` (True until the stream finishes, once the model is known)."""
+
+    def usual(self, step: int, usual: tuple[int, str] | tuple[()]) -> bool:
+        """`chunk` of a usual chunk, as the assembler found it (`Assembler._chunk`): its one
+        fragment's index and arguments when it is nothing but that plain piece, `()` when it
+        has no finish and no `tool_calls`. True when the contract could take it so; False,
+        having done nothing: give it to `chunk`."""
+        if usual:
+            return self._reader.plain_piece(step, *usual)
+        return self._reader.quiet()
 
     @property
     def ended(self) -> bool:
