@@ -28,7 +28,7 @@ from webapp.core.contract import read_contract
 from webapp.core.contract.wire import WireReader
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
-from webapp.core.readers import read
+from webapp.core.readers import decode, read, read_plain
 from webapp.core.readers import sse as sse_reader
 from webapp.core.readers.writer import to_sse
 from webapp.core.records import Payloads, ReadResult, Record
@@ -52,9 +52,28 @@ def one_at_a_time(source: ReadResult, options: Options) -> bytes:
     return b"".join(trace_document_parts(assembler.trace, source))
 
 
+def same_from_bytes(data: bytes, fmt: str = "auto") -> ReadResult | None:
+    """Where the bytes lane (`read_plain`) takes the bytes, it reads what `read` reads of their
+    text, record for record and note for note."""
+    plain = read_plain(data, fmt)
+    if plain is not None:
+        whole = read(decode(data), fmt)
+        assert (plain.format, plain.notes, plain.model) == (whole.format, whole.notes, whole.model)
+        assert isinstance(plain.records, Payloads) and isinstance(whole.records, Payloads)
+        assert plain.records == whole.records
+        assert tuple(plain.records) == tuple(whole.records)
+    return plain
+
+
 def same_both_ways(text: str, options: Options, monkeypatch: pytest.MonkeyPatch) -> ReadResult:
-    """Read and assemble `text` with and without the plain lane; everything must be equal."""
+    """Read and assemble `text` with and without the plain lane (from the text and from its
+    bytes); everything must be equal."""
     lane = read(text, "sse")
+    data = text.encode("utf-8", "surrogatepass")
+    from_bytes = [same_from_bytes(data, fmt) for fmt in ("sse", "auto")]
+    if isinstance(lane.records, Payloads) and not text.startswith("\ufeff"):
+        valid = data.decode("utf-8", "replace") == text  # no lone surrogate
+        assert all((found is not None) == valid for found in from_bytes)
     slow = line_by_line(text, monkeypatch)
     assert isinstance(slow.records, tuple)
     assert tuple(lane.records) == slow.records
@@ -229,6 +248,32 @@ def test_edge_shapes_read_the_same_with_and_without_the_lane(
 ) -> None:
     lane = same_both_ways(text, Options(), monkeypatch)
     assert isinstance(lane.records, Payloads) is plain
+
+
+_SOUP = st.lists(
+    st.sampled_from(
+        [b"data: ", b"data:", b'{"choices":[]}', b"[DONE]", b"\n", b"\n\n", b"\r", b": c\n",
+         b"event: x\n", b"\xef\xbb\xbf", b"\xff\xfe", b"\xe2\x82", b"\xe2\x82\xac", b"\xff",
+         "\ufffd".encode(), "é".encode(), b"{", b"x", b"HTTP/1.1 200 OK\n"]
+    ),
+    max_size=16,
+).map(b"".join)  # fmt: skip
+
+
+@LOTS
+@given(st.one_of(_SOUP, st.binary(max_size=40)), st.sampled_from(["auto", "sse", "json"]))
+def test_the_bytes_lane_reads_what_the_text_reading_reads(data: bytes, fmt: str) -> None:
+    """Bytes of every shape near a plain stream's: invalid UTF-8, BOMs, CRs, comments, a status
+    line, U+FFFD itself; where `read_plain` takes them, `read` of their text agrees."""
+    same_from_bytes(data, fmt)
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_the_corpus_reads_the_same_from_its_bytes(name: str) -> None:
+    data = (Path(CORPUS) / f"{name}.sse").read_bytes()
+    found = same_from_bytes(data)
+    plain = read(decode(data)).records
+    assert (found is not None) == isinstance(plain, Payloads)
 
 
 def test_payload_records_are_made_on_each_access_and_compare_as_a_tuple() -> None:

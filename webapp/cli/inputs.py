@@ -11,7 +11,7 @@ from typing import Any, TypeVar, cast
 import click
 
 from webapp.core.options import Options
-from webapp.core.readers import FORMATS, decode, read
+from webapp.core.readers import FORMATS, decode, read, read_plain
 from webapp.core.records import ReaderError, ReadResult
 from webapp.core.rules import POLICIES, Policy
 from webapp.core.trace import AssemblyPath
@@ -140,6 +140,9 @@ def load(
     except OSError as error:
         raise InputError(f"cannot read {file}: {error.strerror or error}") from None
     try:
+        plain = None if redact else read_plain(data, input_format, har_entry)
+        if plain is not None:
+            return plain
         text = decode(data)
         del data  # the bytes are not needed once decoded: a long stream's peak is lower
         return read(scrubbed(text) if redact else text, input_format, har_entry)

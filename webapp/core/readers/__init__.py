@@ -34,18 +34,33 @@ from webapp.core.readers.jsontext import read_any_json, read_json, read_jsonl
 from webapp.core.readers.logs import looks_like_log, read_log
 from webapp.core.readers.parse import decode_bytes, first_nonblank, parse_json, snippet
 from webapp.core.readers.pyrepr import has_repr_line, read_repr
-from webapp.core.readers.sse import has_data_line, read_sse
+from webapp.core.readers.sse import has_data_line, read_plain_bytes, read_sse
 from webapp.core.records import ReaderError, ReadResult
 from webapp.tuning import paused_gc
 
 FORMATS = ("sse", "json", "jsonl", "har", "repr", "cassette")
 
-__all__ = ["FORMATS", "ReaderError", "decode", "read"]
+__all__ = ["FORMATS", "ReaderError", "decode", "read", "read_plain"]
 
 
 def decode(data: bytes) -> str:
     """Bytes to text: UTF-8 (UTF-16 if it has a BOM), BOM dropped, bad bytes as U+FFFD."""
     return decode_bytes(data)
+
+
+def read_plain(data: bytes, fmt: str = "auto", har_entry: int | None = None) -> ReadResult | None:
+    """`read(decode(data), fmt, har_entry)` when the bytes are a plain SSE stream, what most long
+    streams are (`sse.read_plain_bytes`), without making the whole text; None for any other
+    input (the caller decodes it and reads the text)."""
+    if fmt not in ("auto", "sse") or har_entry is not None:
+        return None
+    plain = read_plain_bytes(data)
+    if plain is None:
+        return None
+    result, replacements = plain  # no other format's test takes a text that starts so
+    with paused_gc():
+        result = foreign.adapt(result)
+    return _with_model(_with_replacement_note(result, replacements))
 
 
 def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResult:
@@ -74,7 +89,7 @@ def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResu
                 f"(it reads as {_NAMES.get(result.format, result.format)})"
             )
         result = foreign.adapt(result)
-    return _with_model(_with_replacement_note(result, text))
+    return _with_model(_with_replacement_note(result, text.count("\ufffd")))
 
 
 def _with_model(result: ReadResult) -> ReadResult:
@@ -208,8 +223,7 @@ def _read_body(dump: http.Dump, fmt: str | None) -> ReadResult:
     return replace(result, notes=notes, meta=meta)
 
 
-def _with_replacement_note(result: ReadResult, text: str) -> ReadResult:
-    count = text.count("\ufffd")
+def _with_replacement_note(result: ReadResult, count: int) -> ReadResult:
     if not count:
         return result
     note = (

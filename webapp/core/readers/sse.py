@@ -16,6 +16,8 @@ record per line instead, and a note says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import AnyStr, Generic
 
 from webapp.core.jsoncheck import cut_short
 from webapp.core.readers.parse import TRUNCATED, parse_json, split_lines
@@ -138,6 +140,24 @@ def read_sse(text: str, first_line: int = 1) -> ReadResult:
     return ReadResult(format="sse", records=tuple(records), notes=notes)
 
 
+@dataclass(frozen=True, slots=True)
+class _Marks(Generic[AnyStr]):
+    """The characters `_plain_parts` looks for, as text or as bytes."""
+
+    cr: AnyStr
+    lf: AnyStr
+    blank: AnyStr
+    colon: AnyStr
+    data: AnyStr
+    separator: AnyStr
+
+
+_TEXT = _Marks("\r", "\n", "\n\n", ":", "data: ", "\n\ndata: ")
+_BYTES = _Marks(b"\r", b"\n", b"\n\n", b":", b"data: ", b"\n\ndata: ")
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+_REPLACEMENT = "\ufffd".encode()
+
+
 def _plain(text: str, first_line: int) -> Payloads | None:
     """A plain stream's payloads, or None when the text is anything else.
 
@@ -148,38 +168,75 @@ def _plain(text: str, first_line: int) -> Payloads | None:
     `_record` with its one data line, so long streams keep their payload text instead of
     parsed chunks. Checked with C-speed counts, not a Python loop.
     """
-    if "\r" in text:
+    parts = _plain_parts(text, _TEXT)
+    if parts is None:
         return None
-    start = _after_comments(text) if text.startswith(":") else 0
-    if start is None or not text.startswith("data: ", start):
+    payloads, start, at_end = parts
+    return Payloads(payloads, first_line + text.count("\n", 0, start), _one, at_end=at_end)
+
+
+def read_plain_bytes(data: bytes) -> tuple[ReadResult, int] | None:
+    """`read_sse(decode(data))` and how many U+FFFD the text holds, when the bytes are a plain
+    stream (`_plain`) of valid UTF-8 without a BOM; else None. Its payloads are cut from the
+    bytes and decoded one by one, so the whole text is never made: a long stream with one
+    character beyond Latin-1 takes two or four bytes a character as one text."""
+    if data.startswith(_BOMS):
         return None
-    first_line += text.count("\n", 0, start)
-    payloads = text.split("\n\ndata: ")  # not of `text[start:]`: that would copy the text
-    if start >= 2 and text.startswith("\n\n", start - 2):
+    parts = _plain_parts(data, _BYTES)
+    if parts is None:
+        return None
+    pieces, start, at_end = parts
+    payloads: list[str] = []
+    keep = payloads.append
+    try:
+        data[:start].decode("utf-8")  # the comments: valid, as the payloads must be
+        for position, piece in enumerate(pieces):
+            keep(piece.decode("utf-8"))
+            pieces[position] = b""  # each piece's bytes go as its text comes
+    except UnicodeDecodeError:  # U+FFFD where the text has them: the text's reading says so
+        return None
+    plain = Payloads(payloads, 1 + data.count(b"\n", 0, start), _one, at_end=at_end)
+    notes = _notes(plain[-1:], _Tally(), _Tally(), _Tally())
+    return ReadResult(format="sse", records=plain, notes=notes), data.count(_REPLACEMENT)
+
+
+def _plain_parts(text: AnyStr, marks: _Marks[AnyStr]) -> tuple[list[AnyStr], int, bool] | None:
+    """`_plain`'s test and cut, of a text or its UTF-8 bytes (every mark is ASCII, and no byte
+    of a multi-byte UTF-8 character is): the payloads, where the first event starts, and
+    whether the input ends inside the last event."""
+    if marks.cr in text:
+        return None
+    start = _after_comments(text, marks) if text.startswith(marks.colon) else 0
+    if start is None or not text.startswith(marks.data, start):
+        return None
+    payloads = text.split(marks.separator)  # not of `text[start:]`: that would copy the text
+    if start >= 2 and text.startswith(marks.blank, start - 2):
         del payloads[0]  # the comments: the first separator is the one before `start`
     else:
         payloads[0] = payloads[0][start + 6 :]
     last = payloads[-1]
-    tail = 2 if last.endswith("\n\n") else 1 if last.endswith("\n") else 0
+    tail = 2 if last.endswith(marks.blank) else 1 if last.endswith(marks.lf) else 0
     if tail:
         payloads[-1] = last[:-tail]
     # Every line break is half of a separator, but the one or two after the last event: any
     # other is a line inside an event (or a blank line too many).
-    if text.count("\n", start) != 2 * (len(payloads) - 1) + tail:
+    if text.count(marks.lf, start) != 2 * (len(payloads) - 1) + tail:
         return None
-    return Payloads(payloads, first_line, _one, at_end=tail < 2)
+    return payloads, start, tail < 2
 
 
-def _after_comments(text: str) -> int | None:
+def _after_comments(text: AnyStr, marks: _Marks[AnyStr]) -> int | None:
     """Where the first line that is neither a comment nor blank starts (None: no such line)."""
     position = 0
-    while position < len(text) and text[position] in ":\n":
-        if text[position] == ":":
-            position = text.find("\n", position) + 1
+    while position < len(text):
+        if text.startswith(marks.colon, position):
+            position = text.find(marks.lf, position) + 1
             if position == 0:
                 return None
-        else:
+        elif text.startswith(marks.lf, position):
             position += 1
+        else:
+            break
     return position
 
 

@@ -44,7 +44,7 @@ from typing import TypeVar
 
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
-from webapp.core.readers import decode, read
+from webapp.core.readers import decode, read, read_plain
 from webapp.core.records import Payloads, ReaderError, ReadResult, Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Trace
@@ -229,13 +229,16 @@ class Service:
 
     def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
         raw = self.raw_lines(info).data
-        text = raw if isinstance(raw, str) else decode(raw)
+        fmt = info.input_format
         with self._heavy_for(info):
-            try:
-                result = read(text, info.input_format, har_entry=har_entry)
+            try:  # the bytes of a plain stream are read without their whole text made
+                found = None if isinstance(raw, str) else read_plain(raw, fmt, har_entry)
+                if found is None:
+                    text = raw if isinstance(raw, str) else decode(raw)
+                    found = read(text, fmt, har_entry=har_entry)
             except ReaderError as error:
                 raise Unreadable(str(error)) from error
-        return Reading(info, result)
+        return Reading(info, found)
 
     def raw_lines(self, info: StreamInfo) -> RawLines:
         """The stored bytes with their line index (cached: fetched from the store once)."""
