@@ -169,25 +169,27 @@ def test_streams_of_usual_chunks_assemble_the_same_in_the_plain_lane(
         agree(list(lane.records), policy, None, 0)
 
 
-def test_the_usual_pieces_of_a_long_stream_take_the_short_path(
+def test_reasoning_and_text_chunks_are_not_read_again_by_the_contract(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Reasoning, then pieces with an index and arguments onto an open call, the model known:
-    neither the assembler's general fragment reading nor the contract's chunk reading runs
-    for them (a test that fails when
-    the short path stops applying; that it gives the same trace is the tests above)."""
+    """Once the model is known and before any finish, a chunk of the usual choice with no
+    `tool_calls` has nothing for the contract: the assembler's loop does not hand it over
+    (a test that fails when that stops; that the contract is the same is the tests above)."""
     header = chunk(frag(index=0, id="call_1", name="f", args=""), model="gpt-4o")
-    thought = chunk(model="gpt-4o", reasoning="the user wants a", content="")
-    pieces = [chunk(frag(index=0, args=part), model="gpt-4o") for part in ('{"a":', "1", "}")]
-    text = _sse(*(dumps(value).decode() for value in [header, thought, *pieces]), "[DONE]")
-    general: list[int] = []
-    monkeypatch.setattr(Assembler, "_fragment", _counting(Assembler._fragment, general))
-    monkeypatch.setattr(WireReader, "chunk", _counting(WireReader.chunk, general))
+    thoughts = [chunk(model="gpt-4o", reasoning=part, content="") for part in ("the", " user")]
+    pieces = [chunk(frag(index=0, args=part), model="gpt-4o") for part in ('{"a":', "1}")]
+    ending = chunk(finish="tool_calls", model="gpt-4o")
+    after = chunk(content="late", model="gpt-4o")
+    stream = [header, *thoughts, *pieces, ending, after]
+    text = _sse(*(dumps(value).decode() for value in stream), "[DONE]")
+    read_by_contract: list[int] = []
+    monkeypatch.setattr(WireReader, "chunk", _counting(WireReader.chunk, read_by_contract))
     trace = assemble(read(text, "sse").records, Options())
-    assert general == [0, 0]  # the header, read by each
-    assert [block.text for block in trace.content] == ['{"a":1}', "the user wants a"]
-    intended = trace.contract.intended if trace.contract is not None else None
-    assert intended is not None and [call.arguments for call in intended.calls] == ['{"a":1}']
+    assert read_by_contract == [0, 3, 4, 5, 6]  # not the reasoning; text after the finish is
+    assert [block.text for block in trace.content] == ['{"a":1}', "the user", "late"]
+    assert trace.contract is not None and "call-after-finish" in {
+        quirk.code for quirk in trace.contract.quirks
+    }
 
 
 def _counting(function: Any, steps: list[int]) -> Any:

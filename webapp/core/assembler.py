@@ -55,16 +55,7 @@ from webapp.core.diagnosis import final_verdicts, final_words
 from webapp.core.jsvalue import js_string, map_key, read_keys, truthy
 from webapp.core.options import Options
 from webapp.core.records import Payloads, Record
-from webapp.core.rules import (
-    CONTINUATION,
-    DROP,
-    EXACT_ID,
-    EXACT_INDEX,
-    NEW,
-    NO_KEY,
-    RULE_NAMES,
-    decide,
-)
+from webapp.core.rules import CONTINUATION, DROP, EXACT_ID, EXACT_INDEX, NEW, RULE_NAMES, decide
 from webapp.core.steps import Anomaly, Step
 from webapp.core.toolcalls import ToolCalls
 from webapp.core.trace import Trace
@@ -182,10 +173,10 @@ class Assembler:
                     lines.append(line)
                     firsts.append(len(rules))
                     events.append(len(types))
-                    usual = chunk(step, value, None, None)
+                    quiet = chunk(step, value, None, None)
                     if reader is not None:  # the contract reads the same parse
-                        if usual is not None and reader.usual(step, usual):
-                            pass  # a usual chunk, taken the short way there too
+                        if quiet and reader.quiet():
+                            pass  # nothing in it for the contract
                         elif type(value) is dict and "error" not in value:
                             reader.chunk(step, value)
                         else:
@@ -194,23 +185,20 @@ class Assembler:
                 payloads[position] = ""
             line += 2
 
-    def _chunk(
-        self, step: int, chunk: Any, event: str | None, record: Record | None
-    ) -> tuple[int, str] | tuple[()] | None:
-        """Assemble one parsed chunk at `step` (`record`: the one it came from, if any). What
-        the contract may skip of it: the fragment's index and arguments when it was nothing
-        but a plain piece (`_piece`); `()` when it is the usual choice with no finish and no
-        `tool_calls` (reasoning or text, say); None for any other chunk."""
+    def _chunk(self, step: int, chunk: Any, event: str | None, record: Record | None) -> bool:
+        """Assemble one parsed chunk at `step` (`record`: the one it came from, if any); True
+        when it is the usual choice with no finish and no `tool_calls` (reasoning or text,
+        say), which the contract has nothing to read in (`ContractReader.quiet`)."""
         odd = event is not None or type(chunk) is not dict or "error" in chunk
         if odd and self._odd_chunk(step, chunk, event, record):
-            return None
+            return False
         choices = chunk.get("choices")
         choice: Any = choices[0] if type(choices) is list and len(choices) == 1 else None
         index = choice.get("index", 0) if type(choice) is dict else None
         if type(index) is not int or index != self._choice:  # not the usual one choice
             choice = self._select(step, choices)
             if choice is None:
-                return None
+                return False
             index = None
         finish = choice.get("finish_reason")
         if finish is not None and truthy(finish):
@@ -218,25 +206,20 @@ class Assembler:
             self._columns.finish_reasons[step] = js_string(finish)
         delta = choice.get("delta")
         if not isinstance(delta, dict):
-            return None
-        alone = finish is None and index is not None  # nothing else read in it, so far
+            return False
         if not _REASONING_KEYS.isdisjoint(delta):
             self._reasoning(step, delta)
-            alone = False
         content = delta.get("content")
         if content:
             self._text_delta(step, content)
-            alone = False
         calls = delta.get("tool_calls")
         if calls is None:
-            return () if finish is None and index is not None else None
+            return finish is None and index is not None
         if type(calls) is list and len(calls) == 1:  # the usual chunk: one fragment
-            if alone and (piece := self._piece(step, calls[0])) is not None:
-                return piece
             self._fragment(step, 0, calls[0])
         else:
             self._fragments(step, calls)
-        return None
+        return False
 
     def _fragments(self, step: int, calls: Any) -> None:
         """`delta.tool_calls` when it is not one fragment: each of a list, or an anomaly."""
@@ -250,44 +233,6 @@ class Assembler:
                 f"delta.tool_calls is {type_name(calls)}, not an array: ignored "
                 "(upstream would fail or misread it)",
             )  # fmt: skip
-
-    def _piece(self, step: int, raw: Any) -> tuple[int, str] | None:
-        """The usual fragment of a long stream at less cost: an index and arguments, no id, no
-        name, not custom, onto the block its index names, which takes it as an exact index
-        without registering anything. Does what `_fragment` would, without its tests for every
-        other case, and returns the index and arguments; None, having done nothing, for any
-        other fragment. It takes about a fifth off `check` on the real-framed bench inputs
-        (bench/README.md); the plain lane's tests (tests/core/test_payloads.py) hold it to the
-        general path's trace and contract."""
-        if type(raw) is not dict or "custom" in raw or raw.get("id") is not None:
-            return None
-        function, index = raw.get("function"), raw.get("index")
-        if type(function) is not dict or type(index) is not int or not 0 <= index < 1 << 31:
-            return None
-        text = function.get("arguments")
-        if type(text) is not str or function.get("name") is not None:
-            return None
-        registry = self._calls
-        block = registry.by_index.get(index)
-        if block is None or block.fold is not None or not block.indexes:
-            return None  # not an exact index, or one that registers
-        if registry.server_path or (registry.freeform and block in registry.freeform):
-            return None
-        registry.append(step, block, text)
-        columns = self._columns
-        columns.event_type.append(TOOLCALL_DELTA)
-        columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
-        columns.event_delta.append(text)
-        columns.fragment_index.append(index)
-        columns.fragment_id.append(None)
-        columns.fragment_name.append(None)
-        columns.fragment_arguments.append(text)
-        columns.fragment_rule.append(EXACT_INDEX)
-        columns.fragment_block.append(block.number)  # type: ignore[arg-type]  # a tool call
-        columns.fragment_piece.append(len(block.pieces) - 1 if text else NONE)
-        columns.fragment_index_miss.append(NO_KEY)
-        columns.fragment_id_miss.append(NO_KEY)
-        return index, text
 
     def _odd_chunk(self, step: int, chunk: Any, event: str | None, record: Record | None) -> bool:
         """A provider's error, an SSE event upstream passes on, or not a chunk object: True

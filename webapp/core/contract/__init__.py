@@ -112,13 +112,9 @@ class ContractReader:
         self.record: Callable[[int, Record], None] = self._reader.record
         self.chunk: Callable[[int, dict[str, Any]], None] = self._reader.chunk
 
-    def usual(self, step: int, usual: tuple[int, str] | tuple[()]) -> bool:
-        """`chunk` of a usual chunk, as the assembler found it (`Assembler._chunk`): its one
-        fragment's index and arguments when it is nothing but that plain piece, `()` when it
-        has no finish and no `tool_calls`. True when the contract could take it so; False,
-        having done nothing: give it to `chunk`."""
-        if usual:
-            return self._reader.plain_piece(step, *usual)
+    def quiet(self) -> bool:
+        """Whether `chunk` would do nothing with a chunk whose usual choice has no finish and no
+        `tool_calls` (reasoning or text): the model is known and nothing has finished yet."""
         return self._reader.quiet()
 
     @property

@@ -326,22 +326,9 @@ class WireReader:
             if self.finished_at is None:
                 self.finished_at = step
 
-    def plain_piece(self, step: int, index: int, arguments: str) -> bool:
-        """What `chunk` does with a chunk that is only one fragment, with this index and these
-        arguments, and no id, name or finish (ContractReader.piece): True when it was that
-        plain piece onto a one-part block; False, having done nothing, when `chunk` must read
-        it (the model not yet known, the stream finished, another block shape)."""
-        if self.finished_at is not None or self.wire.model is None:
-            return False
-        block = self.by_index.get(index)
-        if block is None or len(block.parts) != 1 or block.parts[0].freeform:
-            return False
-        self.piece(step, block.parts[0], arguments)
-        return True
-
     def quiet(self) -> bool:
         """Whether `chunk` does nothing with a chunk whose usual choice has no finish and no
-        `tool_calls` (ContractReader.quiet): the model is known and nothing has finished."""
+        `tool_calls` (`ContractReader.quiet`): the model is known and nothing has finished."""
         return self.finished_at is None and self.wire.model is not None
 
     def entry(self, step: int, position: int, raw: Any, finished: bool) -> None:
