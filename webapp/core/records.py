@@ -66,20 +66,26 @@ MakeRecord = Callable[[str, int, bool], Record]
 """A reader's record for one payload: its text, its line, whether the input ended inside it."""
 
 
+Payload = str | bytes
+"""A plain stream's payload: its text, or its UTF-8 bytes when it was read from bytes."""
+
+
 class Payloads(Sequence[Record]):
-    """The records of a plain stream kept as their payload text, each parsed when asked for.
+    """The records of a plain stream kept as their payloads, each parsed when asked for.
 
     A plain SSE stream (one `data: ` line per event, one blank line between events) is most
     long streams. Its parsed chunks would take about ten times the text's memory, and the
     assembler needs each only once, in order: it reads `payloads` itself (`Assembler.plain`).
     Everyone else sees an ordinary sequence of records, equal to the tuple the reader would
     have built, made again on each access (a window of steps parses only its own chunks).
+    A payload is its text, or its valid UTF-8 bytes when the stream was read from bytes
+    (`webapp.core.readers.read_plain`): orjson parses either, and `text` decodes it.
     """
 
     __slots__ = ("_make", "at_end", "first_line", "payloads")
 
     def __init__(
-        self, payloads: list[str], first_line: int, make: MakeRecord, *, at_end: bool
+        self, payloads: list[Payload], first_line: int, make: MakeRecord, *, at_end: bool
     ) -> None:
         self.payloads = payloads
         self.first_line = first_line
@@ -88,15 +94,18 @@ class Payloads(Sequence[Record]):
         """Whether the input ended inside the last event (no blank line after it)."""
         self._make = make
 
+    def text(self, position: int) -> str:
+        """The payload at `position` as text."""
+        payload = self.payloads[position]
+        return payload if isinstance(payload, str) else payload.decode("utf-8")
+
     def line(self, position: int) -> int:
         """The input line of the record at `position`."""
         return self.first_line + 2 * position
 
     def parsed(self, position: int, value: Any) -> Record:
         """The record at `position` from its payload already parsed (a JSON chunk)."""
-        return Record(
-            kind="chunk", line=self.line(position), value=value, text=self.payloads[position]
-        )
+        return Record(kind="chunk", line=self.line(position), value=value, text=self.text(position))
 
     def __len__(self) -> int:
         return len(self.payloads)
@@ -113,7 +122,7 @@ class Payloads(Sequence[Record]):
         if not 0 <= position < len(self.payloads):
             raise IndexError("record index out of range")
         last = position == len(self.payloads) - 1
-        return self._make(self.payloads[position], self.line(position), last and self.at_end)
+        return self._make(self.text(position), self.line(position), last and self.at_end)
 
     def __iter__(self) -> Iterator[Record]:
         for position in range(len(self.payloads)):
@@ -121,15 +130,16 @@ class Payloads(Sequence[Record]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Payloads):
-            return (self.payloads, self.first_line, self.at_end) == (
-                other.payloads,
+            return (self.first_line, self.at_end, len(self)) == (
                 other.first_line,
                 other.at_end,
-            )
+                len(other),
+            ) and all(self.text(at) == other.text(at) for at in range(len(self)))
         return isinstance(other, tuple | list) and tuple(self) == tuple(other)
 
     def __hash__(self) -> int:
-        return hash((tuple(self.payloads), self.first_line, self.at_end))
+        texts = tuple(self.text(at) for at in range(len(self)))
+        return hash((texts, self.first_line, self.at_end))
 
     def __repr__(self) -> str:
         return f"Payloads({len(self.payloads)} records from line {self.first_line})"

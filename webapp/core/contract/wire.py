@@ -260,7 +260,7 @@ class WireReader:
         self.wire.steps = len(records)
         loads_fast = orjson.loads
         for step, payload in enumerate(records.payloads):
-            if payload == "[DONE]":
+            if payload == "[DONE]" or payload == b"[DONE]":
                 self.wire.ended = "[DONE]"
             else:
                 try:

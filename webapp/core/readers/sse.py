@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import AnyStr, Generic
+from typing import AnyStr, Generic, cast
 
 from webapp.core.jsoncheck import cut_short
 from webapp.core.readers.parse import TRUNCATED, parse_json, split_lines
-from webapp.core.records import Payloads, ReadResult, Record
+from webapp.core.records import Payload, Payloads, ReadResult, Record
 from webapp.core.words import count
 
 _KNOWN_FIELDS = frozenset({"event", "data", "id", "retry"})
@@ -172,30 +172,29 @@ def _plain(text: str, first_line: int) -> Payloads | None:
     if parts is None:
         return None
     payloads, start, at_end = parts
-    return Payloads(payloads, first_line + text.count("\n", 0, start), _one, at_end=at_end)
+    first = first_line + text.count("\n", 0, start)
+    return Payloads(cast("list[Payload]", payloads), first, _one, at_end=at_end)
 
 
 def read_plain_bytes(data: bytes) -> tuple[ReadResult, int] | None:
     """`read_sse(decode(data))` and how many U+FFFD the text holds, when the bytes are a plain
-    stream (`_plain`) of valid UTF-8 without a BOM; else None. Its payloads are cut from the
-    bytes and decoded one by one, so the whole text is never made: a long stream with one
-    character beyond Latin-1 takes two or four bytes a character as one text."""
-    if data.startswith(_BOMS):
-        return None
-    parts = _plain_parts(data, _BYTES)
+    stream (`_plain`) of valid UTF-8 without a BOM; else None. Its payloads are kept as their
+    bytes, cut from the input (orjson parses bytes; a record decodes its own): neither the
+    whole text nor the payloads' texts are made, where a long stream with one character
+    beyond Latin-1 takes two or four bytes a character as one text."""
+    parts = None if data.startswith(_BOMS) else _plain_parts(data, _BYTES)
     if parts is None:
         return None
     pieces, start, at_end = parts
-    payloads: list[str] = []
-    keep = payloads.append
-    try:
-        data[:start].decode("utf-8")  # the comments: valid, as the payloads must be
-        for position, piece in enumerate(pieces):
-            keep(piece.decode("utf-8"))
-            pieces[position] = b""  # each piece's bytes go as its text comes
-    except UnicodeDecodeError:  # U+FFFD where the text has them: the text's reading says so
-        return None
-    plain = Payloads(payloads, 1 + data.count(b"\n", 0, start), _one, at_end=at_end)
+    if not data.isascii():  # valid UTF-8, as the text would be without U+FFFD added
+        try:
+            data[:start].decode("utf-8")
+            for piece in pieces:
+                piece.decode("utf-8")
+        except UnicodeDecodeError:  # the text's reading says where
+            return None
+    first = 1 + data.count(b"\n", 0, start)
+    plain = Payloads(cast("list[Payload]", pieces), first, _one, at_end=at_end)
     notes = _notes(plain[-1:], _Tally(), _Tally(), _Tally())
     return ReadResult(format="sse", records=plain, notes=notes), data.count(_REPLACEMENT)
 
