@@ -1,7 +1,8 @@
 """What a fresh page view costs: one reading of the stream and one assembly, however it came.
 
-Counters wrap the core's entry points wherever the package holds them: `read` (a whole
-stream read), `read_sse` called on its own (one record read again from its lines) and
+Counters wrap the core's entry points wherever the package holds them: `read` and
+`read_plain` (a whole stream read, from its text or a plain stream's bytes), `read_sse` called
+on its own (one record read again from its lines) and
 `assemble`. A pasted stream is read once when stored; its first page assembles once from
 that reading and shows its step's record from it too. The Minimise choices (which need the
 other policy's trace) are made when their form is opened, from the same reading.
@@ -39,18 +40,22 @@ def work(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
 
     def counted(name: str, real: Callable[..., Any], nested: bool) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            if not (nested and depth[0]):
-                counts[name] += 1
+            outer = not (nested and depth[0])
             depth[0] += 1
             try:
-                return real(*args, **kwargs)
+                found = real(*args, **kwargs)
             finally:
                 depth[0] -= 1
+            if outer and (found is not None or real is not read_plain):
+                counts[name] += 1  # `read_plain` reads only what it returns (else `read` does)
+            return found
 
         return call
 
+    read_plain = webapp.core.readers.read_plain
     entry_points = [
         (webapp.core.readers, "read", "reads", False),
+        (webapp.core.readers, "read_plain", "reads", False),
         (webapp.core.readers.sse, "read_sse", "record reads", True),
         (webapp.core.assembler, "assemble", "assemblies", False),
     ]
