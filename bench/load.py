@@ -8,8 +8,13 @@ apart from other 5xx, as a refusal: the documented back-pressure, which a client
 Exits 1 on any other 5xx or a request that got no answer (`--strict` also on busy refusals);
 2 if the server did not start.
 
+`--heavy-mb N` also stores a stream of about N MB of bare continuations before the clock
+starts and, a second in, opens its compare page once (both policies' traces of a long stream
+with exact-key's phantom blocks: the heaviest page there is), then reports the htmx steps that
+ran while it was being made beside those that did not: one request must not hold the others.
+
 Run: `.venv/bin/python bench/load.py [--clients 20] [--seconds 20] [--store sqlite|postgresql]
-[--db URL] [--workers 1] [--max-uploads N] [--strict]`.
+[--db URL] [--workers 1] [--max-uploads N] [--heavy-mb N] [--strict]`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from dataclasses import dataclass, field
 
 import httpx
 from serving import Server, percentile, small_stream, throwaway_store
+
+import bench
 
 # kind -> weight in the mix
 MIX = {"post": 1, "page": 3, "step": 4, "trace": 2}
@@ -48,6 +55,10 @@ class Run:
     ids: list[str]
     steps: dict[str, int]
     tallies: defaultdict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    stepped: list[tuple[float, float]] = field(default_factory=list)
+    """Each htmx step's start and end (`time.perf_counter` seconds)."""
+    heavy: tuple[float, float] | None = None
+    """When the heavy page was being made (`--heavy-mb`)."""
 
 
 async def post(client: httpx.AsyncClient, rng: random.Random, tag: str) -> httpx.Response:
@@ -76,7 +87,10 @@ async def one(client: httpx.AsyncClient, run: Run, rng: random.Random, n: int, w
     except httpx.TransportError:
         tally.failures += 1
         return
-    tally.seconds.append(time.perf_counter() - started)
+    ended = time.perf_counter()
+    tally.seconds.append(ended - started)
+    if kind == "step":
+        run.stepped.append((started, ended))
     if answer.status_code == 503 and "retry-after" in answer.headers:
         tally.busy += 1
     elif answer.status_code >= 500:
@@ -109,12 +123,56 @@ async def seed_streams(base: str, seed: int) -> Run:
     return run
 
 
-async def drive(base: str, clients: int, seconds: float, seed: int) -> tuple[Run, float]:
+async def store_heavy(base: str, megabytes: float) -> str:
+    """Store about `megabytes` MB of one call's bare continuations; its id."""
+    fragments = max(10, int(megabytes * 1e6 / 217))  # bench.one_call's chunks are ~217 bytes
+    data = bench.sse(bench.one_call(fragments, indexed=False)).encode()
+    async with httpx.AsyncClient(base_url=base, timeout=900.0) as client:
+        files = {"file": ("heavy.sse", data, "text/event-stream")}
+        answer = await client.post("/api/streams", files=files)
+        answer.raise_for_status()
+        return str(answer.json()["id"])
+
+
+async def open_heavy(base: str, run: Run, stream: str) -> None:
+    """A second in, open the heavy stream's compare page once; note when it was made."""
+    await asyncio.sleep(1.0)
+    async with httpx.AsyncClient(base_url=base, timeout=900.0) as client:
+        started = time.perf_counter()
+        answer = await client.get(f"/s/{stream}/compare")
+        run.heavy = (started, time.perf_counter())
+        if answer.status_code != 200:
+            raise RuntimeError(f"the heavy page answered {answer.status_code}")
+
+
+async def drive(
+    base: str, clients: int, seconds: float, seed: int, heavy_mb: float = 0.0
+) -> tuple[Run, float]:
     run = await seed_streams(base, seed)
+    heavy = await store_heavy(base, heavy_mb) if heavy_mb else None
     started = time.monotonic()
     deadline = started + seconds
-    await asyncio.gather(*(client_loop(base, run, deadline, i, seed) for i in range(clients)))
+    loops = [client_loop(base, run, deadline, i, seed) for i in range(clients)]
+    if heavy is not None:
+        loops.append(open_heavy(base, run, heavy))
+    await asyncio.gather(*loops)
     return run, time.monotonic() - started
+
+
+def report_heavy(run: Run) -> None:
+    """The steps that ran while the heavy page was made, beside the others."""
+    if run.heavy is None:
+        return
+    begun, done = run.heavy
+    during = sorted(end - start for start, end in run.stepped if start < done and end > begun)
+    others = sorted(end - start for start, end in run.stepped if end <= begun or start >= done)
+    for label, times in (("during", during), ("outside", others)):
+        if times:
+            print(
+                f"steps {label} the heavy page: {len(times)}, "
+                f"p95 {1000 * percentile(times, 0.95):.1f} ms, max {1000 * times[-1]:.1f} ms"
+            )
+    print(f"heavy page (compare of a --heavy-mb stream): {done - begun:.2f} s")
 
 
 def report(run: Run, elapsed: float, strict: bool = False) -> bool:
@@ -180,6 +238,9 @@ def main() -> int:
     parser.add_argument(
         "--strict", action="store_true", help="exit 1 on busy 503s too (refused uploads)"
     )
+    parser.add_argument(
+        "--heavy-mb", type=float, default=0.0, help="open a compare page of this many MB"
+    )
     args = parser.parse_args()
     with throwaway_store(args.store, args.db) as db:
         extra = [] if args.max_uploads is None else ["--max-uploads", str(args.max_uploads)]
@@ -195,10 +256,14 @@ def main() -> int:
                 f"load: {args.clients} clients for {args.seconds:g} s against {server.base} "
                 f"({store}, {args.workers} worker(s))"
             )
-            run, elapsed = asyncio.run(drive(server.base, args.clients, args.seconds, args.seed))
+            run, elapsed = asyncio.run(
+                drive(server.base, args.clients, args.seconds, args.seed, args.heavy_mb)
+            )
         finally:
             server.stop()
-    return 0 if report(run, elapsed, args.strict) else 1
+    fine = report(run, elapsed, args.strict)
+    report_heavy(run)
+    return 0 if fine else 1
 
 
 if __name__ == "__main__":
