@@ -27,7 +27,7 @@ from starlette.formparsers import FormParser, MultiPartException, MultiPartParse
 from starlette.requests import Request
 
 from webapp.core import words
-from webapp.core.readers import FORMATS, decode, read
+from webapp.core.readers import FORMATS, decode, read, read_plain
 from webapp.core.records import ReadResult
 from webapp.core.redact import redact
 from webapp.settings import Settings
@@ -283,13 +283,16 @@ def prepare(raw: bytes, input_format: str, limit: int, masks: Masks | None = Non
     removed = list(redaction.removed)
     if redaction.removed:
         text = redaction.text
+    del redaction
     if masks is not None:
         text, masked = masks.apply(text)
         removed += masked
     if removed:
         raw = encode_text(text)
-    result = read(text, input_format)
-    return Prepared(raw, result, tuple(removed))
+        return Prepared(raw, read(text, input_format), tuple(removed))
+    del text  # the bytes' own text: a plain stream is read from the bytes, without it alive
+    result = read_plain(raw, input_format) or read(decode(raw), input_format)
+    return Prepared(raw, result, ())
 
 
 @dataclass(frozen=True, slots=True)
