@@ -105,17 +105,15 @@ class ContractReader:
     `chunk(step, value)` for a parsed chunk object without an "error" key, while not `ended`;
     then `finish(steps)`."""
 
-    __slots__ = ("_reader", "chunk", "record")
+    __slots__ = ("_reader", "chunk", "quiet", "record")
 
     def __init__(self, choice: int = 0, *, steps_kept: int = STEPS_KEPT) -> None:
         self._reader = WireReader(choice, ENTRY_TESTS, steps_kept, BARE_MARKS)
         self.record: Callable[[int, Record], None] = self._reader.record
         self.chunk: Callable[[int, dict[str, Any]], None] = self._reader.chunk
-
-    def quiet(self) -> bool:
-        """Whether `chunk` would do nothing with a chunk whose usual choice has no finish and no
-        `tool_calls` (reasoning or text): the model is known and nothing has finished yet."""
-        return self._reader.quiet()
+        self.quiet: Callable[[], bool] = self._reader.quiet
+        """Whether `chunk` would do nothing with a chunk whose usual choice has no finish and
+        no `tool_calls` (reasoning or text): the model is known and nothing has finished."""
 
     @property
     def ended(self) -> bool:

@@ -186,7 +186,8 @@ def read_plain_bytes(data: bytes) -> tuple[ReadResult, int] | None:
     if parts is None:
         return None
     pieces, start, at_end = parts
-    if not data.isascii():  # valid UTF-8, as the text would be without U+FFFD added
+    is_ascii = data.isascii()
+    if not is_ascii:  # valid UTF-8, as the text would be without U+FFFD added
         try:
             data[:start].decode("utf-8")
             for piece in pieces:
@@ -196,7 +197,8 @@ def read_plain_bytes(data: bytes) -> tuple[ReadResult, int] | None:
     first = 1 + data.count(b"\n", 0, start)
     plain = Payloads(cast("list[Payload]", pieces), first, _one, at_end=at_end)
     notes = _notes(plain[-1:], _Tally(), _Tally(), _Tally())
-    return ReadResult(format="sse", records=plain, notes=notes), data.count(_REPLACEMENT)
+    replacements = 0 if is_ascii else data.count(_REPLACEMENT)
+    return ReadResult(format="sse", records=plain, notes=notes), replacements
 
 
 def _plain_parts(text: AnyStr, marks: _Marks[AnyStr]) -> tuple[list[AnyStr], int, bool] | None:
