@@ -200,7 +200,12 @@ class Wire:
 
     def mark(self, code: str, block: int | None, step: int, detail: str) -> None:
         """Note that quirk `code` showed at `step` on `block`."""
-        found = self.marks.setdefault(code, {}).setdefault(block, Marks())
+        by_block = self.marks.get(code)
+        if by_block is None:
+            by_block = self.marks[code] = {}
+        found = by_block.get(block)
+        if found is None:  # not `setdefault`: that would make a `Marks` at every mark
+            found = by_block[block] = Marks()
         found.count += 1
         if (not found.steps or found.steps[-1] != step) and len(found.steps) < self.steps_kept:
             found.steps.append(step)
