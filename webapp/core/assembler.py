@@ -6,7 +6,7 @@ A stream is a sequence of records (`webapp.core.readers`): chunks, the `[DONE]` 
 and text that did not parse. Each record is one step. A *chunk* is one
 `chat.completion.chunk` object: we follow the choice whose `index` is the selected one and read
 its delta in upstream's order: reasoning, then content, then `tool_calls`, each entry of which
-is a *fragment*. Records come parsed (a tuple of `Record`s), or as the payload texts of a plain
+is a *fragment*. Records come parsed (a tuple of `Record`s), or as the payloads of a plain
 SSE stream (`webapp.core.records.Payloads`), which this loop parses with orjson, once each; both
 go through the same `_chunk`.
 
@@ -20,7 +20,9 @@ State kept while feeding:
   and id points, the latest registration winning as in upstream pi-ai), the blocks still open
   for continuations, and which blocks' arguments are not yet one complete JSON value;
 - in `webapp.core.contract.ContractReader` (when `contract`): the wire as the contract reads
-  it, fed each record or parsed chunk from this same loop, so no chunk is parsed twice.
+  it, fed each record or parsed chunk from this same loop, so no chunk is parsed twice (a
+  chunk with no tool call and no finish, which it has nothing to read in once the model is
+  known, is not handed over: `ContractReader.quiet`).
 
 Each fragment's rule is `webapp.core.rules.decide`: the table tried in order, exact-index,
 exact-id, continuation, drop, new (policy `exact-key` has no continuation and no drop). On the
@@ -131,7 +133,7 @@ class Assembler:
         return step
 
     def payloads(self, records: Payloads, *, consume: bool = False) -> None:
-        """Feed a plain stream's records from their payload texts, each parsed once, by orjson.
+        """Feed a plain stream's records from their payloads, each parsed once, by orjson.
 
         A payload orjson refuses (not JSON, or JSON that only the standard library reads: a
         lone surrogate, an integer beyond 64 bits) and every record after the stream stopped
