@@ -109,6 +109,19 @@ def har(*chunks: Any, model: str = "demo-model", tools: list[dict[str, Any]] | N
     return json.dumps({"log": {"version": "1.2", "entries": [entry]}})
 
 
+def har_of(*bodies: str) -> str:
+    """A HAR file with one chat-completions entry per SSE body, each to a host of its own
+    (`https://host1.example/...` for the first)."""
+    entries = [
+        {
+            "request": {"method": "POST", "url": f"https://host{k}.example/v1/chat/completions"},
+            "response": {"status": 200, "content": {"mimeType": "text/event-stream", "text": b}},
+        }
+        for k, b in enumerate(bodies, 1)
+    ]
+    return json.dumps({"log": {"entries": entries}})
+
+
 def pyrepr(*chunks: dict[str, Any]) -> str:
     """What printing openai-python's chunk objects shows, one per line (chunks need a model)."""
     return "".join(_chunk_repr(c) + "\n" for c in chunks)

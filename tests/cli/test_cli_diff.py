@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.cli.clikit import Invoke, Write
-from tests.streamkit import chunk, frag, sse
+from tests.streamkit import chunk, frag, har_of, sse
 from webapp.lenses.results import Call as LensCall
 from webapp.lenses.results import LensResult
 
@@ -38,17 +38,6 @@ TWO = sse(
     chunk(frag(1, "call_2", "get_time", "{}")),
     chunk(finish="tool_calls"),
 )
-
-
-def har(*bodies: str) -> str:
-    entries = [
-        {
-            "request": {"method": "POST", "url": f"https://host{k}.example/v1/chat/completions"},
-            "response": {"status": 200, "content": {"mimeType": "text/event-stream", "text": b}},
-        }
-        for k, b in enumerate(bodies, 1)
-    ]
-    return json.dumps({"log": {"entries": entries}})
 
 
 def test_the_same_calls_in_other_pieces_exit_0(invoke: Invoke, write: Write) -> None:
@@ -95,7 +84,7 @@ def test_bare_continuations_and_a_well_formed_stream_are_the_same(
 
 
 def test_har_entries_on_either_side(invoke: Invoke, write: Write) -> None:
-    path = write(har(PARIS, LYON, PIECES), "capture.har")
+    path = write(har_of(PARIS, LYON, PIECES), "capture.har")
     assert invoke("diff", f"{path}#1", f"{path}#3").exit_code == 0
     assert invoke("diff", path, path, "--har-entry-b", "3").exit_code == 0
     result = invoke("diff", f"{path}#1", path, "--har-entry-b", "2", "--format", "json")
@@ -111,11 +100,11 @@ def test_a_file_whose_name_has_a_hash_is_read_as_it_is(invoke: Invoke, write: Wr
 
 
 def test_standard_input_is_read_once_for_both_sides(invoke: Invoke) -> None:
-    text = har(PARIS, PIECES)
+    text = har_of(PARIS, PIECES)
     result = invoke("diff", "-", "-", "--har-entry-a", "1", "--har-entry-b", "2", input=text)
     assert result.exit_code == 0, result.output
     assert invoke("diff", "--", "-#1", "-#2", input=text).exit_code == 0
-    assert invoke("diff", "--", "-#1", "-#1", input=har(PARIS, LYON)).exit_code == 0
+    assert invoke("diff", "--", "-#1", "-#1", input=har_of(PARIS, LYON)).exit_code == 0
 
 
 def test_bad_input_exits_2(invoke: Invoke, write: Write) -> None:
@@ -124,7 +113,7 @@ def test_bad_input_exits_2(invoke: Invoke, write: Write) -> None:
     assert missing.exit_code == 2 and "cannot read /nonexistent/b.sse" in missing.stderr
     garbage = invoke("diff", good, write("hello, not a stream", "b.txt"))
     assert garbage.exit_code == 2 and garbage.stdout == ""
-    path = write(har(PARIS), "capture.har")
+    path = write(har_of(PARIS), "capture.har")
     out_of_range = invoke("diff", good, f"{path}#4")
     assert out_of_range.exit_code == 2 and "there is no entry 4" in out_of_range.stderr
     both = invoke("diff", f"{path}#1", good, "--har-entry-a", "2")

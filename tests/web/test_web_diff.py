@@ -23,7 +23,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.lenses.fakes import CALL, answering
-from tests.streamkit import chunk, frag, sse
+from tests.streamkit import chunk, frag, har_of, sse
 from tests.web.test_web_slow_bodies import Upload
 from tests.web.webkit import Store
 from webapp.cli import main
@@ -48,17 +48,6 @@ PIECES = sse(
     chunk(frag(0, args='ty": "Paris"}')),
     chunk(finish="tool_calls"),
 )
-
-
-def har(*bodies: str) -> str:
-    entries = [
-        {
-            "request": {"method": "POST", "url": f"https://host{k}.example/v1/chat/completions"},
-            "response": {"status": 200, "content": {"mimeType": "text/event-stream", "text": b}},
-        }
-        for k, b in enumerate(bodies, 1)
-    ]
-    return json.dumps({"log": {"entries": entries}})
 
 
 def page_of(response: Any) -> Any:
@@ -161,7 +150,7 @@ def test_the_api_answers_what_the_cli_prints(
 
 
 def test_har_entries_on_either_side(client: TestClient, store: Store) -> None:
-    file = store(har(PARIS, LYON_AND_TIME, PIECES), "capture.har")
+    file = store(har_of(PARIS, LYON_AND_TIME, PIECES), "capture.har")
     same = client.get("/diff", params={"a": file, "har_entry_a": 1, "b": file, "har_entry_b": 3})
     page = page_of(same)
     assert page.diff.same

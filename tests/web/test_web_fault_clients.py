@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 import webapp.lenses
 from tests.lenses.fakes import CRASHES, answering, missing, program
-from tests.streamkit import chunk, frag, sse
+from tests.streamkit import chunk, frag, har_of, sse
 from tests.web.webkit import HX, Store
 from webapp.cli import main
 from webapp.core.readers import read
@@ -42,17 +42,6 @@ SECOND = sse(
 CLEAN = sse(
     chunk(frag(0, "call_1", "get_weather", '{"city": "Paris"}')), chunk(finish="tool_calls")
 )
-
-
-def har(*streams: str) -> str:
-    entries = [
-        {
-            "request": {"method": "POST", "url": f"https://p{k}.example/v1/chat/completions"},
-            "response": {"status": 200, "content": {"mimeType": "text/event-stream", "text": t}},
-        }
-        for k, t in enumerate(streams)
-    ]
-    return json.dumps({"log": {"entries": entries}})
 
 
 @pytest.fixture
@@ -194,7 +183,7 @@ def test_the_api_refuses_a_bad_entry_and_waits_politely(
 def test_the_entry_on_screen_drives_the_lenses_the_report_and_the_fixture(
     lenses: None, client: TestClient, store: Store, tmp_path: Path
 ) -> None:
-    stream_id = store(har(FIRST, SECOND))
+    stream_id = store(har_of(FIRST, SECOND))
     page = client.get(f"/s/{stream_id}?har_entry=2")
     links = page.context["links"]
     for url in (links.clients, links.clients_json, links.report, links.fixture, links.minimise,
@@ -228,7 +217,7 @@ def test_the_entry_on_screen_drives_the_lenses_the_report_and_the_fixture(
 
 def _cli_of_entry(tmp_path: Path, entry: int) -> Any:
     path = tmp_path / "two.har"
-    path.write_text(har(FIRST, SECOND), encoding="utf-8")
+    path.write_text(har_of(FIRST, SECOND), encoding="utf-8")
     return cli_json(str(path), "--har-entry", str(entry))
 
 
@@ -242,7 +231,7 @@ def inline(app: FastAPI) -> Minimiser:
 def test_minimise_on_the_page_keeps_the_fingerprint_of_the_entry_on_screen(
     client: TestClient, store: Store, inline: Minimiser
 ) -> None:
-    stream_id = store(har(FIRST, SECOND))
+    stream_id = store(har_of(FIRST, SECOND))
     form = client.get(f"/s/{stream_id}/minimise?har_entry=2", headers=HX)
     assert form.status_code == 200
     control = form.context["minimise"]
@@ -259,7 +248,7 @@ def test_minimise_on_the_page_keeps_the_fingerprint_of_the_entry_on_screen(
     assert "of HAR entry 2" in posted.context["job"].what
     raw = client.get(f"/api/streams/{job.result}/raw").text
     assert "get_weather" in raw and "get_time" not in raw
-    original = read(har(FIRST, SECOND), har_entry=2).records
+    original = read(har_of(FIRST, SECOND), har_entry=2).records
     assert fingerprint(read(raw).records) == fingerprint(original)
     info = client.get(f"/api/streams/{job.result}").json()
     assert info["title"] == "minimised from test stream (HAR entry 2)"
@@ -268,7 +257,7 @@ def test_minimise_on_the_page_keeps_the_fingerprint_of_the_entry_on_screen(
 def test_minimise_api_takes_the_fingerprint_and_an_entry(
     client: TestClient, store: Store, inline: Minimiser
 ) -> None:
-    stream_id = store(har(FIRST, SECOND))
+    stream_id = store(har_of(FIRST, SECOND))
     url = f"/api/streams/{stream_id}/minimise"
     response = client.post(url, json={"until": "fingerprint", "har_entry": 2})
     assert response.status_code == 202, response.text
@@ -292,7 +281,7 @@ def test_a_clean_stream_offers_no_fingerprint(client: TestClient, store: Store) 
 
 
 def test_one_running_job_per_stream_entry_property_and_policy(app: FastAPI, store: Store) -> None:
-    stream_id = store(har(FIRST, SECOND))
+    stream_id = store(har_of(FIRST, SECOND))
     jobs = Jobs(app.state.service.storage)
     first, new = jobs.start(stream_id, "fingerprint", "adr-0019", 3, 2, 60, har_entry=2)
     assert new and first.har_entry == 2
@@ -307,11 +296,11 @@ def test_one_running_job_per_stream_entry_property_and_policy(app: FastAPI, stor
 def test_report_step_links_open_the_entry_reported(tmp_path: Path) -> None:
     settings = Settings(db=str(tmp_path / "links.sqlite3"), public_url="https://sv.example")
     with TestClient(create_app(settings)) as client:
-        stream_id = client.post("/api/streams", json={"text": har(FIRST, SECOND)}).json()["id"]
+        stream_id = client.post("/api/streams", json={"text": har_of(FIRST, SECOND)}).json()["id"]
         text = client.get(f"/s/{stream_id}/report.md?har_entry=2").text
     assert f"(https://sv.example/s/{stream_id}?step=1&har_entry=2)" in text
     path = tmp_path / "two.har"
-    path.write_text(har(FIRST, SECOND), encoding="utf-8")
+    path.write_text(har_of(FIRST, SECOND), encoding="utf-8")
     public = f"https://sv.example/s/{stream_id}"
     cli = CliRunner().invoke(
         main, ["report", str(path), "--har-entry", "2", "--public-url", public]
