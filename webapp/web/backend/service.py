@@ -309,13 +309,7 @@ class Service:
         if data is None:
             return None
         with self._heavy_for(info):
-            try:
-                made = stored.unpack(data)
-            except stored.StoredError as error:
-                log.warning("stream %s: its stored trace does not load (%s)", info.id, error)
-                return None
-        source = Source(info, made.found, made.records, har_entry)
-        return TraceView.build(source, options, made.trace, made)
+            return _unpacked(info, options, har_entry, data)
 
     def _assemble(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView:
         """Read (or take the cached reading, an upload's say) and assemble; keep the view in the
@@ -370,17 +364,9 @@ class Service:
         key = ("trace", source.info.id, source.har_entry, view.options, source.info.size)
         if self.cache.peek(key) is not view:
             return  # evicted, or made again meanwhile
-        try:
-            made = stored.unpack(data)
-        except stored.StoredError:  # it did not load: the next worker assembles it again
-            log.warning("stream %s: its stored trace does not load", source.info.id)
+        fresh = _unpacked(source.info, view.options, source.har_entry, data)
+        if fresh is None:  # it did not load: the next worker assembles it again
             return
-        fresh = TraceView.build(
-            Source(source.info, made.found, made.records, source.har_entry),
-            view.options,
-            made.trace,
-            made,
-        )
         fresh.adopt_texts(view)
         fresh.recall = self._recall(source.har_entry, fresh.source, fresh.trace)
         self.cache.swap(key, view, fresh)
@@ -453,6 +439,19 @@ class Service:
         """Finish keeping what is being kept, then close the store."""
         self._keeper.close()
         self.storage.close()
+
+
+def _unpacked(
+    info: StreamInfo, options: Options, har_entry: int | None, data: bytes
+) -> TraceView | None:
+    """The view stored as `data` (None, with a warning, when it does not load)."""
+    try:
+        made = stored.unpack(data)
+    except stored.StoredError as error:
+        log.warning("stream %s: its stored trace does not load (%s)", info.id, error)
+        return None
+    source = Source(info, made.found, made.records, har_entry)
+    return TraceView.build(source, options, made.trace, made)
 
 
 def _as_asked(view: TraceView, info: StreamInfo, options: Options) -> TraceView:
