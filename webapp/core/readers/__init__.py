@@ -40,7 +40,7 @@ from webapp.tuning import paused_gc
 
 FORMATS = ("sse", "json", "jsonl", "har", "repr", "cassette")
 
-__all__ = ["FORMATS", "ReaderError", "decode", "read", "read_plain"]
+__all__ = ["FORMATS", "ReaderError", "decode", "read", "read_bytes", "read_plain"]
 
 
 def decode(data: bytes) -> str:
@@ -63,6 +63,13 @@ def read_plain(data: bytes, fmt: str = "auto", har_entry: int | None = None) -> 
     with paused_gc():
         result = foreign.adapt(result)
     return _with_model(_with_replacement_note(result, replacements))
+
+
+def read_bytes(data: bytes, fmt: str = "auto", har_entry: int | None = None) -> ReadResult:
+    """`read(decode(data), fmt, har_entry)`: a plain SSE stream through `read_plain`, any other
+    input decoded and read (a caller that can let the bytes go before reading the text,
+    as the CLI does, calls the two itself)."""
+    return read_plain(data, fmt, har_entry) or read(decode(data), fmt, har_entry)
 
 
 def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResult:

@@ -27,7 +27,7 @@ from starlette.formparsers import FormParser, MultiPartException, MultiPartParse
 from starlette.requests import Request
 
 from webapp.core import words
-from webapp.core.readers import FORMATS, decode, read, read_plain
+from webapp.core.readers import FORMATS, decode, read, read_bytes
 from webapp.core.records import ReadResult
 from webapp.core.redact import redact
 from webapp.settings import Settings
@@ -291,8 +291,7 @@ def prepare(raw: bytes, input_format: str, limit: int, masks: Masks | None = Non
         raw = encode_text(text)
         return Prepared(raw, read(text, input_format), tuple(removed))
     del text  # the bytes' own text: a plain stream is read from the bytes, without it alive
-    result = read_plain(raw, input_format) or read(decode(raw), input_format)
-    return Prepared(raw, result, ())
+    return Prepared(raw, read_bytes(raw, input_format), ())
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ from typing import TypeVar
 
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
-from webapp.core.readers import decode, read, read_plain
+from webapp.core.readers import read, read_bytes
 from webapp.core.records import Payloads, ReaderError, ReadResult, Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Trace
@@ -231,11 +231,11 @@ class Service:
         raw = self.raw_lines(info).data
         fmt = info.input_format
         with self._heavy_for(info):
-            try:  # the bytes of a plain stream are read without their whole text made
-                found = None if isinstance(raw, str) else read_plain(raw, fmt, har_entry)
-                if found is None:
-                    text = raw if isinstance(raw, str) else decode(raw)
-                    found = read(text, fmt, har_entry=har_entry)
+            try:
+                if isinstance(raw, str):  # a UTF-16 stream, decoded once (`RawLines`)
+                    found = read(raw, fmt, har_entry=har_entry)
+                else:
+                    found = read_bytes(raw, fmt, har_entry)
             except ReaderError as error:
                 raise Unreadable(str(error)) from error
         return Reading(info, found)
