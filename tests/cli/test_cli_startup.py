@@ -28,9 +28,16 @@ HEAVY = (
     "webapp.storage",
     "webapp.lenses",
     "webapp.triage",
+    "webapp.core.readers.detect",
+    "webapp.core.readers.har",
+    "webapp.core.readers.cassette",
+    "webapp.core.readers.http",
+    "webapp.core.readers.jsontext",
+    "pathlib",
 )
 """What a piped `check` of a clean stream has no use for: the web stack, the terminal colours,
-the store, the client lenses, the triage code."""
+the store, the client lenses, the triage code, the readers of formats other than a plain SSE
+stream, and `pathlib` (its import and urllib's cost every command's start-up)."""
 
 
 def loaded_after(*args: str) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import click
@@ -131,12 +130,18 @@ class Input:
         return load(self.file, self.input_format, self.har_entry, self.redact)
 
 
+def _read_file(file: str) -> bytes:
+    """The file's bytes, with `open`: `pathlib` would load at every command's start for this."""
+    with open(file, "rb") as handle:
+        return handle.read()
+
+
 def load(
     file: str, input_format: str, har_entry: int | None = None, redact: bool = False
 ) -> ReadResult:
     """Read FILE (or stdin for '-') and parse it into records; unusable input exits 2."""
     try:
-        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+        data = sys.stdin.buffer.read() if file == "-" else _read_file(file)
     except OSError as error:
         raise InputError(f"cannot read {file}: {error.strerror or error}") from None
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-from pathlib import Path
 
 import click
 
@@ -19,7 +18,6 @@ from webapp.cli.render import check_lines, trace_lines
 from webapp.cli.report import check_document
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
-from webapp.core.readers.timing import with_timing
 from webapp.core.tracejson import trace_document_stream
 from webapp.tuning import paused_gc
 
@@ -54,7 +52,7 @@ def trace(
 @click.option("--strict", is_flag=True,
               help="Exit 1 on any anomaly, warnings included, and on any quirk (a place where "
               "the provider's stream departs from the contract).")  # fmt: skip
-@click.option("--expect", type=click.Path(dir_okay=False, path_type=Path), metavar="TRACE.json",
+@click.option("--expect", type=click.Path(dir_okay=False), metavar="TRACE.json",
               help="Compare with this trace (a fixture's): exit 1 when it changed.")  # fmt: skip
 def check(
     file: str,
@@ -67,7 +65,7 @@ def check(
     output: str,
     redact: bool,
     strict: bool,
-    expect: Path | None,
+    expect: str | None,
 ) -> None:
     """Print the anomalies (severity, code, step, line, message), then the quirks and the
     calls the stream means; exit 1 on an error.
@@ -115,6 +113,7 @@ def _trace(given: Input, chosen: Options, output: str) -> None:
     timing = None
     if output == "json":
         from webapp.cli.timing import input_timing  # the records' lines, before they are consumed
+        from webapp.core.readers.timing import with_timing
 
         timing = input_timing(given.file, source)
     # JSON needs only the records' count: each payload's text goes once it is assembled.

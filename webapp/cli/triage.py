@@ -272,10 +272,10 @@ def _readme(file: str, until: Until | None) -> str:
     )
 
 
-def check_expected(source: ReadResult, chosen: Options, expect: Path) -> int:
+def check_expected(source: ReadResult, chosen: Options, expect: str) -> int:
     """`check --expect`: 0 when the trace equals the expected one, else 1 with the first diff."""
     try:
-        expected = json.loads(expect.read_bytes())
+        expected = json.loads(Path(expect).read_bytes())
     except OSError as error:
         raise InputError(f"cannot read {expect}: {error.strerror or error}") from None
     except ValueError as error:
