@@ -52,37 +52,40 @@ NONE = -1
 """In an integer column: no value (no line, no block, no piece, no contentIndex)."""
 
 
+COLUMN_SLOTS = (
+    "errors",
+    "event_delta",
+    "event_index",
+    "event_stop",
+    "event_type",
+    "finish_reasons",
+    "fragment_arguments",
+    "fragment_block",
+    "fragment_id",
+    "fragment_id_miss",
+    "fragment_index",
+    "fragment_index_miss",
+    "fragment_name",
+    "fragment_piece",
+    "fragment_rule",
+    "late",
+    "lines",
+    "notes",
+    "oddities",
+    "server_path",
+    "step_event",
+    "step_fragment",
+    "step_kind",
+    "step_line",
+    "unassembled",
+    "weighed",
+)
+
+
 class Columns:
     """Every step, fragment and event of one assembly, as rows (see the module docstring)."""
 
-    __slots__ = (
-        "errors",
-        "event_delta",
-        "event_index",
-        "event_stop",
-        "event_type",
-        "finish_reasons",
-        "fragment_arguments",
-        "fragment_block",
-        "fragment_id",
-        "fragment_id_miss",
-        "fragment_index",
-        "fragment_index_miss",
-        "fragment_name",
-        "fragment_piece",
-        "fragment_rule",
-        "late",
-        "lines",
-        "notes",
-        "oddities",
-        "server_path",
-        "step_event",
-        "step_fragment",
-        "step_kind",
-        "step_line",
-        "unassembled",
-        "weighed",
-    )
+    __slots__ = COLUMN_SLOTS
 
     def __init__(self, server_path: bool) -> None:
         self.server_path = server_path
@@ -312,7 +315,7 @@ _RARE = frozenset(
     ("lines", "notes", "errors", "finish_reasons", "unassembled", "late", "oddities", "weighed",
      "event_stop")
 )  # fmt: skip
-_ROW_COLUMNS = frozenset(Columns.__slots__) - _RARE - {"server_path"}
+_ROW_COLUMNS = frozenset(COLUMN_SLOTS) - _RARE - {"server_path"}
 
 
 class Steps(Sequence[Step]):

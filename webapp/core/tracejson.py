@@ -78,19 +78,22 @@ def steps_batch(
     f0, e0 = step_fragment[start], step_event[start]
     f1 = len(columns.fragment_rule) if stop >= total else step_fragment[stop]
     e1 = len(columns.event_type) if stop >= total else step_event[stop]
-    firsts = step_fragment[start:stop].tolist()
+    # The integer columns as lists of Python ints (`list[Any]`: compiled, `list[int]` would
+    # turn each into a machine integer and back into a new object, webapp/compiled.py).
+    firsts: list[Any] = step_fragment[start:stop].tolist()
     firsts.append(f1)
-    event_firsts = step_event[start:stop].tolist()
+    event_firsts: list[Any] = step_event[start:stop].tolist()
     event_firsts.append(e1)
-    rules = columns.fragment_rule[f0:f1].tolist()
-    blocks = columns.fragment_block[f0:f1].tolist()
-    index_misses = columns.fragment_index_miss[f0:f1].tolist()
+    rules: list[Any] = columns.fragment_rule[f0:f1].tolist()
+    blocks: list[Any] = columns.fragment_block[f0:f1].tolist()
+    index_misses: list[Any] = columns.fragment_index_miss[f0:f1].tolist()
     indexes, ids = columns.fragment_index[f0:f1], columns.fragment_id[f0:f1]
     names, arguments = columns.fragment_name[f0:f1], columns.fragment_arguments[f0:f1]
-    types = columns.event_type[e0:e1].tolist()
-    content_indexes = columns.event_index[e0:e1].tolist()
+    types: list[Any] = columns.event_type[e0:e1].tolist()
+    content_indexes: list[Any] = columns.event_index[e0:e1].tolist()
     deltas = columns.event_delta[e0:e1]
-    kinds, lines = columns.step_kind[start:stop].tolist(), columns.step_line[start:stop].tolist()
+    kinds: list[Any] = columns.step_kind[start:stop].tolist()
+    lines: list[Any] = columns.step_line[start:stop].tolist()
     errors, notes, finishes = columns.errors, columns.notes, columns.finish_reasons
     unassembled, late, oddities, weighed = (
         columns.unassembled,
