@@ -24,12 +24,13 @@ ALLOWED_HOSTS ?=
 # ALLOWED_HOSTS='streamviz.lan *.example.com': host names answered besides localhost (and HOST).
 # EMBED_ORIGINS='https://wiki.example.com ...': those sites' pages may frame /embed/... (a slide, a wiki).
 
-.PHONY: run test install install-test chromium postgres upstream a11y clients lint typecheck pytest bench clean
+.PHONY: run test install install-test compile chromium postgres upstream a11y clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 # The server starts at once; the lenses (`make clients`) install beside it when they are not
 # installed yet, their progress in $(LENS_LOG), and each clients page finds them once they are.
 run: $(VENV)/.installed
+	@$(COMPILE) || echo "streamviz: the core could not be compiled (that needs a C compiler and Python's headers): it runs interpreted"
 	@if $(SUBMAKE) -s -q $(LENSES_READY) 2>/dev/null; then rm -f '$(LENS_LOG)'; else \
 	  echo "streamviz: installing the client lenses in the background: $(LENS_LOG)"; \
 	  sh scripts/install-lenses.sh '$(LENS_LOG)' $(SUBMAKE) --no-print-directory clients PIP_QUIET= & \
@@ -40,7 +41,7 @@ run: $(VENV)/.installed
 	  $(if $(strip $(ALLOWED_HOSTS)),--allowed-hosts '$(strip $(ALLOWED_HOSTS))') \
 	  $(if $(strip $(EMBED_ORIGINS)),--embed-origins '$(strip $(EMBED_ORIGINS))')
 
-test: install-test lint typecheck pytest
+test: install-test compile lint typecheck pytest
 
 install: $(VENV)/.installed
 
@@ -49,12 +50,19 @@ install-test: $(VENV)/.installed-test chromium postgres upstream a11y clients
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[compile]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
+
+# The core's hot modules compiled with mypyc, in place, when a source is newer than its compiled
+# form (webapp/compiled.py says which, and how an edited source runs at once, interpreted).
+COMPILE = $(BIN)/python scripts/compile.py
+
+compile: $(VENV)/.installed
+	$(COMPILE)
 
 # Debian's Chromium drives the browser tests (Playwright cannot download its own browser here).
 chromium:
@@ -109,11 +117,15 @@ lint:
 typecheck:
 	$(BIN)/mypy --strict webapp
 
-pytest:
-	$(BIN)/pytest -q
+# The whole suite on the compiled core, then the core's tests on its sources, as they run
+# without a C compiler (STREAMVIZ_CORE: what tests/test_compiled.py checks is loaded).
+pytest: compile
+	STREAMVIZ_CORE=compiled $(BIN)/pytest -q
+	STREAMVIZ_CORE=interpreted STREAMVIZ_INTERPRETED=1 $(BIN)/pytest -q tests/core tests/test_compiled.py
 
-bench: $(VENV)/.installed
+bench: compile
 	$(BIN)/python bench/bench.py
 
 clean:
+	rm -rf build webapp/core/*.so webapp/core/contract/*.so
 	rm -rf $(VENV) tests/upstream/node_modules tests/a11y/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache

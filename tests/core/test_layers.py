@@ -1,12 +1,13 @@
 """The layers of `webapp/` are folders, and each imports only itself and the layers below it.
 
-Bottom to top: the base (`webapp/__init__.py`, `settings.py`, `tuning.py`), `core/`, `examples/`,
-`lenses/`, `triage/`, `storage/`, `web/`, `cli/`. Inside `web/`: the shared `web/*.py` helpers
-and `backend/` at the bottom (they may use each other), then `views/`, then `routes/`, then
-`web/app.py`, the factory, which may import anything in the web. Every import counts: those
-inside functions and under `if TYPE_CHECKING:` too. No web module reads the trace's columns
-(`webapp.core.columns`): it asks the `Trace` instead. The core is also imported in a fresh
-interpreter, which must load neither the web stack nor the storage (house style 1 and 6).
+Bottom to top: the base (`webapp/__init__.py`, `compiled.py`, `settings.py`, `tuning.py`),
+`core/`, `examples/`, `lenses/`, `triage/`, `storage/`, `web/`, `cli/`. Inside `web/`: the
+shared `web/*.py` helpers and `backend/` at the bottom (they may use each other), then `views/`,
+then `routes/`, then `web/app.py`, the factory, which may import anything in the web. Every
+import counts: those inside functions and under `if TYPE_CHECKING:` too. No web module reads the
+trace's columns (`webapp.core.columns`): it asks the `Trace` instead. The core is also imported
+in a fresh interpreter, which must load neither the web stack nor the storage (house style 1 and
+6).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "webapp"
 LAYERS = ("base", "core", "examples", "lenses", "triage", "storage", "web", "cli")
 """Bottom to top; `base` is the modules directly in `webapp/`."""
-BASE = ("webapp", "webapp.settings", "webapp.tuning")
+BASE = ("webapp", "webapp.compiled", "webapp.settings", "webapp.tuning")
 WEB_LEVELS = {"backend": 0, "views": 1, "routes": 2, "app": 3}
 """Inside `web/`, bottom to top; any other `web/*.py` (the shared helpers) is at level 0."""
 MOST_IN_A_FOLDER = 20

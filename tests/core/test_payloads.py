@@ -11,8 +11,11 @@ CR, an `event:` line, a blank line too many, comments before the first event).
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -23,9 +26,9 @@ from tests.core.test_golden import CORPUS, STREAMS
 from tests.core.test_properties import any_options, any_records
 from tests.reference.test_oracle import LOTS, agree
 from tests.streamkit import ABSENT, chunk, frag
+from webapp.compiled import INTERPRETED
 from webapp.core.assembler import Assembler, assemble
 from webapp.core.contract import read_contract
-from webapp.core.contract.wire import WireReader
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers import decode, read, read_plain
@@ -34,6 +37,8 @@ from webapp.core.readers.writer import to_sse
 from webapp.core.records import Payloads, ReadResult, Record
 from webapp.core.rules import POLICIES
 from webapp.core.tracejson import trace_document_parts, trace_document_stream
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def line_by_line(text: str, monkeypatch: pytest.MonkeyPatch) -> ReadResult:
@@ -169,9 +174,7 @@ def test_streams_of_usual_chunks_assemble_the_same_in_the_plain_lane(
         agree(list(lane.records), policy, None, 0)
 
 
-def test_reasoning_and_text_chunks_are_not_read_again_by_the_contract(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_reasoning_and_text_chunks_are_not_read_again_by_the_contract() -> None:
     """Once the model is known and before any finish, a chunk of the usual choice with no
     `tool_calls` has nothing for the contract: the assembler's loop does not hand it over
     (a test that fails when that stops; that the contract is the same is the tests above)."""
@@ -182,22 +185,47 @@ def test_reasoning_and_text_chunks_are_not_read_again_by_the_contract(
     after = chunk(content="late", model="gpt-4o")
     stream = [header, *thoughts, *pieces, ending, after]
     text = _sse(*(dumps(value).decode() for value in stream), "[DONE]")
-    read_by_contract: list[int] = []
-    monkeypatch.setattr(WireReader, "chunk", _counting(WireReader.chunk, read_by_contract))
+    assert _read_by_contract(text) == [0, 3, 4, 5, 6]  # not the reasoning; text after the finish is
     trace = assemble(read(text, "sse").records, Options())
-    assert read_by_contract == [0, 3, 4, 5, 6]  # not the reasoning; text after the finish is
     assert [block.text for block in trace.content] == ['{"a":1}', "the user", "late"]
     assert trace.contract is not None and "call-after-finish" in {
         quirk.code for quirk in trace.contract.quirks
     }
 
 
-def _counting(function: Any, steps: list[int]) -> Any:
-    def counted(self: object, step: int, *args: object) -> object:
-        steps.append(step)
-        return function(self, step, *args)
+_COUNT_CONTRACT_READS = """
+import json, sys
+from webapp.core.assembler import assemble
+from webapp.core.contract.wire import WireReader
+from webapp.core.options import Options
+from webapp.core.readers import read
 
-    return counted
+steps, chunk = [], WireReader.chunk
+def counted(self, step, *args):
+    steps.append(step)
+    return chunk(self, step, *args)
+WireReader.chunk = counted
+assemble(read(sys.stdin.read(), "sse").records, Options())
+print(json.dumps(steps))
+"""
+
+
+def _read_by_contract(text: str) -> list[int]:
+    """The steps `WireReader.chunk` reads while `text` is assembled, counted by a wrapper in an
+    interpreter of its own that runs the core from its sources (a compiled class calls its
+    own methods directly, past any wrapper: `webapp/compiled.py`)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_CONTRACT_READS],
+        input=text,
+        capture_output=True,
+        text=True,
+        env={**os.environ, INTERPRETED: "1", "PYTHONPATH": str(ROOT)},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    steps: list[int] = json.loads(done.stdout)
+    return steps
 
 
 @pytest.mark.parametrize("name", STREAMS)
