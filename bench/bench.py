@@ -16,6 +16,8 @@ For each input, best of --repeat runs in this one run, each command a process of
   `data: {` line (the standard library, as any Python tool would);
 - json:   `streamviz trace --format json FILE > /dev/null`;
 - check:  `streamviz check FILE > /dev/null` (exit 1 on errors is not a failure here);
+- json src, check src: the same with STREAMVIZ_INTERPRETED=1, the core run from its sources
+  (without `make compile`, or without a C compiler: webapp/compiled.py);
 - pi-ai:  `node lens.mjs pi-ai` (webapp/lenses/node, the published library unmodified, fed the
   file through a loopback HTTP server as `streamviz clients` runs it), real-framed inputs only
   (`--peers-all`: every input).
@@ -71,6 +73,7 @@ FLOOR = (
     "    if line.startswith('data: {'):\n"
     "        loads(line[6:])\n"
 )
+INTERPRETED = "STREAMVIZ_INTERPRETED"
 STREAMVIZ = "import sys\nfrom webapp.cli import main\nsys.exit(main())\n"
 """The CLI's entry point, run from this checkout (PYTHONPATH) rather than the installed one."""
 
@@ -297,10 +300,13 @@ def best(command: list[str], repeat: int, stdin: Path | None = None) -> Run:
 def commands(path: Path) -> dict[str, list[str]]:
     """The commands timed on one input file."""
     python = sys.executable
+    interpreted = ["env", f"{INTERPRETED}=1", python]  # the core from its sources
     return {
         "floor": [python, "-c", FLOOR, str(path)],
         "json": [python, "-c", STREAMVIZ, "trace", str(path), "--format", "json"],
         "check": [python, "-c", STREAMVIZ, "check", str(path)],
+        "json src": [*interpreted, "-c", STREAMVIZ, "trace", str(path), "--format", "json"],
+        "check src": [*interpreted, "-c", STREAMVIZ, "check", str(path)],
     }
 
 
@@ -340,7 +346,7 @@ def measure(name: str, chunks: int, folder: Path, repeat: int, peers: bool) -> d
 
 def table(rows: list[dict[str, Any]], clock: str) -> Iterator[str]:
     """One line per input: the floor's seconds, each command's seconds (x the floor), memory."""
-    labels = ("json", "check", "pi-ai")
+    labels = ("json", "check", "json src", "check src", "pi-ai")
     head = "".join(f" {label:>15}" for label in labels)
     yield (
         f"{clock:<5} {'input':<18} {'MB':>5} {'chunks':>7} {'floor s':>8}{head}"
