@@ -29,13 +29,15 @@ ALLOWED_HOSTS ?=
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 # The server starts at once; the lenses (`make clients`) install beside it when they are not
 # installed yet, their progress in $(LENS_LOG), and each clients page finds them once they are.
+# The server runs the core from its sources: compiled, it gains little there (the upload and
+# the steps cost the same) and holds about 95 MB more in the first minutes after a
+# million-chunk upload (bench/README.md); the CLI runs it compiled once `make compile` ran.
 run: $(VENV)/.installed
-	@$(COMPILE) || echo "streamviz: the core could not be compiled (that needs a C compiler and Python's headers): it runs interpreted"
 	@if $(SUBMAKE) -s -q $(LENSES_READY) 2>/dev/null; then rm -f '$(LENS_LOG)'; else \
 	  echo "streamviz: installing the client lenses in the background: $(LENS_LOG)"; \
 	  sh scripts/install-lenses.sh '$(LENS_LOG)' $(SUBMAKE) --no-print-directory clients PIP_QUIET= & \
 	fi
-	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
+	STREAMVIZ_INTERPRETED=1 $(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
 	  --lens-install-log '$(LENS_LOG)' \
 	  $(foreach u,$(UPSTREAM),--upstream '$(u)') \
 	  $(if $(strip $(ALLOWED_HOSTS)),--allowed-hosts '$(strip $(ALLOWED_HOSTS))') \

@@ -76,7 +76,8 @@ class Server:
             "--host", HOST, "--port", str(self.port), "--db", self.db,
             "--workers", str(self.workers), *self.extra,
         ]  # fmt: skip
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        # The core from its sources, as `make run` serves it (the Makefile says why).
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMVIZ_INTERPRETED": "1"}
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=self.log, stderr=self.log, start_new_session=True
         )
