@@ -28,6 +28,9 @@ json_ish = st.text(alphabet='{}[]":,.-+eE0123456789 \\udcDCabfn\ttrule', max_siz
 @example("-1E+999")
 @example("[1e400]")
 @example("NaN")
+@example('{} "\\ud800"')  # a whole value, then what only the standard library reads
+@example("[1] 1e400")
+@example('"\\ud800" x')
 def test_parses_agrees_with_loads(text: str) -> None:
     assert parses(text) is _loads_takes(text)
     complete = classify(text).state == "complete"

@@ -140,12 +140,23 @@ _STDLIB_ONLY = re.compile(r"\\u[dD][89a-fA-F]|[eE][+-]?[0-9]{3}|[0-9]{300}")
 a double (orjson refuses both). Text without any is judged by orjson alone."""
 
 
+def _only_stdlib_may_take(text: str, error: orjson.JSONDecodeError) -> bool:
+    """Whether the standard library might take a text orjson refused. Not when orjson read a
+    whole value and refused what came after it (the standard library reads that value too,
+    and refuses the rest: a long stream's arguments restated, say, whose scan for
+    `_STDLIB_ONLY` would cost milliseconds a megabyte); else when the text holds what only
+    the standard library takes. Should orjson word that error otherwise, the scan runs."""
+    if str(error).startswith("unexpected content after document"):
+        return False
+    return _STDLIB_ONLY.search(text) is not None
+
+
 def parses(text: str) -> bool:
     """Whether the text parses strictly as one JSON value."""
     try:
         orjson.loads(text)
-    except orjson.JSONDecodeError:
-        if _STDLIB_ONLY.search(text) is None:
+    except orjson.JSONDecodeError as error:
+        if not _only_stdlib_may_take(text, error):
             return False
     else:
         return True
@@ -176,7 +187,8 @@ def classify(text: str) -> Parsed:
         return Parsed("complete", orjson.loads(text))
     except orjson.JSONDecodeError as error:
         message = str(error)
-    if _STDLIB_ONLY.search(text) is not None:  # else the standard library refuses it too
+        stdlib_may_take = _only_stdlib_may_take(text, error)
+    if stdlib_may_take:  # else the standard library refuses it too
         try:
             return Parsed("complete", json.loads(text, parse_constant=_reject_constant))
         except (ValueError, RecursionError) as error:
