@@ -3,9 +3,33 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
+from webapp.compiled import INTERPRETED
 from webapp.core.records import Record
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def on_sources(code: str, stdin: str = "") -> str:
+    """What `code` prints in an interpreter of its own that runs the core from its sources
+    (`STREAMVIZ_INTERPRETED`, webapp/compiled.py), on this checkout."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, INTERPRETED: "1", "PYTHONPATH": str(ROOT)},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
 
 ABSENT: Any = object()
 """A key left out (as opposed to present with the value null): the kit's one marker for it."""

@@ -76,11 +76,6 @@ def changed(modules: Sequence[str] = MODULES, root: str = _ROOT) -> list[str]:
     return out
 
 
-def compiled(module: ModuleType) -> bool:
-    """Whether a loaded module is its compiled form."""
-    return not (module.__file__ or "").endswith(".py")
-
-
 class _FromSource:
     """A finder that loads the compiled modules from their source files."""
 

@@ -12,9 +12,6 @@ CR, an `event:` line, a blank line too many, comments before the first event).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -25,8 +22,7 @@ from hypothesis import strategies as st
 from tests.core.test_golden import CORPUS, STREAMS
 from tests.core.test_properties import any_options, any_records
 from tests.reference.test_oracle import LOTS, agree
-from tests.streamkit import ABSENT, chunk, frag
-from webapp.compiled import INTERPRETED
+from tests.streamkit import ABSENT, chunk, frag, on_sources
 from webapp.core.assembler import Assembler, assemble
 from webapp.core.contract import read_contract
 from webapp.core.jsoncheck import dumps
@@ -37,8 +33,6 @@ from webapp.core.readers.writer import to_sse
 from webapp.core.records import Payloads, ReadResult, Record
 from webapp.core.rules import POLICIES
 from webapp.core.tracejson import trace_document_parts, trace_document_stream
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def line_by_line(text: str, monkeypatch: pytest.MonkeyPatch) -> ReadResult:
@@ -214,17 +208,7 @@ def _read_by_contract(text: str) -> list[int]:
     """The steps `WireReader.chunk` reads while `text` is assembled, counted by a wrapper in an
     interpreter of its own that runs the core from its sources (a compiled class calls its
     own methods directly, past any wrapper: `webapp/compiled.py`)."""
-    done = subprocess.run(
-        [sys.executable, "-c", _COUNT_CONTRACT_READS],
-        input=text,
-        capture_output=True,
-        text=True,
-        env={**os.environ, INTERPRETED: "1", "PYTHONPATH": str(ROOT)},
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    steps: list[int] = json.loads(done.stdout)
+    steps: list[int] = json.loads(on_sources(_COUNT_CONTRACT_READS, text))
     return steps
 
 
