@@ -129,5 +129,5 @@ bench: compile
 	$(BIN)/python bench/bench.py
 
 clean:
-	rm -rf build webapp/core/*.so webapp/core/contract/*.so
+	rm -rf build; find webapp -name '*.so' -delete
 	rm -rf $(VENV) tests/upstream/node_modules tests/a11y/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache
