@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 import pytest
@@ -9,9 +10,11 @@ import pytest
 from tests.core.schema import ANOMALY_CODES, check_schema
 from tests.streamkit import chunk, frag, records, tool_stream
 from webapp.core.assembler import Assembler, Options, assemble
+from webapp.core.columns import EVENT_TYPES
 from webapp.core.jsoncheck import Completion, classify
 from webapp.core.jsvalue import js_string
 from webapp.core.records import Record
+from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Fold, Trace
 from webapp.triage.compare import compare
 
@@ -538,3 +541,20 @@ def test_feeding_records_one_at_a_time_gives_the_steps_of_assemble() -> None:
         assembler.feed(stream[0])
     with pytest.raises(RuntimeError):
         assembler.finish()
+
+
+def test_a_finished_trace_has_its_byte_sized_columns_packed_and_takes_no_more_rows() -> None:
+    """Step kinds, rules and event types are lists while the assembly runs (the steps fed
+    above are read from them) and arrays of a byte each once it has ended (`Columns.seal`);
+    a sealed trace takes no more rows."""
+    stream = tool_stream([[frag(0, "a", "f", "{")], [frag(args="}")], [frag(1, "b", "g", "{}")]])
+    columns = assemble(stream, Options()).columns
+    for column in (columns.step_kind, columns.fragment_rule, columns.event_type):
+        assert isinstance(column, array) and column.typecode == "b"
+    rules = [RULE_NAMES[code] for code in columns.fragment_rule]
+    assert rules == ["new", "continuation", "new"]
+    assert [EVENT_TYPES[code] for code in columns.event_type][-3:] == [
+        "toolcall_end", "toolcall_end", "done"
+    ]  # fmt: skip
+    with pytest.raises(RuntimeError, match="sealed"):
+        columns.begin(0, None)

@@ -22,7 +22,7 @@ State kept while feeding:
 - in `webapp.core.contract.ContractReader` (when `contract`): the wire as the contract reads
   it, fed each record or parsed chunk from this same loop, so no chunk is parsed twice (a
   chunk with no tool call and no finish, which it has nothing to read in once the model is
-  known, is not handed over: `ContractReader.quiet`).
+  known, is not handed over: `WireReader.quiet`).
 
 Each fragment's rule is `webapp.core.rules.decide`: the table tried in order, exact-index,
 exact-id, continuation, drop, new (policy `exact-key` has no continuation and no drop). On the
@@ -77,6 +77,7 @@ class Assembler:
         self._contract = ContractReader(self.options.choice) if contract else None
         self._choice = self.options.choice
         self._columns = Columns(self.options.path == "server-tools")
+        self._rows = self._columns.rows()
         self._content: list[Block] = []
         self._calls = ToolCalls(self.options, self._anomaly)
         self._text: Block | None = None
@@ -105,9 +106,9 @@ class Assembler:
         step = columns.begin(_KINDS.get(record.kind, CHUNK), record.line)
         if step == 0:
             columns.event(START, None)
-        reader = self._contract
-        if reader is not None and not reader.ended:
-            reader.record(step, record)
+        contract = self._contract
+        if contract is not None and not contract.ended:
+            contract.reader.record(step, record)
         if self._stopped_by is not None:
             self._unassembled.append(step)
             columns.unassembled.add(step)
@@ -145,11 +146,10 @@ class Assembler:
             raise RuntimeError("feed() after finish()")
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         columns = self._columns
-        kinds, lines = columns.step_kind, columns.step_line
+        rows, lines = self._rows, columns.step_line
+        kinds, rules, types = rows.step_kind, rows.fragment_rule, rows.event_type
         firsts, events = columns.step_fragment, columns.step_event
-        rules, types = columns.fragment_rule, columns.event_type
-        chunk = self._chunk
-        reader = self._contract
+        reader = None if self._contract is None else self._contract.reader
         self._orjson_values = not kinds  # from the first record on
         payloads = records.payloads
         line = records.first_line  # `records.line(position)`, counted along
@@ -175,7 +175,7 @@ class Assembler:
                     lines.append(line)
                     firsts.append(len(rules))
                     events.append(len(types))
-                    quiet = chunk(step, value, None, None)
+                    quiet = self._chunk(step, value, None, None)
                     if reader is not None:  # the contract reads the same parse
                         if quiet and reader.quiet():
                             pass  # nothing in it for the contract
@@ -190,11 +190,12 @@ class Assembler:
     def _chunk(self, step: int, chunk: Any, event: str | None, record: Record | None) -> bool:
         """Assemble one parsed chunk at `step` (`record`: the one it came from, if any); True
         when it is the usual choice with no finish and no `tool_calls` (reasoning or text,
-        say), which the contract has nothing to read in (`ContractReader.quiet`)."""
+        say), which the contract has nothing to read in (`WireReader.quiet`)."""
         odd = event is not None or type(chunk) is not dict or "error" in chunk
         if odd and self._odd_chunk(step, chunk, event, record):
             return False
-        choices = chunk.get("choices")
+        body: dict[str, Any] = chunk  # `_odd_chunk` takes any other value
+        choices = body.get("choices")
         choice: Any = choices[0] if type(choices) is list and len(choices) == 1 else None
         index = choice.get("index", 0) if type(choice) is dict else None
         if type(index) is not int or index != self._choice:  # not the usual one choice
@@ -202,11 +203,12 @@ class Assembler:
             if choice is None:
                 return False
             index = None
-        finish = choice.get("finish_reason")
+        followed: dict[str, Any] = choice
+        finish = followed.get("finish_reason")
         if finish is not None and truthy(finish):
             self._finish_reason = finish
             self._columns.finish_reasons[step] = js_string(finish)
-        delta = choice.get("delta")
+        delta = followed.get("delta")
         if not isinstance(delta, dict):
             return False
         if not _REASONING_KEYS.isdisjoint(delta):
@@ -226,9 +228,8 @@ class Assembler:
     def _fragments(self, step: int, calls: Any) -> None:
         """`delta.tool_calls` when it is not one fragment: each of a list, or an anomaly."""
         if type(calls) is list:
-            fragment = self._fragment
             for position, raw in enumerate(calls):
-                fragment(step, position, raw)
+                self._fragment(step, position, raw)
         elif truthy(calls):
             self._anomaly(
                 "malformed-delta", step, None,
@@ -293,7 +294,7 @@ class Assembler:
             block.pieces.append(text)
             block.piece_steps.append(step)
             columns = self._columns
-            columns.event_type.append(THINKING_DELTA)
+            self._rows.event_type.append(THINKING_DELTA)
             columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
             columns.event_delta.append(text)
         elif self._thinking is None and opens_thinking(delta):
@@ -311,7 +312,7 @@ class Assembler:
         block.pieces.append(text)
         block.piece_steps.append(step)
         columns = self._columns
-        columns.event_type.append(TEXT_DELTA)
+        self._rows.event_type.append(TEXT_DELTA)
         columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
         columns.event_delta.append(text)
 
@@ -334,7 +335,7 @@ class Assembler:
 
     def _event(self, code: int, content_index: int | None, delta: str | None = None) -> None:
         columns = self._columns
-        columns.event_type.append(code)
+        self._rows.event_type.append(code)
         columns.event_index.append(NONE if content_index is None else content_index)
         columns.event_delta.append(delta)
 
@@ -354,11 +355,12 @@ class Assembler:
         usual types here, any other with `read_keys`), let `decide` name its rule and block,
         open or register (`_unusual` for all but an exact match), land its text, write its rows.
         """
-        columns, calls = self._columns, self._calls
-        function = raw.get("function") if type(raw) is dict else None
+        columns, rows, calls = self._columns, self._rows, self._calls
+        entry: dict[str, Any] = raw if type(raw) is dict else _NOT_AN_OBJECT
+        function = entry.get("function")
         usual = False
-        if type(function) is dict and "custom" not in raw:
-            raw_index, raw_id = raw.get("index"), raw.get("id")
+        if type(function) is dict and "custom" not in entry:
+            raw_index, raw_id = entry.get("index"), entry.get("id")
             raw_name, raw_arguments = function.get("name"), function.get("arguments")
             usual = (
                 (raw_index is None or type(raw_index) is int)
@@ -391,12 +393,12 @@ class Assembler:
             if appended:
                 piece = len(block.pieces) - 1
             if not server:
-                columns.event_type.append(TOOLCALL_DELTA)
+                rows.event_type.append(TOOLCALL_DELTA)
                 columns.event_index.append(block.content_index)  # type: ignore[arg-type]
                 columns.event_delta.append(appended)
             elif folded:
                 self._start(block, step, block.text)
-        columns.fragment_rule.append(rule)
+        rows.fragment_rule.append(rule)
         columns.fragment_block.append(number)
         columns.fragment_piece.append(piece)
         columns.fragment_index_miss.append(index_miss)
@@ -413,7 +415,7 @@ class Assembler:
         on the server-tools path: what it opens or registers, what is reported; returns its
         block and whether it is late (its index or id names a folded candidate)."""
         columns, calls = self._columns, self._calls
-        row = len(columns.fragment_rule)
+        row = len(self._rows.fragment_rule)
         late = calls.server_path and calls.names_folded(index, call_id)
         if oddities:
             self._anomaly("malformed-fragment", step, None, "; ".join(oddities))
@@ -441,7 +443,7 @@ class Assembler:
 
     def _late(self, step: int, position: int, block: Block | None, rule: int) -> None:
         """Server-tools path: the fragment just written named a folded candidate."""
-        self._columns.late.add(len(self._columns.fragment_rule) - 1)
+        self._columns.late.add(len(self._rows.fragment_rule) - 1)
         self._anomaly(
             "late-fragment", step, None if block is None else block.number,
             f"fragment {position} names a candidate that has already folded; it was "
@@ -489,6 +491,7 @@ class Assembler:
             )  # fmt: skip
         for code, at, block in final_verdicts(calls.blocks, step):
             self._anomalies.append(Anomaly(code, at, block.number, final_words, block))
+        columns.seal()
         rules = columns.fragment_rule
         reader = self._contract
         self._trace = Trace(
@@ -561,6 +564,8 @@ def assemble(
 
 
 _REASONING_KEYS = frozenset((*REASONING_FIELDS, "reasoning_details"))
+_NOT_AN_OBJECT: dict[str, Any] = {}
+"""What `_fragment` reads the keys of when the fragment is not an object (never written)."""
 _KINDS = {"chunk": CHUNK, "done": STEP_DONE, "invalid": INVALID}
 START, TEXT_DELTA, THINKING_DELTA, DONE, ERROR, TOOLCALL_START, TOOLCALL_DELTA = (
     EVENT_CODES[name]

@@ -8,9 +8,8 @@ replaying the stream or storing a snapshot per step.
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -267,7 +266,7 @@ def _block_json(block: Block) -> dict[str, Any]:
 _TOOLCALL_DELTA = EVENT_CODES["toolcall_delta"]
 
 
-def _only_deltas(types: array[int], start: int, stop: int) -> bool:
+def _only_deltas(types: Sequence[int], start: int, stop: int) -> bool:
     """Whether the event rows from `start` to `stop` are all `toolcall_delta`."""
     if stop - start == 1:
         return types[start] == _TOOLCALL_DELTA
@@ -275,7 +274,7 @@ def _only_deltas(types: array[int], start: int, stop: int) -> bool:
 
 
 def _one_verdict(
-    rules: array[int], blocks: array[int], start: int, stop: int, odd: AbstractSet[int]
+    rules: Sequence[int], blocks: Sequence[int], start: int, stop: int, odd: AbstractSet[int]
 ) -> bool:
     """Whether every fragment row from `start` to `stop` has the first one's rule and block,
     none of them odd."""

@@ -29,6 +29,7 @@ import sys
 import zlib
 from array import array
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, cast
 
 from webapp.core.blocks import Block, Fold
@@ -98,7 +99,7 @@ def dump(trace: Trace) -> bytes:
     columns = trace.columns
     interner = _Interner()
     sections: list[tuple[str, bytes | array[int] | Any]] = []
-    sections.extend((name, getattr(columns, name)) for name in _ARRAYS)
+    sections.extend((name, _integers(getattr(columns, name))) for name in _ARRAYS)
     sections.extend((name, interner.references(getattr(columns, name))) for name in _REFERENCES)
     every = _every_block(trace)
     sections.append(("block_pieces", array("q", [len(block.pieces) for block in every])))
@@ -192,6 +193,11 @@ def _section(name: str, payload: Any) -> bytes:
         data = text.encode("utf-8", "surrogatepass")
     label = name.encode("ascii")
     return bytes([len(label)]) + label + _SECTION.pack(ord(kind), len(data)) + data
+
+
+def _integers(column: Sequence[int]) -> array[int]:
+    """An integer column as an array (some are lists: `webapp.core.columns.Columns`)."""
+    return column if isinstance(column, array) else array("q", column)
 
 
 def _packed(column: array[int]) -> tuple[str, bytes]:

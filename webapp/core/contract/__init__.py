@@ -9,7 +9,7 @@ them. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,28 +101,25 @@ def read_contract(
 
 class ContractReader:
     """`read_contract` for a loop that parses the records already (the assembler's), so that
-    no chunk is parsed twice: `record(step, record)` for each record in step order, or
-    `chunk(step, value)` for a parsed chunk object without an "error" key, while not `ended`;
-    then `finish(steps)`."""
+    no chunk is parsed twice: its `reader` is fed `record(step, record)` for each record in
+    step order, or `chunk(step, value)` for a parsed chunk object without an "error" key,
+    while not `ended`; then `finish(steps)`. (The loop calls the `WireReader` itself: compiled,
+    that is a direct call.)"""
 
-    __slots__ = ("_reader", "chunk", "quiet", "record")
+    __slots__ = ("reader",)
 
     def __init__(self, choice: int = 0, *, steps_kept: int = STEPS_KEPT) -> None:
-        self._reader = WireReader(choice, ENTRY_TESTS, steps_kept, BARE_MARKS)
-        self.record: Callable[[int, Record], None] = self._reader.record
-        self.chunk: Callable[[int, dict[str, Any]], None] = self._reader.chunk
-        self.quiet: Callable[[], bool] = self._reader.quiet
-        """Whether `chunk` would do nothing with a chunk whose usual choice has no finish and
-        no `tool_calls` (reasoning or text): the model is known and nothing has finished."""
+        self.reader = WireReader(choice, ENTRY_TESTS, steps_kept, BARE_MARKS)
+        """The pass over the wire, which the loop feeds."""
 
     @property
     def ended(self) -> bool:
         """Whether `[DONE]` or a provider's error has ended the reading."""
-        return self._reader.wire.ended is not None
+        return self.reader.wire.ended is not None
 
     def finish(self, steps: int) -> Contract:
         """The contract of the `steps` records fed (the trace's `end` step has this number)."""
-        return _contract(self._reader.end(steps))
+        return _contract(self.reader.end(steps))
 
 
 def _contract(wire: Wire) -> Contract:

@@ -333,7 +333,7 @@ class WireReader:
 
     def quiet(self) -> bool:
         """Whether `chunk` does nothing with a chunk whose usual choice has no finish and no
-        `tool_calls` (`ContractReader.quiet`): the model is known and nothing has finished."""
+        `tool_calls` (reasoning or text): the model is known and nothing has finished."""
         return self.finished_at is None and self.wire.model is not None
 
     def entry(self, step: int, position: int, raw: Any, finished: bool) -> None:
