@@ -543,18 +543,17 @@ def test_feeding_records_one_at_a_time_gives_the_steps_of_assemble() -> None:
         assembler.finish()
 
 
-def test_a_finished_trace_has_its_byte_sized_columns_packed_and_takes_no_more_rows() -> None:
-    """Step kinds, rules and event types are lists while the assembly runs (the steps fed
-    above are read from them) and arrays of a byte each once it has ended (`Columns.seal`);
-    a sealed trace takes no more rows."""
+def test_the_byte_sized_columns_are_bytearrays_the_other_integers_arrays() -> None:
+    """Byte-sized rows in bytearrays, the other integers in arrays (`Columns`), with the
+    rows' values."""
     stream = tool_stream([[frag(0, "a", "f", "{")], [frag(args="}")], [frag(1, "b", "g", "{}")]])
     columns = assemble(stream, Options()).columns
     for column in (columns.step_kind, columns.fragment_rule, columns.event_type):
-        assert isinstance(column, array) and column.typecode == "b"
-    rules = [RULE_NAMES[code] for code in columns.fragment_rule]
-    assert rules == ["new", "continuation", "new"]
+        assert type(column) is bytearray
+    for column in (columns.step_line, columns.fragment_block, columns.event_index):
+        assert isinstance(column, array) and column.typecode == "q"
+    assert [RULE_NAMES[code] for code in columns.fragment_rule] == ["new", "continuation", "new"]
+    assert list(columns.fragment_block) == [0, 0, 1]
     assert [EVENT_TYPES[code] for code in columns.event_type][-3:] == [
         "toolcall_end", "toolcall_end", "done"
     ]  # fmt: skip
-    with pytest.raises(RuntimeError, match="sealed"):
-        columns.begin(0, None)

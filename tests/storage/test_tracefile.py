@@ -38,6 +38,7 @@ def same(loaded: Trace, original: Trace) -> None:
     assert loaded.to_json() == original.to_json()
     assert loaded.anomalies == original.anomalies
     assert loaded.rule_counts == original.rule_counts
+    assert loaded.same_verdicts(original) and original.same_verdicts(loaded)
     assert [b.delivered for b in loaded.blocks] == [b.delivered for b in original.blocks]
     source = ReadResult("sse", ())
     written = b"".join(trace_document_parts(loaded, source))

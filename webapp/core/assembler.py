@@ -77,7 +77,6 @@ class Assembler:
         self._contract = ContractReader(self.options.choice) if contract else None
         self._choice = self.options.choice
         self._columns = Columns(self.options.path == "server-tools")
-        self._rows = self._columns.rows()
         self._content: list[Block] = []
         self._calls = ToolCalls(self.options, self._anomaly)
         self._text: Block | None = None
@@ -146,9 +145,9 @@ class Assembler:
             raise RuntimeError("feed() after finish()")
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         columns = self._columns
-        rows, lines = self._rows, columns.step_line
-        kinds, rules, types = rows.step_kind, rows.fragment_rule, rows.event_type
+        kinds, lines = columns.step_kind, columns.step_line
         firsts, events = columns.step_fragment, columns.step_event
+        rules, types = columns.fragment_rule, columns.event_type
         reader = None if self._contract is None else self._contract.reader
         self._orjson_values = not kinds  # from the first record on
         payloads = records.payloads
@@ -294,7 +293,7 @@ class Assembler:
             block.pieces.append(text)
             block.piece_steps.append(step)
             columns = self._columns
-            self._rows.event_type.append(THINKING_DELTA)
+            columns.event_type.append(THINKING_DELTA)
             columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
             columns.event_delta.append(text)
         elif self._thinking is None and opens_thinking(delta):
@@ -312,7 +311,7 @@ class Assembler:
         block.pieces.append(text)
         block.piece_steps.append(step)
         columns = self._columns
-        self._rows.event_type.append(TEXT_DELTA)
+        columns.event_type.append(TEXT_DELTA)
         columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
         columns.event_delta.append(text)
 
@@ -335,7 +334,7 @@ class Assembler:
 
     def _event(self, code: int, content_index: int | None, delta: str | None = None) -> None:
         columns = self._columns
-        self._rows.event_type.append(code)
+        columns.event_type.append(code)
         columns.event_index.append(NONE if content_index is None else content_index)
         columns.event_delta.append(delta)
 
@@ -355,7 +354,7 @@ class Assembler:
         usual types here, any other with `read_keys`), let `decide` name its rule and block,
         open or register (`_unusual` for all but an exact match), land its text, write its rows.
         """
-        columns, rows, calls = self._columns, self._rows, self._calls
+        columns, calls = self._columns, self._calls
         entry: dict[str, Any] = raw if type(raw) is dict else _NOT_AN_OBJECT
         function = entry.get("function")
         usual = False
@@ -393,12 +392,12 @@ class Assembler:
             if appended:
                 piece = len(block.pieces) - 1
             if not server:
-                rows.event_type.append(TOOLCALL_DELTA)
+                columns.event_type.append(TOOLCALL_DELTA)
                 columns.event_index.append(block.content_index)  # type: ignore[arg-type]
                 columns.event_delta.append(appended)
             elif folded:
                 self._start(block, step, block.text)
-        rows.fragment_rule.append(rule)
+        columns.fragment_rule.append(rule)
         columns.fragment_block.append(number)
         columns.fragment_piece.append(piece)
         columns.fragment_index_miss.append(index_miss)
@@ -415,7 +414,7 @@ class Assembler:
         on the server-tools path: what it opens or registers, what is reported; returns its
         block and whether it is late (its index or id names a folded candidate)."""
         columns, calls = self._columns, self._calls
-        row = len(self._rows.fragment_rule)
+        row = len(columns.fragment_rule)
         late = calls.server_path and calls.names_folded(index, call_id)
         if oddities:
             self._anomaly("malformed-fragment", step, None, "; ".join(oddities))
@@ -443,7 +442,7 @@ class Assembler:
 
     def _late(self, step: int, position: int, block: Block | None, rule: int) -> None:
         """Server-tools path: the fragment just written named a folded candidate."""
-        self._columns.late.add(len(self._rows.fragment_rule) - 1)
+        self._columns.late.add(len(self._columns.fragment_rule) - 1)
         self._anomaly(
             "late-fragment", step, None if block is None else block.number,
             f"fragment {position} names a candidate that has already folded; it was "
@@ -491,7 +490,6 @@ class Assembler:
             )  # fmt: skip
         for code, at, block in final_verdicts(calls.blocks, step):
             self._anomalies.append(Anomaly(code, at, block.number, final_words, block))
-        columns.seal()
         rules = columns.fragment_rule
         reader = self._contract
         self._trace = Trace(

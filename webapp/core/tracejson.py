@@ -14,7 +14,6 @@ back to the whole-document path, which `dumps` writes as ASCII JSON.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -81,20 +80,19 @@ def steps_batch(
     e1 = len(columns.event_type) if stop >= total else step_event[stop]
     # The integer columns as lists of Python ints (`list[Any]`: compiled, `list[int]` would
     # turn each into a machine integer and back into a new object, webapp/compiled.py).
-    # Some are lists (`Columns`), and the byte-sized ones are until sealed: `_ints`.
     firsts: list[Any] = step_fragment[start:stop].tolist()
     firsts.append(f1)
     event_firsts: list[Any] = step_event[start:stop].tolist()
     event_firsts.append(e1)
-    rules: list[Any] = _ints(columns.fragment_rule, f0, f1)
-    blocks: list[Any] = columns.fragment_block[f0:f1]
-    index_misses: list[Any] = columns.fragment_index_miss[f0:f1]
+    rules: list[Any] = list(columns.fragment_rule[f0:f1])
+    blocks: list[Any] = columns.fragment_block[f0:f1].tolist()
+    index_misses: list[Any] = columns.fragment_index_miss[f0:f1].tolist()
     indexes, ids = columns.fragment_index[f0:f1], columns.fragment_id[f0:f1]
     names, arguments = columns.fragment_name[f0:f1], columns.fragment_arguments[f0:f1]
-    types: list[Any] = _ints(columns.event_type, e0, e1)
-    content_indexes: list[Any] = columns.event_index[e0:e1]
+    types: list[Any] = list(columns.event_type[e0:e1])
+    content_indexes: list[Any] = columns.event_index[e0:e1].tolist()
     deltas = columns.event_delta[e0:e1]
-    kinds: list[Any] = _ints(columns.step_kind, start, stop)
+    kinds: list[Any] = list(columns.step_kind[start:stop])
     lines: list[Any] = columns.step_line[start:stop].tolist()
     errors, notes, finishes = columns.errors, columns.notes, columns.finish_reasons
     unassembled, late, oddities, weighed = (
@@ -261,11 +259,3 @@ def trace_document_stream(trace: Trace, source: ReadResult) -> Iterator[bytes]:
         yield from trace.json_parts({"input": input_json(source)})
     else:
         yield from trace_document_parts(trace, source)
-
-
-def _ints(column: Sequence[int], start: int, stop: int) -> list[Any]:
-    """`column[start:stop]` as a list: a list's slice, or an array's `tolist`."""
-    part = column[start:stop]
-    if isinstance(part, list):
-        return part
-    return part.tolist() if isinstance(part, array) else list(part)

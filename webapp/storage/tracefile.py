@@ -29,7 +29,6 @@ import sys
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any, cast
 
 from webapp.core.blocks import Block, Fold
@@ -195,9 +194,9 @@ def _section(name: str, payload: Any) -> bytes:
     return bytes([len(label)]) + label + _SECTION.pack(ord(kind), len(data)) + data
 
 
-def _integers(column: Sequence[int]) -> array[int]:
-    """An integer column as an array (some are lists: `webapp.core.columns.Columns`)."""
-    return column if isinstance(column, array) else array("q", column)
+def _integers(column: array[int] | bytearray) -> array[int]:
+    """An integer column as an array (the byte-sized ones are bytearrays: `Columns`)."""
+    return column if isinstance(column, array) else array("B", column)  # unsigned, as a byte
 
 
 def _packed(column: array[int]) -> tuple[str, bytes]:
