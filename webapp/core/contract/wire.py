@@ -306,26 +306,25 @@ class WireReader:
         if type(choices) is not list:
             wire.no_choices.append(step)
             return
-        choice = choices[0] if len(choices) == 1 else None
+        choice: Any = choices[0] if len(choices) == 1 else None
         index = choice.get("index", 0) if type(choice) is dict else None
         if type(index) is not int or index != self.choice:  # not the usual one choice
             choice = select_choice(choices, self.choice).choice
             if choice is None:
                 return
-        assert choice is not None
-        delta = choice.get("delta")
+        followed: dict[str, Any] = choice
+        delta = followed.get("delta")
         finished = self.finished_at is not None
         if type(delta) is dict:
             if finished and content_text(delta) is not None:
                 wire.late_text.append(step)
             calls = delta.get("tool_calls")
             if type(calls) is list:
-                entry = self.entry
                 for position, raw in enumerate(calls):
-                    entry(step, position, raw, finished)
+                    self.entry(step, position, raw, finished)
             elif calls is not None and truthy(calls):
                 wire.not_a_list.append(step)
-        finish = choice.get("finish_reason")
+        finish = followed.get("finish_reason")
         if finish is not None and truthy(finish):
             wire.finishes.append((step, finish if isinstance(finish, str) else str(finish)))
             if self.finished_at is None:
