@@ -26,6 +26,10 @@ both printed; peak memory is the process's maximum resident set, against the inp
 
 Run: `.venv/bin/python bench/bench.py` (or `make bench`); `--only NAME` repeats to choose
 inputs, `--profile NAME` prints where the in-process time goes on one full-size input.
+`--against DIR` compares this checkout with another one (a `git worktree` of an older commit,
+compiled there with `make compile`): json and check of each input, the two checkouts' runs
+alternating, --repeat rounds, best and median CPU of each side. On a machine whose speed
+drifts from minute to minute (a shared host), alternating keeps the drift out of the ratio.
 Measured numbers go to bench/README.md.
 """
 
@@ -38,6 +42,7 @@ import json
 import os
 import pstats
 import random
+import statistics
 import string
 import subprocess
 import sys
@@ -269,15 +274,16 @@ bench lets Python write (and then read) bytecode there even where the environmen
 (PYTHONDONTWRITEBYTECODE: every start would compile every module from source again)."""
 
 
-def run(command: list[str], stdin: Path | None = None) -> Run:
-    """Run `command` to completion, stdout to /dev/null, and measure it with `wait4`."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+def run(command: list[str], stdin: Path | None = None, root: Path = ROOT) -> Run:
+    """Run `command` to completion, stdout to /dev/null, and measure it with `wait4`; `root`:
+    the checkout it runs from."""
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.NamedTemporaryFile("r", suffix=".json") as report:
         with open(os.devnull, "wb") as sink, open(stdin or os.devnull, "rb") as source:
             done = subprocess.run(
                 [sys.executable, "-c", LAUNCH, report.name, *command],
-                stdin=source, stdout=sink, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                stdin=source, stdout=sink, stderr=subprocess.PIPE, env=env, cwd=root,
             )  # fmt: skip
         cpu, wall, rss, code = json.load(report)
     if done.returncode != 0 or code not in (0, 1):
@@ -344,6 +350,29 @@ def measure(name: str, chunks: int, folder: Path, repeat: int, peers: bool) -> d
     return row
 
 
+def against(other: Path, names: list[str], folder: Path, chunks: int, rounds: int) -> None:
+    """`--against`: json and check of each input from this checkout and from `other`, the
+    runs alternating; best and median CPU seconds of each, and the ratio of the bests."""
+    print(f"CPU s, {rounds} rounds alternating, {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"{'input':<18} {'command':<7} {'here best':>9} {'median':>7} "
+          f"{'there best':>10} {'median':>7} {'here/there':>10}")  # fmt: skip
+    for name in names:
+        path = folder / f"{name}-{chunks}.sse"
+        path.write_text(INPUTS[name](chunks), encoding="utf-8")
+        for label in ("json", "check"):
+            command = commands(path)[label]
+            for root in (ROOT, other):  # untimed: bytecode and page cache
+                run(command, root=root)
+            times: dict[Path, list[float]] = {ROOT: [], other: []}
+            for _ in range(rounds):
+                for root, seconds in times.items():
+                    seconds.append(run(command, root=root).cpu)
+            here, there = times[ROOT], times[other]
+            print(f"{name:<18} {label:<7} {min(here):9.3f} {statistics.median(here):7.3f} "
+                  f"{min(there):10.3f} {statistics.median(there):7.3f} "
+                  f"{min(here) / min(there):9.2f}x")  # fmt: skip
+
+
 def table(rows: list[dict[str, Any]], clock: str) -> Iterator[str]:
     """One line per input: the floor's seconds, each command's seconds (x the floor), memory."""
     labels = ("json", "check", "json src", "check src", "pi-ai")
@@ -401,11 +430,16 @@ def main() -> None:
     parser.add_argument("--peers-all", action="store_true", help="pi-ai on every input")
     parser.add_argument("--no-peers", action="store_true", help="no pi-ai")
     parser.add_argument("--profile", choices=tuple(INPUTS), help="profile one input instead")
+    parser.add_argument("--against", type=Path, help="compare with the checkout at this path")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="streamviz-bench-") as name:
         folder = Path(name)
         if args.profile:
             profile(args.profile, folder, 30, args.chunks)
+            return
+        if args.against:
+            against(args.against.resolve(), args.only or list(INPUTS), folder, args.chunks,
+                    args.repeat)  # fmt: skip
             return
         warm_up(folder)
         rows = []
