@@ -11,7 +11,8 @@ Inputs (raw SSE files in a temporary folder), at 100,000 chunks (`--chunks`) and
   fields and a random `obfuscation` in every chunk (`openai`), and 1,000 calls interleaved
   round robin (`parallel`).
 
-For each input, best of --repeat runs in this one run, each command a process of its own:
+For each input, best of --repeat rounds in this one run (each round runs every command once),
+each command a process of its own:
 - floor:  `python -c` reading the file, splitting its lines and `json.loads`-ing every
   `data: {` line (the standard library, as any Python tool would);
 - json:   `streamviz trace --format json FILE > /dev/null`;
@@ -292,9 +293,8 @@ def run(command: list[str], stdin: Path | None = None, root: Path = ROOT) -> Run
     return Run(cpu, wall, rss, code)
 
 
-def best(command: list[str], repeat: int, stdin: Path | None = None) -> Run:
-    """The best of `repeat` runs: least CPU, least wall and least memory, each on its own."""
-    runs = [run(command, stdin) for _ in range(repeat)]
+def best(runs: list[Run]) -> Run:
+    """The best of some runs: least CPU, least wall and least memory, each on its own."""
     return Run(
         min(r.cpu for r in runs),
         min(r.wall for r in runs),
@@ -334,7 +334,7 @@ def warm_up(folder: Path) -> None:
 
 
 def measure(name: str, chunks: int, folder: Path, repeat: int, peers: bool) -> dict[str, Any]:
-    """Every command on one input, best of `repeat`."""
+    """Every command on one input, best of `repeat` rounds of them all."""
     path = folder / f"{name}-{chunks}.sse"
     text = INPUTS[name](chunks)
     path.write_text(text, encoding="utf-8")
@@ -343,10 +343,16 @@ def measure(name: str, chunks: int, folder: Path, repeat: int, peers: bool) -> d
         "chunks": text.count("\ndata: {") + text.startswith("data: {"),
         "bytes": path.stat().st_size,
     }
-    for label, command in commands(path).items():
-        row[label] = best(command, repeat)
+    timed: dict[str, tuple[list[str], Path | None]] = {
+        label: (command, None) for label, command in commands(path).items()
+    }
     if peers:
-        row["pi-ai"] = best(["node", str(LENS), "pi-ai"], repeat, pi_ai_request(path))
+        timed["pi-ai"] = (["node", str(LENS), "pi-ai"], pi_ai_request(path))
+    runs: dict[str, list[Run]] = {label: [] for label in timed}
+    for _ in range(repeat):  # each round runs every command: a drift in speed hits them all
+        for label, (command, stdin) in timed.items():
+            runs[label].append(run(command, stdin))
+    row.update((label, best(done)) for label, done in runs.items())
     return row
 
 
