@@ -20,6 +20,9 @@ Nothing else in the package sets process-wide state. What is set, by whom, and w
   objects; freed, most go back to Python's own allocator, but what glibc's `malloc` handed out
   stays in the process until `malloc_trim` returns it.
 
+- `ending` (a CLI command, its work done): every object joins the permanent generation, so
+  that the interpreter's last collection, at exit, does not walk the whole trace.
+
 The CLI does one thing per process and keeps the GC pauses; it needs nothing else here.
 The allocator calls reach glibc through ctypes, loaded on first use (a command that never
 trims never loads it); where the C library is not glibc (macOS, musl) they do nothing.
@@ -82,6 +85,13 @@ def paused_gc() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _restore:
                 gc.enable()
+
+
+def ending() -> None:
+    """The process is about to end: `gc.freeze()`, since the collection Python runs at exit
+    walks every object it tracks (the trace's, after a long stream) and can free nothing the
+    exit would not."""
+    gc.freeze()
 
 
 @cache

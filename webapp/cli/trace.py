@@ -19,7 +19,7 @@ from webapp.cli.report import check_document
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.tracejson import trace_document_stream
-from webapp.tuning import paused_gc
+from webapp.tuning import ending, paused_gc
 
 
 @click.command()
@@ -45,6 +45,7 @@ def trace(
     chosen = options(policy, path, server_tools, choice)
     with paused_gc():
         _trace(Input(file, input_format, har_entry, redact), chosen, output)
+    ending()
 
 
 @click.command()
@@ -82,6 +83,7 @@ def check(
                                 chosen, expect))  # fmt: skip
     with paused_gc():
         severities = _check(Input(file, input_format, har_entry, redact), chosen, output)
+    ending()
     if "error" in severities or (strict and severities):  # "quirk" counts only with --strict
         sys.exit(1)
 
@@ -106,6 +108,7 @@ def compare(
     chosen = options("adr-0019", path, server_tools, choice)
     with paused_gc():
         _compare(Input(file, input_format, har_entry, redact), chosen, output)
+    ending()
 
 
 def _trace(given: Input, chosen: Options, output: str) -> None:
