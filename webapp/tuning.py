@@ -19,11 +19,10 @@ Nothing else in the package sets process-wide state. What is set, by whom, and w
 - `trim` (after a request during which heavy work ended): a large trace is millions of small
   objects; freed, most go back to Python's own allocator, but what glibc's `malloc` handed out
   stays in the process until `malloc_trim` returns it.
-
 - `ending` (a CLI command, its work done): every object joins the permanent generation, so
   that the interpreter's last collection, at exit, does not walk the whole trace.
 
-The CLI does one thing per process and keeps the GC pauses; it needs nothing else here.
+The CLI does one thing per process: the GC pauses and `ending` are all it needs here.
 The allocator calls reach glibc through ctypes, loaded on first use (a command that never
 trims never loads it); where the C library is not glibc (macOS, musl) they do nothing.
 The measured effect of each setting: bench/README.md, "Measured figures moved from docstrings".

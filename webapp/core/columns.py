@@ -1,5 +1,4 @@
-"""The trace as columns: one row per step, per fragment and per event, in flat arrays and
-lists (which is which: `Columns`).
+"""The trace as columns: one row per step, per fragment and per event, in flat arrays.
 
 The assembler appends rows while it runs; nothing per step is an object. A step's fragments
 and events are the rows from its first one to the next step's first one. A fragment keeps the
