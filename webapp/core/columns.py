@@ -85,11 +85,11 @@ COLUMN_SLOTS = (
 class Columns:
     """Every step, fragment and event of one assembly, as rows (see the module docstring).
 
-    The integer columns are arrays of 64-bit integers, but the byte-sized ones (step kinds,
-    rules, event types), which are bytearrays: compiled, appending to a bytearray takes half
-    the time of an array's `append`, a method call that parses its argument (about 35 ns).
-    (A list of small integers would take a tenth of it and no more memory than an array, but
-    8 times a trace file's packed columns once loaded.)"""
+    The integer columns are arrays of 64-bit integers, except the byte-sized ones (step
+    kinds, rules, event types): bytearrays, since compiled, appending to one takes half the
+    time of an array's `append` (a method call that parses its argument, about 35 ns). Lists
+    would be faster still and no larger while written, but a loaded trace's columns would
+    then take 8 times its file's packed arrays."""
 
     __slots__ = COLUMN_SLOTS
 
