@@ -83,6 +83,7 @@ def test_the_allocator_calls_reach_glibc_on_this_machine() -> None:
     # The CI machine runs glibc: both calls must reach it (False elsewhere, never raising).
     assert tuning.few_arenas() is True
     assert tuning.trim() in (True, False)
+    assert tuning.mapped_blocks() is True
 
 
 def test_importing_the_tuning_loads_no_ctypes() -> None:

@@ -19,10 +19,14 @@ Nothing else in the package sets process-wide state. What is set, by whom, and w
 - `trim` (after a request during which heavy work ended): a large trace is millions of small
   objects; freed, most go back to Python's own allocator, but what glibc's `malloc` handed out
   stays in the process until `malloc_trim` returns it.
+- `mapped_blocks` (a CLI command, before it reads a long stream from a file): glibc maps
+  every block of 128 KB or more on its own, so that the segments of a long stream go back to
+  the system as they are assembled.
 - `ending` (a CLI command, its work done): every object joins the permanent generation, so
   that the interpreter's last collection, at exit, does not walk the whole trace.
 
-The CLI does one thing per process: the GC pauses and `ending` are all it needs here.
+The CLI does one thing per process: the GC pauses, `mapped_blocks` and `ending` are all it
+needs here.
 The allocator calls reach glibc through ctypes, loaded on first use (a command that never
 trims never loads it); where the C library is not glibc (macOS, musl) they do nothing.
 The measured effect of each setting: bench/README.md, "Measured figures moved from docstrings".
@@ -47,6 +51,11 @@ ARENAS = 2
 """The most glibc malloc arenas a server's threads share."""
 _M_ARENA_MAX = -8
 """`mallopt`'s parameter for the most arenas (glibc's malloc.h)."""
+MAPPED_FROM = 256 * 1024
+"""The size from which `mapped_blocks` has glibc map a block of its own: a long stream's
+segments (`webapp.core.readers.SEGMENT`), not the blocks it is read in."""
+_M_MMAP_THRESHOLD = -3
+"""`mallopt`'s parameter for the mmap threshold."""
 
 _lock = threading.Lock()
 _depth = 0
@@ -98,16 +107,32 @@ def _glibc() -> ctypes.CDLL | None:
     """glibc's handle with `malloc_trim` and `mallopt`, or None where the C library differs."""
     if not sys.platform.startswith("linux"):
         return None
-    import ctypes  # loaded only by the first allocator call: the CLI never pays for it
-    import ctypes.util
+    import ctypes  # loaded only by the first allocator call: a small command never pays for it
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim  # noqa: B018 (musl has no malloc_trim: then nothing is done)
+        libc = ctypes.CDLL(None)  # the process's own symbols: no search as `ctypes.util` makes
+        libc.gnu_get_libc_version  # noqa: B018 (glibc's own: any other C library is left alone)
+        libc.malloc_trim  # noqa: B018
         libc.mallopt  # noqa: B018
     except (OSError, AttributeError):
         return None
     return libc
+
+
+def mapped_blocks(threshold: int = MAPPED_FROM) -> bool:
+    """Fix glibc's mmap threshold at `threshold` bytes (before a long stream is read); False
+    where not glibc.
+
+    glibc serves an allocation of the threshold or more with a mapping of its own, given back
+    to the system when it is freed; but each such block freed raises the threshold to its size
+    (up to 32 MB), and the blocks after it come from the heap, where freed they stay resident.
+    The CLI reads a long stream in segments (`webapp.core.readers.SEGMENT`) that the assembly
+    frees one by one while the trace grows: from the heap they would keep the input's size
+    resident to the end; mapped, each goes back once it is assembled."""
+    libc = _glibc()
+    if libc is None:
+        return False
+    return bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold))
 
 
 def few_arenas(arenas: int = ARENAS) -> bool:

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
+from pathlib import Path
 
 import pytest
 
 from tests.cli.clikit import CLEAN, CONTINUATION, SERVER, Invoke, Write, two_choices
 from tests.streamkit import WRITERS, chunk, frag, har, sse
+from webapp.cli import inputs
 from webapp.cli.palette import RULE_COLOURS
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.readers import read
+from webapp.core.readers import sse as sse_reader
+from webapp.core.records import Payloads
 from webapp.core.rules import RULE_NAMES
 
 ANSI = "\x1b["
@@ -195,3 +201,36 @@ def test_json_survives_what_orjson_refuses(invoke: Invoke, write: Write) -> None
     assert fragment["arguments"] == "\ud800"
     plain = invoke("trace", write(text))
     assert plain.exit_code == 0 and "\\ud800" in plain.stdout
+
+
+def test_a_long_file_read_a_block_at_a_time_traces_as_from_stdin(
+    invoke: Invoke, write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A regular file is read a block at a time (`webapp.cli.inputs`), stdin whole: the same
+    trace and the same check, for a stream of many segments, its blocks ending anywhere, and
+    for inputs that are not plain streams (read whole after the first blocks)."""
+    monkeypatch.setattr(sse_reader, "SEGMENT", 50)
+    monkeypatch.setattr(inputs, "BLOCK", 9)
+    pieces = [chunk(frag(0, args=part)) for part in ['{"city"', ':"Os', "lo", '"}']]
+    long = sse(chunk(frag(0, "call_1", "get_weather", "")), *pieces * 20, chunk(finish="x"))
+    for text in (long, long.replace("\n", "\r\n"), ": a comment\n\n" + long, har(long)):
+        path = write(text)
+        for command in (["trace", "--format", "json"], ["check"], ["trace"]):
+            from_file, from_stdin = invoke(*command, path), invoke(*command, "-", input=text)
+            assert from_file.exit_code == from_stdin.exit_code, from_file.output
+            assert from_file.stdout == from_stdin.stdout
+    read_in_blocks = inputs.load(write(long), "auto")
+    assert isinstance(read_in_blocks.records, Payloads)
+    assert len(read_in_blocks.records.segments) > 2
+
+
+def test_a_path_that_is_a_pipe_is_read_whole(invoke: Invoke, tmp_path: Path) -> None:
+    fifo = tmp_path / "stream.fifo"
+    os.mkfifo(fifo)
+    text = sse(*CLEAN)
+    writer = threading.Thread(target=fifo.write_text, args=(text,))
+    writer.start()
+    result = invoke("trace", str(fifo), "--format", "json")
+    writer.join()
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["blocks"][0]["arguments"] == '{"city":"Oslo"}'

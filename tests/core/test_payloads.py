@@ -11,6 +11,7 @@ CR, an `event:` line, a blank line too many, comments before the first event).
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -27,8 +28,9 @@ from webapp.core.assembler import Assembler, assemble
 from webapp.core.contract import read_contract
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
-from webapp.core.readers import decode, read, read_plain
+from webapp.core.readers import BLOCK, SEGMENT, decode, read, read_plain, read_plain_blocks
 from webapp.core.readers import sse as sse_reader
+from webapp.core.readers.sse import split_blocks
 from webapp.core.readers.writer import to_sse
 from webapp.core.records import Payloads, ReadResult, Record
 from webapp.core.rules import POLICIES
@@ -336,3 +338,95 @@ def test_each_payload_is_parsed_once_with_the_contract_read_too(
     trace = assemble(source.records, Options())
     assert trace.contract is not None
     assert len(parsed) == len(source.records)
+
+
+# A plain stream is cut into segments, a block of input at a time (`sse._cut`).
+
+
+def _cut_into(data: bytes, cuts: list[int]) -> list[bytes]:
+    """`data` cut at the given places (each taken modulo its length)."""
+    places = sorted({cut % (len(data) + 1) for cut in cuts} | {0, len(data)})
+    return [data[a:b] for a, b in itertools.pairwise(places)]
+
+
+@LOTS
+@given(
+    st.one_of(
+        _SOUP,
+        st.lists(st.sampled_from([_PLAIN, ": a\n\n" + _PLAIN, _PLAIN[:-1], _PLAIN[:40]]))
+        .map("".join)
+        .map(str.encode),
+    ),
+    st.lists(st.integers(min_value=0, max_value=400), max_size=8),
+    st.integers(min_value=1, max_value=80),
+)
+def test_blocks_cut_anywhere_read_as_the_bytes_held_whole(
+    data: bytes, cuts: list[int], segment: int
+) -> None:
+    """A file read a block at a time reads as its bytes held whole, wherever the blocks end:
+    inside a separator, a line break pair, a UTF-8 character, the comments before the first
+    event; and whatever the segments' size."""
+    blocks = _cut_into(data, cuts)
+    assert b"".join(blocks) == data
+    whole = read_plain(data)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(sse_reader, "SEGMENT", segment)
+        found = read_plain_blocks(iter(blocks))
+    assert (found is None) == (whole is None)
+    if found is not None and whole is not None:
+        assert (found.notes, found.model) == (whole.notes, whole.model)
+        assert found.records == whole.records
+        assert tuple(found.records) == tuple(whole.records)
+
+
+@pytest.mark.parametrize(("block", "segment"), [(1, 1), (3, 3), (3, 8), (8, 9), (9, 8), (40, 100)])
+@pytest.mark.parametrize("name", STREAMS[:6])
+def test_tiny_segments_read_and_assemble_the_same(
+    name: str, block: int, segment: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With blocks and segments of a few bytes (every payload a segment of its own, or several,
+    a block ending inside a separator, a block shorter than a separator, in which none ends a
+    segment) the corpus reads and assembles as it does line by line."""
+    monkeypatch.setattr(sse_reader, "BLOCK", block)
+    monkeypatch.setattr(sse_reader, "SEGMENT", segment)
+    text = (Path(CORPUS) / f"{name}.sse").read_text(encoding="utf-8")
+    lane = same_both_ways(text, Options(), monkeypatch)
+    if isinstance(lane.records, Payloads) and block >= 40:
+        assert len(lane.records.segments) > 1  # (a separator inside a block ends a segment)
+
+
+@LOTS
+@given(
+    any_records,
+    any_options,
+    st.integers(min_value=1, max_value=64),
+    st.integers(min_value=1, max_value=64),
+)
+def test_generated_streams_in_small_segments_assemble_the_same(
+    stream: list[Record], options: Options, block: int, segment: int
+) -> None:
+    text = to_sse(stream)
+    if not text.strip():
+        return
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(sse_reader, "BLOCK", block)
+        monkeypatch.setattr(sse_reader, "SEGMENT", segment)
+        same_both_ways(text, options, monkeypatch)
+
+
+def test_a_long_stream_is_kept_in_segments_of_about_the_block_size() -> None:
+    """The payloads of a long stream are kept a segment at a time, none much longer than a
+    block (the reader never joins more than a block and the event it ends inside), and the
+    CLI's consuming assembly lets every segment go."""
+    event = b"data: " + dumps(PIECE) + b"\n\n"
+    data = dumps(HEADER).join([b"data: ", b"\n\n"]) + event * (3 * SEGMENT // len(event))
+    source = read_plain_blocks(split_blocks(data))
+    assert source is not None and isinstance(source.records, Payloads)
+    records = source.records
+    assert len(records) == 1 + 3 * SEGMENT // len(event)
+    assert len(records.segments) >= 3
+    assert all(len(segment or b"") <= SEGMENT + BLOCK for segment in records.segments)
+    assert records.firsts[0] == 0 and records.firsts[-1] == len(records)
+    assert records[len(records) - 1] == read(data.decode()).records[-1]
+    assemble(records, Options(), consume=True)
+    assert records.segments == [None] * len(records.segments)

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import click
 
 from webapp.core.options import Options
-from webapp.core.readers import FORMATS, decode, read, read_plain
+from webapp.core.readers import BLOCK, FORMATS, SEGMENT, decode, read, read_plain, read_plain_blocks
 from webapp.core.records import ReaderError, ReadResult
 from webapp.core.rules import POLICIES, Policy
 from webapp.core.trace import AssemblyPath
 from webapp.core.words import count
+from webapp.tuning import mapped_blocks
 
 F = TypeVar("F", bound=Callable[..., Any])
+LONG = 4 * SEGMENT
+"""A file of this many bytes or more is read with `webapp.tuning.mapped_blocks`."""
 _PATHS = ("client", "server-tools")
 
 
@@ -136,23 +142,41 @@ def _read_file(file: str) -> bytes:
         return handle.read()
 
 
+def _read_plain_file(file: str, input_format: str, har_entry: int | None) -> ReadResult | None:
+    """`read_plain` of the file, read a block at a time: a long stream is then never held
+    whole beside its payloads."""
+    with open(file, "rb", buffering=0) as handle:
+        return read_plain_blocks(iter(partial(handle.read, BLOCK), b""), input_format, har_entry)
+
+
 def load(
     file: str, input_format: str, har_entry: int | None = None, redact: bool = False
 ) -> ReadResult:
     """Read FILE (or stdin for '-') and parse it into records; unusable input exits 2."""
+    where = "stdin" if file == "-" else file
     try:
+        # A regular file is first read as a plain stream, a block at a time; a pipe once, whole.
+        found = None if redact or file == "-" else os.stat(file)
+        regular = found is not None and stat.S_ISREG(found.st_mode)
+        if found is not None and regular and found.st_size >= LONG:
+            mapped_blocks()  # its segments go back to the system as they are assembled
+        plain = _read_plain_file(file, input_format, har_entry) if regular else None
+        if plain is not None:
+            return plain
         data = sys.stdin.buffer.read() if file == "-" else _read_file(file)
     except OSError as error:
         raise InputError(f"cannot read {file}: {error.strerror or error}") from None
+    except ReaderError as error:
+        raise InputError(f"{where}: {error}") from None
     try:
-        plain = None if redact else read_plain(data, input_format, har_entry)
+        plain = None if redact or regular else read_plain(data, input_format, har_entry)
         if plain is not None:
             return plain
         text = decode(data)
         del data  # the bytes are not needed once decoded: a long stream's peak is lower
         return read(scrubbed(text) if redact else text, input_format, har_entry)
     except ReaderError as error:
-        raise InputError(f"{'stdin' if file == '-' else file}: {error}") from None
+        raise InputError(f"{where}: {error}") from None
 
 
 def scrubbed(text: str) -> str:

@@ -137,9 +137,8 @@ class Assembler:
 
         A payload orjson refuses (not JSON, or JSON that only the standard library reads: a
         lone surrogate, an integer beyond 64 bits) and every record after the stream stopped
-        go through `record`, which gives the same steps. `consume` lets each payload's text
-        go once it is assembled (`records` keeps its length, not its records): for a caller
-        that needs the trace only, whose peak memory is then lower by the text.
+        go through `record`, which gives the same steps. `consume` lets each segment of
+        payloads go once assembled (`Payloads.let_go`), for a caller that needs the trace only.
         """
         if self._trace is not None:
             raise RuntimeError("feed() after finish()")
@@ -150,41 +149,45 @@ class Assembler:
         rules, types = columns.fragment_rule, columns.event_type
         reader = None if self._contract is None else self._contract.reader
         self._orjson_values = not kinds  # from the first record on
-        payloads = records.payloads
         line = records.first_line  # `records.line(position)`, counted along
-        if records.line(len(payloads)) >= 1 << 62:  # beyond the line column: see `begin`
+        if records.line(len(records)) >= 1 << 62:  # beyond the line column: see `begin`
             self._orjson_values = False
             for record in records:
                 self.record(record)
             return
-        for position, payload in enumerate(payloads):
-            try:
-                value = loads(payload)
-            except decode_error:
-                record = records[position]
-                if record.kind == "chunk":  # the standard library's parser took it
-                    self._orjson_values = False
-                self.record(record)
-            else:
-                if self._stopped_by is not None or not kinds:
-                    self.record(records.parsed(position, value))
+        position = 0
+        for segment in range(len(records.segments)):
+            for payload in records.cut(segment):
+                try:
+                    value = loads(payload)
+                except decode_error:
+                    self._refused(records[position])
                 else:
-                    step = len(kinds)  # `columns.begin(CHUNK, line)`
-                    kinds.append(CHUNK)
-                    lines.append(line)
-                    firsts.append(len(rules))
-                    events.append(len(types))
-                    quiet = self._chunk(step, value, None, None)
-                    if reader is not None:  # the contract reads the same parse
-                        if quiet and reader.quiet():
-                            pass  # nothing in it for the contract
-                        elif type(value) is dict and "error" not in value:
-                            reader.chunk(step, value)
-                        else:
-                            reader.record(step, records.parsed(position, value))
+                    if self._stopped_by is not None or not kinds:
+                        self.record(records.parsed(position, value))
+                    else:
+                        step = len(kinds)  # `columns.begin(CHUNK, line)`
+                        kinds.append(CHUNK)
+                        lines.append(line)
+                        firsts.append(len(rules))
+                        events.append(len(types))
+                        quiet = self._chunk(step, value, None, None)
+                        # The contract reads the same parse (`quiet`: nothing in it for it).
+                        if reader is not None and not (quiet and reader.quiet()):
+                            if type(value) is dict and "error" not in value:
+                                reader.chunk(step, value)
+                            else:
+                                reader.record(step, records.parsed(position, value))
+                position += 1
+                line += 2
             if consume:
-                payloads[position] = ""
-            line += 2
+                records.let_go(segment)
+
+    def _refused(self, record: Record) -> None:
+        """A payload orjson refused: its record, as the reader makes it."""
+        if record.kind == "chunk":  # the standard library's parser took it
+            self._orjson_values = False
+        self.record(record)
 
     def _chunk(self, step: int, chunk: Any, event: str | None, record: Record | None) -> bool:
         """Assemble one parsed chunk at `step` (`record`: the one it came from, if any); True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
@@ -75,28 +76,79 @@ class Payloads(Sequence[Record]):
 
     A plain SSE stream (one `data: ` line per event, one blank line between events) is most
     long streams. Its parsed chunks would take about ten times the text's memory, and the
-    assembler needs each only once, in order: it reads `payloads` itself (`Assembler.plain`).
-    Everyone else sees an ordinary sequence of records, equal to the tuple the reader would
-    have built, made again on each access (a window of steps parses only its own chunks).
-    A payload is its text, or its valid UTF-8 bytes when the stream was read from bytes
+    assembler needs each only once, in order: it reads the payloads itself
+    (`Assembler.payloads`). Everyone else sees an ordinary sequence of records, equal to the
+    tuple the reader would have built, made again on each access (a window of steps parses
+    only its own chunks).
+
+    The payloads are kept in `segments` of about `webapp.core.readers.sse.SEGMENT` bytes,
+    each some consecutive payloads joined by `separator` (`"\\n\\ndata: "`), not as one object
+    each: a hundred thousand small objects would hold the input's memory twice over once the
+    assembler had freed them (a freed small object's memory goes back to Python's allocator
+    only when nothing else lives in its pool), and a reader cuts its input a segment at a time,
+    never holding it whole. `cut(k)` splits one segment into its payloads (the last one split
+    is kept). A payload is text, or valid UTF-8 bytes when the stream was read from bytes
     (`webapp.core.readers.read_plain`): orjson parses either, and `text` decodes it.
     """
 
-    __slots__ = ("_make", "at_end", "first_line", "payloads")
+    __slots__ = ("_cut", "_make", "at_end", "first_line", "firsts", "segments", "separator")
 
     def __init__(
-        self, payloads: list[Payload], first_line: int, make: MakeRecord, *, at_end: bool
+        self,
+        segments: list[Payload | None],
+        firsts: list[int],
+        separator: Payload,
+        first_line: int,
+        make: MakeRecord,
+        *,
+        at_end: bool,
     ) -> None:
-        self.payloads = payloads
+        self.segments = segments
+        """The payloads, a segment at a time (None: let go by `let_go`)."""
+        self.firsts = firsts
+        """The position of each segment's first payload, then the number of payloads."""
+        self.separator = separator
         self.first_line = first_line
         """The line of the first payload; each next one is two lines further down."""
         self.at_end = at_end
         """Whether the input ended inside the last event (no blank line after it)."""
         self._make = make
+        self._cut: tuple[int, list[Payload]] = (-1, [])
+
+    def cut(self, segment: int) -> list[Payload]:
+        """The payloads of segment `segment`, in order (each "" once it was let go)."""
+        cached = self._cut  # read once: another thread may cut another segment meanwhile
+        if cached[0] == segment:
+            return cached[1]
+        whole = self.segments[segment]
+        if whole is None:
+            pieces: list[Payload] = [""] * (self.firsts[segment + 1] - self.firsts[segment])
+        else:
+            split: Any = whole.split  # `separator` is of the segment's kind, text or bytes
+            pieces = split(self.separator)
+        self._cut = (segment, pieces)
+        return pieces
+
+    def let_go(self, segment: int) -> None:
+        """Free segment `segment`'s payloads: a caller that reads each payload once is done
+        with them (the CLI's `check` and `trace --format json`, whose peak is then lower)."""
+        self.segments[segment] = None
+        if self._cut[0] == segment:
+            self._cut = (-1, [])
+
+    def payload(self, position: int) -> Payload:
+        """The payload at `position` (0 <= position < len(self))."""
+        segment = bisect_right(self.firsts, position) - 1
+        return self.cut(segment)[position - self.firsts[segment]]
+
+    @property
+    def payloads(self) -> list[Payload]:
+        """Every payload, in order (a list made on each access)."""
+        return [piece for at in range(len(self.segments)) for piece in self.cut(at)]
 
     def text(self, position: int) -> str:
         """The payload at `position` as text."""
-        payload = self.payloads[position]
+        payload = self.payload(position)
         return payload if isinstance(payload, str) else payload.decode("utf-8")
 
     def line(self, position: int) -> int:
@@ -108,7 +160,7 @@ class Payloads(Sequence[Record]):
         return Record(kind="chunk", line=self.line(position), value=value, text=self.text(position))
 
     def __len__(self) -> int:
-        return len(self.payloads)
+        return self.firsts[-1]
 
     @overload
     def __getitem__(self, position: int) -> Record: ...
@@ -116,16 +168,16 @@ class Payloads(Sequence[Record]):
     def __getitem__(self, position: slice) -> tuple[Record, ...]: ...
     def __getitem__(self, position: int | slice) -> Record | tuple[Record, ...]:
         if isinstance(position, slice):
-            return tuple(self[at] for at in range(*position.indices(len(self.payloads))))
+            return tuple(self[at] for at in range(*position.indices(len(self))))
         if position < 0:
-            position += len(self.payloads)
-        if not 0 <= position < len(self.payloads):
+            position += len(self)
+        if not 0 <= position < len(self):
             raise IndexError("record index out of range")
-        last = position == len(self.payloads) - 1
+        last = position == len(self) - 1
         return self._make(self.text(position), self.line(position), last and self.at_end)
 
     def __iter__(self) -> Iterator[Record]:
-        for position in range(len(self.payloads)):
+        for position in range(len(self)):
             yield self[position]
 
     def __eq__(self, other: object) -> bool:
@@ -142,7 +194,7 @@ class Payloads(Sequence[Record]):
         return hash((texts, self.first_line, self.at_end))
 
     def __repr__(self) -> str:
-        return f"Payloads({len(self.payloads)} records from line {self.first_line})"
+        return f"Payloads({len(self)} records from line {self.first_line})"
 
 
 class ReaderError(ValueError):

@@ -35,7 +35,7 @@ from webapp.core.rules import RULE_NAMES
 if TYPE_CHECKING:  # the trace writes itself with this module: no import at run time
     from webapp.core.trace import Trace
 
-BATCH = 4096
+BATCH = 1024
 """Steps serialized at a time."""
 _Reasons = dict[tuple[Any, ...], str]
 _SIMPLE_EVENTS = frozenset(range(len(EVENT_TYPES))) - END_EVENTS - STOP_EVENTS
@@ -206,7 +206,11 @@ def document_parts(
         if start:
             yield b","  # a part of its own: joined to the batch, a megabyte would be copied
         yield orjson.dumps([batch])[2:-2]  # [[steps]]: their depth in the document
-    yield b"]," + orjson.dumps(tail)[1:]
+    yield b"]"
+    for key, value in tail.items():  # one at a time: the blocks' text may be megabytes
+        yield b","
+        yield orjson.dumps({key: value})[1:-1]  # {key: value}: its depth in the document
+    yield b"}"
 
 
 # The document.

@@ -264,21 +264,24 @@ class WireReader:
         """`run` for a plain stream: each payload parsed here, once, as the reader would."""
         self.wire.steps = len(records)
         loads_fast = orjson.loads
-        for step, payload in enumerate(records.payloads):
-            if payload == "[DONE]" or payload == b"[DONE]":
-                self.wire.ended = "[DONE]"
-            else:
-                try:
-                    value = loads_fast(payload)
-                except orjson.JSONDecodeError:
-                    self.record(step, records[step])
+        step = 0
+        for segment in range(len(records.segments)):
+            for payload in records.cut(segment):
+                if payload == "[DONE]" or payload == b"[DONE]":
+                    self.wire.ended = "[DONE]"
                 else:
-                    if type(value) is dict and "error" not in value:
-                        self.chunk(step, value)
+                    try:
+                        value = loads_fast(payload)
+                    except orjson.JSONDecodeError:
+                        self.record(step, records[step])
                     else:
-                        self.record(step, records.parsed(step, value))
-            if self.wire.ended is not None:
-                return
+                        if type(value) is dict and "error" not in value:
+                            self.chunk(step, value)
+                        else:
+                            self.record(step, records.parsed(step, value))
+                if self.wire.ended is not None:
+                    return
+                step += 1
 
     def record(self, step: int, record: Record) -> None:
         if record.kind == "done":

@@ -22,17 +22,28 @@ imports web code.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from webapp.core.readers import foreign
 from webapp.core.readers.parse import decode_bytes
-from webapp.core.readers.sse import read_plain_bytes
+from webapp.core.readers.sse import BLOCK, SEGMENT, plain_blocks, split_blocks
 from webapp.core.records import ReaderError, ReadResult
 from webapp.tuning import paused_gc
 
 FORMATS = ("sse", "json", "jsonl", "har", "repr", "cassette")
 
-__all__ = ["FORMATS", "ReaderError", "decode", "read", "read_bytes", "read_plain"]
+__all__ = [
+    "BLOCK",
+    "FORMATS",
+    "SEGMENT",
+    "ReaderError",
+    "decode",
+    "read",
+    "read_bytes",
+    "read_plain",
+    "read_plain_blocks",
+]
 
 
 def decode(data: bytes) -> str:
@@ -42,13 +53,21 @@ def decode(data: bytes) -> str:
 
 def read_plain(data: bytes, fmt: str = "auto", har_entry: int | None = None) -> ReadResult | None:
     """`read(decode(data), fmt, har_entry)` when the bytes are a plain SSE stream, what most long
-    streams are (`sse.read_plain_bytes`), without making the whole text; None for any other
+    streams are (`sse.plain_blocks`), without making the whole text; None for any other
     input (the caller decodes it and reads the text). Of the formats `read` tries before SSE,
     none takes a text that starts with `data: ` or with comment lines, so skipping their tests
     changes nothing (the payload tests check it on byte soup and on the corpus)."""
+    return read_plain_blocks(split_blocks(data), fmt, har_entry)
+
+
+def read_plain_blocks(
+    blocks: Iterable[bytes], fmt: str = "auto", har_entry: int | None = None
+) -> ReadResult | None:
+    """`read_plain` of the blocks' bytes joined, taken a block at a time: a file read so is
+    never held whole (`streamviz check` reads one so)."""
     if fmt not in ("auto", "sse") or har_entry is not None:
         return None
-    plain = read_plain_bytes(data)
+    plain = plain_blocks(blocks)
     if plain is None:
         return None
     result, replacements = plain

@@ -15,9 +15,10 @@ record per line instead, and a note says so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import AnyStr, Generic, cast
+from typing import Any, AnyStr, Generic, cast
 
 from webapp.core.jsoncheck import cut_short
 from webapp.core.readers.parse import TRUNCATED, parse_json, split_lines
@@ -142,7 +143,7 @@ def read_sse(text: str, first_line: int = 1) -> ReadResult:
 
 @dataclass(frozen=True, slots=True)
 class _Marks(Generic[AnyStr]):
-    """The characters `_plain_parts` looks for, as text or as bytes."""
+    """The characters `_cut` looks for, as text or as bytes."""
 
     cr: AnyStr
     lf: AnyStr
@@ -150,12 +151,31 @@ class _Marks(Generic[AnyStr]):
     colon: AnyStr
     data: AnyStr
     separator: AnyStr
+    empty: AnyStr
 
 
-_TEXT = _Marks("\r", "\n", "\n\n", ":", "data: ", "\n\ndata: ")
-_BYTES = _Marks(b"\r", b"\n", b"\n\n", b":", b"data: ", b"\n\ndata: ")
+_TEXT = _Marks("\r", "\n", "\n\n", ":", "data: ", "\n\ndata: ", "")
+_BYTES = _Marks(b"\r", b"\n", b"\n\n", b":", b"data: ", b"\n\ndata: ", b"")
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 _REPLACEMENT = "\ufffd".encode()
+SEGMENT = 256 * 1024
+"""The least a segment of a plain stream's `Payloads` holds but the last (bytes, or characters
+of a text): a segment is about this long and its block."""
+BLOCK = SEGMENT // 4
+"""How much of a plain stream a reader takes at a time: blocks are smaller than segments, so
+that glibc serves them from its heap, reused from one block to the next, and maps each
+segment on its own, given back once it is assembled (`webapp.tuning.mapped_blocks`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut(Generic[AnyStr]):
+    """A plain stream cut into segments of whole payloads (`Payloads.segments`)."""
+
+    segments: list[AnyStr]
+    firsts: list[int]
+    head: AnyStr
+    """What comes before the first payload: comment and blank lines, then `data: `."""
+    at_end: bool
 
 
 def _plain(text: str, first_line: int) -> Payloads | None:
@@ -168,62 +188,118 @@ def _plain(text: str, first_line: int) -> Payloads | None:
     `_record` with its one data line, so long streams keep their payload text instead of
     parsed chunks. Checked with C-speed counts, not a Python loop.
     """
-    parts = _plain_parts(text, _TEXT)
-    if parts is None:
+    cut = _cut(split_blocks(text), _TEXT)
+    if cut is None:
         return None
-    payloads, start, at_end = parts
-    first = first_line + text.count("\n", 0, start)
-    return Payloads(cast("list[Payload]", payloads), first, _one, at_end=at_end)
+    first = first_line + cut.head.count("\n")
+    segments = cast("list[Payload | None]", cut.segments)
+    return Payloads(segments, cut.firsts, "\n\ndata: ", first, _one, at_end=cut.at_end)
 
 
-def read_plain_bytes(data: bytes) -> tuple[ReadResult, int] | None:
-    """`read_sse(decode(data))` and how many U+FFFD the text holds, when the bytes are a plain
-    stream (`_plain`) of valid UTF-8 without a BOM; else None. Its payloads are kept as their
-    bytes, cut from the input (orjson parses bytes; a record decodes its own): neither the
-    whole text nor the payloads' texts are made, where a long stream with one character
-    beyond Latin-1 takes two or four bytes a character as one text."""
-    parts = None if data.startswith(_BOMS) else _plain_parts(data, _BYTES)
-    if parts is None:
+def plain_blocks(blocks: Iterable[bytes]) -> tuple[ReadResult, int] | None:
+    """`read_sse(decode(data))` and how many U+FFFD the text holds, when `data`, the blocks'
+    bytes joined, is a plain stream (`_plain`) of valid UTF-8 without a BOM; else None.
+
+    The blocks are taken one at a time: a file read so is never held whole (`streamviz check`
+    reads one so; `split_blocks` cuts bytes held whole). The payloads are kept as their bytes
+    (orjson parses bytes; a record decodes its own): neither the whole text nor the payloads'
+    texts are made, where a long stream with one character beyond Latin-1 takes two or four
+    bytes a character as one text."""
+    cut = _cut(iter(blocks), _BYTES)
+    if cut is None or cut.head.startswith(_BOMS):
         return None
-    pieces, start, at_end = parts
-    is_ascii = data.isascii()
-    if not is_ascii:  # valid UTF-8, as the text would be without U+FFFD added
-        try:
-            data[:start].decode("utf-8")
-            for piece in pieces:
-                piece.decode("utf-8")
-        except UnicodeDecodeError:  # the text's reading says where
-            return None
-    first = 1 + data.count(b"\n", 0, start)
-    plain = Payloads(cast("list[Payload]", pieces), first, _one, at_end=at_end)
+    replacements = 0
+    for part in (cut.head, *cut.segments):  # valid UTF-8, as the text would be without U+FFFD
+        if not part.isascii():
+            try:
+                part.decode("utf-8")
+            except UnicodeDecodeError:  # the text's reading says where
+                return None
+            replacements += part.count(_REPLACEMENT)
+    first = 1 + cut.head.count(b"\n")
+    segments = cast("list[Payload | None]", cut.segments)
+    plain = Payloads(segments, cut.firsts, b"\n\ndata: ", first, _one, at_end=cut.at_end)
     notes = _notes(plain[-1:], _Tally(), _Tally(), _Tally())
-    replacements = 0 if is_ascii else data.count(_REPLACEMENT)
     return ReadResult(format="sse", records=plain, notes=notes), replacements
 
 
-def _plain_parts(text: AnyStr, marks: _Marks[AnyStr]) -> tuple[list[AnyStr], int, bool] | None:
-    """`_plain`'s test and cut, of a text or its UTF-8 bytes (every mark is ASCII, and no byte
-    of a multi-byte UTF-8 character is): the payloads, where the first event starts, and
-    whether the input ends inside the last event."""
-    if marks.cr in text:
+def split_blocks(text: AnyStr) -> Iterator[AnyStr]:
+    """A text or its bytes, `BLOCK` at a time."""
+    return (text[at : at + BLOCK] for at in range(0, len(text), BLOCK))
+
+
+def _cut(blocks: Iterator[AnyStr], marks: _Marks[AnyStr]) -> _Cut[AnyStr] | None:
+    """`_plain`'s test and cut, of a text's blocks or of its UTF-8 bytes' (every mark is
+    ASCII, and no byte of a multi-byte UTF-8 character is); None when it is not plain.
+
+    The input is read until its first separator (or its end) to find where the first event
+    starts; then blocks are carried until they hold `SEGMENT` or more, and their payloads up
+    to the last block's last separator are joined as a segment (a separator across two blocks
+    is inside the next segment). A segment is joined from views of bytes: one copy.
+    """
+    separator = marks.separator
+    head = _head(blocks, marks)
+    start = _after_comments(head, marks) if head.startswith(marks.colon) else 0
+    if start is None or not head.startswith(marks.data, start) or marks.cr in head[:start]:
         return None
-    start = _after_comments(text, marks) if text.startswith(marks.colon) else 0
-    if start is None or not text.startswith(marks.data, start):
-        return None
-    payloads = text.split(marks.separator)  # not of `text[start:]`: that would copy the text
-    if start >= 2 and text.startswith(marks.blank, start - 2):
-        del payloads[0]  # the comments: the first separator is the one before `start`
-    else:
-        payloads[0] = payloads[0][start + 6 :]
-    last = payloads[-1]
+    start += len(marks.data)
+    segments: list[AnyStr] = []
+    firsts = [0]
+    carried: list[Any] = []  # the blocks (or their views) of the next segment
+    size = 0
+    for block in itertools.chain([head], blocks):
+        begin = start if block is head else 0
+        size += len(block) - begin
+        end = block.rfind(separator, begin) if size >= SEGMENT else -1
+        if end < 0:
+            carried.append(block[begin:] if begin else block)
+            continue
+        piece: Any = memoryview(block)[begin:end] if isinstance(block, bytes) else block[begin:end]
+        carried.append(piece)
+        segment = marks.empty.join(carried)
+        carried = [block[end + len(separator) :]]
+        size = len(carried[0])
+        found = _payloads(segment, marks, 0)
+        if found is None:
+            return None
+        segments.append(segment)
+        firsts.append(firsts[-1] + found)
+    last = marks.empty.join(carried)
     tail = 2 if last.endswith(marks.blank) else 1 if last.endswith(marks.lf) else 0
-    if tail:
-        payloads[-1] = last[:-tail]
-    # Every line break is half of a separator, but the one or two after the last event: any
-    # other is a line inside an event (or a blank line too many).
-    if text.count(marks.lf, start) != 2 * (len(payloads) - 1) + tail:
+    found = _payloads(last, marks, tail)
+    if found is None:
         return None
-    return payloads, start, tail < 2
+    segments.append(last[:-tail] if tail else last)
+    firsts.append(firsts[-1] + found)
+    return _Cut(segments, firsts, head[:start], tail < 2)
+
+
+def _head(blocks: Iterator[AnyStr], marks: _Marks[AnyStr]) -> AnyStr:
+    """The first blocks, up to the first with a separator in it or across its start."""
+    separator = marks.separator
+    parts = [next(blocks, marks.empty)]
+    end = parts[0]  # the end of what was read, enough to hold a separator across blocks
+    while separator not in end:
+        block = next(blocks, None)
+        if block is None:
+            break
+        parts.append(block)
+        end = end[1 - len(separator) :] + block
+    return marks.empty.join(parts)
+
+
+def _payloads(segment: AnyStr, marks: _Marks[AnyStr], tail: int) -> int | None:
+    """How many payloads a segment holds; None if a line break or a CR is inside one.
+
+    Every line break is half of a separator, but the one or two after the last event (`tail`,
+    in the last segment): any other is a line inside an event (or a blank line too many).
+    """
+    if marks.cr in segment:
+        return None
+    separators = segment.count(marks.separator)
+    if segment.count(marks.lf) != 2 * separators + tail:
+        return None
+    return separators + 1
 
 
 def _after_comments(text: AnyStr, marks: _Marks[AnyStr]) -> int | None:
