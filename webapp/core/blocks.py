@@ -7,6 +7,7 @@ each history, never by replaying the stream or storing a snapshot per step.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +44,8 @@ class Block:
     content_step: int | None = None
     """The step at which it joined the content array (on the server path: when it folded)."""
     pieces: list[str] = field(default_factory=list)
-    piece_steps: list[int] = field(default_factory=list)
+    piece_steps: array[int] = field(default_factory=lambda: array("q"))
+    """The step of each piece (a machine integer each: a long stream's are most of its steps)."""
     ids: Sequence[tuple[int, Any]] = ()
     """(step, id) each time the block's own id was set. This history and the four below grow
     with `added`: most blocks hold none or one entry (a stream of 90,000 phantom calls has

@@ -15,6 +15,7 @@ events from what they return.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any
@@ -54,11 +55,14 @@ class ToolCalls:
         self._unsettled: dict[Block, None] = {}
         """Blocks still taking fragments whose arguments are not one complete JSON value, in
         the order they last became so: where a continuation might have belonged instead."""
-        self._stale: list[tuple[Block, int]] = []
+        self._stale: list[Block] = []
         """Client path: the pieces appended since `_unsettled` was last brought up to date, in
-        order, as runs: (block, its first piece in the run); a run ends where the next one
-        starts. Only a continuation reads `_unsettled`, and only for blocks other than its
-        own, so their completions are fed when one asks (`waiting`), not at every piece."""
+        order, as runs: each run's block here, the place of its first piece among the block's
+        in `_stale_firsts` (two columns, not a tuple a run: 1,000 interleaved calls make a run
+        of every piece); a run ends where the next one starts. Only a continuation reads
+        `_unsettled`, and only for blocks other than its own, so their completions are fed
+        when one asks (`waiting`), not at every piece."""
+        self._stale_firsts = array("q")
         self._stale_last: Block | None = None
         """The block of the latest run."""
         self.freeform: dict[Block, bool] = {}
@@ -192,7 +196,8 @@ class ToolCalls:
         if self.server_path:
             self._settle_piece(block, piece)
         elif self.weighing and block is not self._stale_last:
-            self._stale.append((block, len(block.pieces) - 1))
+            self._stale.append(block)
+            self._stale_firsts.append(len(block.pieces) - 1)
             self._stale_last = block
 
     def weigh(self, step: int, block: Block) -> str | None:
@@ -219,7 +224,7 @@ class ToolCalls:
     def waiting(self, block: Block) -> int:
         """How many blocks other than `block` are unsettled (fed only as far as that needs)."""
         stale = self._stale
-        if stale and (len(stale) > 1 or stale[0][0] is not block):
+        if stale and (len(stale) > 1 or stale[0] is not block):
             self.settle()
         return len(self._unsettled) - (block in self._unsettled)
 
@@ -234,16 +239,18 @@ class ToolCalls:
 
     def settle(self) -> None:
         """Bring `_unsettled` up to date: feed the stale pieces, in the order they came."""
-        runs = self._stale
+        runs, firsts = self._stale, self._stale_firsts
         ends: dict[Block, int] = {}
-        bounds = []
-        for block, first in reversed(runs):  # each run ends where that block's next one starts
-            bounds.append(ends.get(block, len(block.pieces)))
-            ends[block] = first
-        for (block, first), end in zip(runs, reversed(bounds), strict=True):
-            for piece in block.pieces[first:end]:
+        bounds = array("q", bytes(8 * len(runs)))
+        for at in range(len(runs) - 1, -1, -1):  # each run ends where its block's next starts
+            block = runs[at]
+            bounds[at] = ends.get(block, len(block.pieces))
+            ends[block] = firsts[at]
+        for at, block in enumerate(runs):
+            for piece in block.pieces[firsts[at] : bounds[at]]:
                 self._settle_piece(block, piece)
         runs.clear()
+        del firsts[:]
         self._stale_last = None
 
     def _freeform_piece(self, block: Block, text: str, *, closing: bool) -> str:

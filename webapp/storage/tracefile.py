@@ -278,7 +278,7 @@ def _blocks(metas: list[Any], sections: dict[str, Any], pieces: list[Any]) -> li
     for block_meta, count in zip(metas, sections["block_pieces"], strict=True):
         block = _block(block_meta)
         block.pieces = pieces[start : start + count]
-        block.piece_steps = piece_steps[start : start + count].tolist()
+        block.piece_steps = piece_steps[start : start + count]
         start += count
         every.append(block)
     return every

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -316,7 +317,7 @@ def _block_card(view: TraceView, block: Block, step: int, touched: set[int]) -> 
     if long.length(count) < LONG:
         block_state = block.state_at(step)
         return None if block_state is None else _card(view, block_state, step, touched)
-    bare = replace(block, pieces=[], piece_steps=[]).state_at(step)  # all but the text
+    bare = replace(block, pieces=[], piece_steps=array("q")).state_at(step)  # all but the text
     assert bare is not None
     before = bisect_right(block.piece_steps, step - 1)
     return _card(view, bare, step, touched, _Long(long, count, before))
