@@ -20,8 +20,8 @@ Nothing else in the package sets process-wide state. What is set, by whom, and w
   objects; freed, most go back to Python's own allocator, but what glibc's `malloc` handed out
   stays in the process until `malloc_trim` returns it.
 - `mapped_blocks` (a CLI command, before it reads a long stream from a file): glibc maps
-  every block of 128 KB or more on its own, so that the segments of a long stream go back to
-  the system as they are assembled.
+  every block of `MAPPED_FROM` bytes or more on its own, so that the segments of a long stream
+  go back to the system as they are assembled.
 - `ending` (a CLI command, its work done): every object joins the permanent generation, so
   that the interpreter's last collection, at exit, does not walk the whole trace.
 

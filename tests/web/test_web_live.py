@@ -25,7 +25,12 @@ from webapp.web.query import DEFAULTS
 
 
 def live(app: FastAPI, pieces: int = 3) -> Recording:
-    """A live capture with its first `pieces` events arrived."""
+    """A live capture with its first `pieces` events arrived, on an app that makes the view
+    again as soon as more has arrived: at the configured pace, a poll right after a growth
+    would wait for as long as the machine took to make the last view (three times that), so
+    what it answers would depend on the machine's speed. The pace itself is tested below,
+    on a clock of its own."""
+    app.state.pace = Pace(share=1.0, stall_ms=app.state.pace.stall_ms)
     recording = start(app.state.service.storage)
     recording.add(PIECES[:pieces], [50.0] * pieces)
     return recording
