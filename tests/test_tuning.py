@@ -105,3 +105,18 @@ def test_a_command_ending_leaves_nothing_for_the_collection_at_exit() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["0", "True", "0"]
+
+
+def test_the_cli_starts_its_command_without_a_collection_and_with_the_collector_on() -> None:
+    """Importing click and `check`'s modules (`loading`) runs no collection over their
+    objects, freezes them, and leaves the collector as it found it (a process of its own)."""
+    code = (
+        "import gc, sys, typing, webapp.tuning\n"  # what comes before click: made already
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(phase))\n"
+        "from webapp.cli import main\n"
+        "main.get_command(None, 'check')\n"
+        "print(len(runs), gc.isenabled(), gc.get_freeze_count() > 10_000, 'click' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "True", "True", "True"]

@@ -22,11 +22,15 @@ Nothing else in the package sets process-wide state. What is set, by whom, and w
 - `mapped_blocks` (a CLI command, before it reads a long stream from a file): glibc maps
   every block of `MAPPED_FROM` bytes or more on its own, so that the segments of a long stream
   go back to the system as they are assembled.
+- `loading` (the CLI, around importing click and a command's modules): the code's objects
+  are made with the collector paused and then join the permanent generation (`gc.freeze`):
+  tens of thousands of them, none garbage, which young collections would otherwise walk
+  about thirty times while they are made, and once more as soon as a pause ends.
 - `ending` (a CLI command, its work done): every object joins the permanent generation, so
   that the interpreter's last collection, at exit, does not walk the whole trace.
 
-The CLI does one thing per process: the GC pauses, `mapped_blocks` and `ending` are all it
-needs here.
+The CLI does one thing per process: `loading`, the GC pauses, `mapped_blocks` and `ending` are
+all it needs here.
 The allocator calls reach glibc through ctypes, loaded on first use (a command that never
 trims never loads it); where the C library is not glibc (macOS, musl) they do nothing.
 The measured effect of each setting: bench/README.md, "Measured figures moved from docstrings".
@@ -93,6 +97,15 @@ def paused_gc() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _restore:
                 gc.enable()
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """Code is being imported: no collection meanwhile, then `gc.freeze()`, so that no later
+    collection walks the objects just made (functions, classes, tables: none is garbage)."""
+    with paused_gc():
+        yield
+        gc.freeze()
 
 
 def ending() -> None:

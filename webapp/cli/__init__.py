@@ -14,9 +14,11 @@ from __future__ import annotations
 import importlib
 from typing import NamedTuple
 
-import click
-
 from webapp import __version__
+from webapp.tuning import loading
+
+with loading():  # click's objects: none is garbage, no collection need walk them
+    import click
 
 
 class Entry(NamedTuple):
@@ -61,7 +63,8 @@ class Commands(click.Group):
         if entry is None:
             return None
         module, _, attribute = entry.target.partition(":")
-        command: click.Command = getattr(importlib.import_module(module), attribute)
+        with loading():  # a command's modules: as for click above
+            command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
