@@ -25,6 +25,7 @@ from tests.core.test_properties import any_options, any_records
 from tests.reference.test_oracle import LOTS, agree
 from tests.streamkit import ABSENT, chunk, frag, on_sources
 from webapp.core.assembler import Assembler, assemble
+from webapp.core.columns import PACK
 from webapp.core.contract import read_contract
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
@@ -430,3 +431,39 @@ def test_a_long_stream_is_kept_in_segments_of_about_the_block_size() -> None:
     assert records[len(records) - 1] == read(data.decode()).records[-1]
     assemble(records, Options(), consume=True)
     assert records.segments == [None] * len(records.segments)
+
+
+def test_streams_longer_than_a_pack_assemble_the_same_however_they_are_fed() -> None:
+    """The integer rows wait in lists (`Pending`) and are packed after each segment and every
+    `PACK` steps: a stream of more than two packs' steps, two calls interleaved with text and
+    a bare continuation, gives the same trace from its payloads in small segments, record by
+    record, and fed a record at a time with each step read as it comes (`feed`)."""
+    chunks = [chunk(frag(0, "call_a", "f", ""), frag(1, "call_b", "g", ""))]
+    for n in range(2 * PACK + 37):
+        if n % 5 == 0:
+            chunks.append(chunk(content=f"t{n}"))
+        else:
+            chunks.append(chunk(frag(n % 2, args=f'"{n}",') if n % 7 else frag(args=" ")))
+    chunks.append(chunk(finish="tool_calls"))
+    text = _sse(*(dumps(value).decode() for value in chunks), "[DONE]")
+    options = Options()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(sse_reader, "BLOCK", 4096)
+        monkeypatch.setattr(sse_reader, "SEGMENT", 16384)
+        lane = same_both_ways(text, options, monkeypatch)
+    assert isinstance(lane.records, Payloads) and len(lane.records.segments) > 10
+    whole = assemble(lane.records, options, contract=False)
+    fed = Assembler(options)
+    steps = [fed.feed(record) for record in lane.records]
+    steps.append(fed.finish())
+    assert steps == list(whole.steps)
+    recorded = Assembler(options)
+    waiting = []
+    for record in lane.records:
+        recorded.record(record)
+        waiting.append(len(recorded._columns.pending.line))
+    assert max(waiting) == PACK  # packed every PACK steps: never more waiting
+    recorded.finish()
+    document = b"".join(trace_document_parts(whole, lane))
+    assert b"".join(trace_document_parts(fed.trace, lane)) == document
+    assert b"".join(trace_document_parts(recorded.trace, lane)) == document

@@ -144,8 +144,8 @@ class Assembler:
             raise RuntimeError("feed() after finish()")
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         columns = self._columns
-        kinds, lines = columns.step_kind, columns.step_line
-        firsts, events = columns.step_fragment, columns.step_event
+        kinds, pending = columns.step_kind, columns.pending
+        lines, firsts, events = pending.line, pending.fragment, pending.event
         rules, types = columns.fragment_rule, columns.event_type
         reader = None if self._contract is None else self._contract.reader
         self._orjson_values = not kinds  # from the first record on
@@ -180,6 +180,7 @@ class Assembler:
                                 reader.record(step, records.parsed(position, value))
                 position += 1
                 line += 2
+            columns.pack()
             if consume:
                 records.let_go(segment)
 
@@ -297,7 +298,7 @@ class Assembler:
             block.piece_steps.append(step)
             columns = self._columns
             columns.event_type.append(THINKING_DELTA)
-            columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
+            columns.pending.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
             columns.event_delta.append(text)
         elif self._thinking is None and opens_thinking(delta):
             self._ensure("thinking", step)
@@ -315,7 +316,7 @@ class Assembler:
         block.piece_steps.append(step)
         columns = self._columns
         columns.event_type.append(TEXT_DELTA)
-        columns.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
+        columns.pending.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
         columns.event_delta.append(text)
 
     def _ensure(self, kind: BlockKind, step: int) -> Block:
@@ -338,7 +339,7 @@ class Assembler:
     def _event(self, code: int, content_index: int | None, delta: str | None = None) -> None:
         columns = self._columns
         columns.event_type.append(code)
-        columns.event_index.append(NONE if content_index is None else content_index)
+        columns.pending.event_index.append(NONE if content_index is None else content_index)
         columns.event_delta.append(delta)
 
     def _start(self, block: Block, step: int, text: str | None) -> None:
@@ -396,15 +397,16 @@ class Assembler:
                 piece = len(block.pieces) - 1
             if not server:
                 columns.event_type.append(TOOLCALL_DELTA)
-                columns.event_index.append(block.content_index)  # type: ignore[arg-type]
+                columns.pending.event_index.append(block.content_index)  # type: ignore[arg-type]
                 columns.event_delta.append(appended)
             elif folded:
                 self._start(block, step, block.text)
         columns.fragment_rule.append(rule)
-        columns.fragment_block.append(number)
-        columns.fragment_piece.append(piece)
-        columns.fragment_index_miss.append(index_miss)
-        columns.fragment_id_miss.append(id_miss)
+        pending = columns.pending
+        pending.block.append(number)
+        pending.piece.append(piece)
+        pending.index_miss.append(index_miss)
+        pending.id_miss.append(id_miss)
         if late:
             self._late(step, position, block, rule)
 
@@ -493,6 +495,7 @@ class Assembler:
             )  # fmt: skip
         for code, at, block in final_verdicts(calls.blocks, step):
             self._anomalies.append(Anomaly(code, at, block.number, final_words, block))
+        columns.pack()
         rules = columns.fragment_rule
         reader = self._contract
         self._trace = Trace(

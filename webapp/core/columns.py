@@ -8,16 +8,18 @@ index and id missed; its reason is put into words on demand by its rule's row in
 (`webapp.core.rules.reason`). An event keeps its type as a small integer, its `contentIndex`
 and its delta; the `*_end` content is the block's final text, read from the block when asked.
 Rare things (notes, errors, oddities, late fragments, ambiguous continuations) live in dicts
-keyed by row.
+keyed by row. The integer rows are appended to lists first (`Pending`) and packed into their
+arrays before anything reads them.
 
 `Step`, `Fragment` and `Event` values are built from these rows when a view asks for them.
 """
 
 from __future__ import annotations
 
+import struct
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any, final, overload
 
 from webapp.core.blocks import Block
 from webapp.core.jsvalue import is_number, truthy
@@ -72,6 +74,7 @@ COLUMN_SLOTS = (
     "lines",
     "notes",
     "oddities",
+    "pending",
     "server_path",
     "step_event",
     "step_fragment",
@@ -82,14 +85,45 @@ COLUMN_SLOTS = (
 )
 
 
+PACK = 4096
+"""The most steps whose integer rows wait in `Pending` when records are fed one at a time."""
+
+
+@final
+class Pending:
+    """The integer rows appended since the columns were last packed: a list per column.
+
+    Compiled, appending to a list is one call into C, where an array's `append` is a method
+    looked up by name that parses its argument (`PyArg_Parse`): several times the work, at
+    every step, fragment and event. `Columns.pack` moves the lists' rows into the arrays at C
+    speed; the assembler packs after each segment of a plain stream and every `PACK` steps
+    otherwise, so the lists never hold many (a boxed integer takes four times an array's
+    eight bytes), and before any row is read (`Columns.step`, the finished trace)."""
+
+    def __init__(self) -> None:
+        self.line: list[int] = []
+        self.fragment: list[int] = []
+        self.event: list[int] = []
+        self.block: list[int] = []
+        self.piece: list[int] = []
+        self.index_miss: list[int] = []
+        self.id_miss: list[int] = []
+        self.event_index: list[int] = []
+
+
+def _pack(column: array[int], rows: list[int]) -> None:
+    if rows:
+        column.frombytes(struct.pack(f"{len(rows)}q", *rows))  # native, as array("q")
+        rows.clear()
+
+
 class Columns:
     """Every step, fragment and event of one assembly, as rows (see the module docstring).
 
-    The integer columns are arrays of 64-bit integers, except the byte-sized ones (step
-    kinds, rules, event types): bytearrays, since compiled, appending to one takes half the
-    time of an array's `append` (a method call that parses its argument, about 35 ns). Lists
-    would be faster still and no larger while written, but a loaded trace's columns would
-    then take 8 times its file's packed arrays."""
+    The integer columns are arrays of 64-bit integers, written through `pending`, except the
+    byte-sized ones (step kinds, rules, event types): bytearrays, appended to directly (an
+    argument checked for a byte, not parsed). A loaded trace's columns are its file's packed
+    arrays, of any integer type."""
 
     __slots__ = COLUMN_SLOTS
 
@@ -130,6 +164,8 @@ class Columns:
         self.event_delta: list[str | None] = []
         self.event_stop: dict[int, tuple[str, str | None]] = {}
         """`done` and `error` events: their reason and message."""
+        self.pending = Pending()
+        """Integer rows not yet in the arrays above (`pack`)."""
 
     @classmethod
     def restored(
@@ -158,23 +194,38 @@ class Columns:
 
     def begin(self, kind: int, line: Any) -> int:
         """Open a step's row; returns the step's number."""
+        pending = self.pending
+        if len(pending.line) >= PACK:
+            self.pack()
         step = len(self.step_kind)
         self.step_kind.append(kind)
         if type(line) is int and 0 <= line < 1 << 62:
-            self.step_line.append(line)
+            pending.line.append(line)
         else:
-            self.step_line.append(NONE)
+            pending.line.append(NONE)
             if line is not None:
                 self.lines[step] = line
-        self.step_fragment.append(len(self.fragment_rule))
-        self.step_event.append(len(self.event_type))
+        pending.fragment.append(len(self.fragment_rule))
+        pending.event.append(len(self.event_type))
         return step
 
     def event(self, code: int, content_index: int | None, delta: str | None = None) -> None:
         """Append an event row."""
         self.event_type.append(code)
-        self.event_index.append(NONE if content_index is None else content_index)
+        self.pending.event_index.append(NONE if content_index is None else content_index)
         self.event_delta.append(delta)
+
+    def pack(self) -> None:
+        """Move the pending integer rows into their arrays."""
+        pending = self.pending
+        _pack(self.step_line, pending.line)
+        _pack(self.step_fragment, pending.fragment)
+        _pack(self.step_event, pending.event)
+        _pack(self.fragment_block, pending.block)
+        _pack(self.fragment_piece, pending.piece)
+        _pack(self.fragment_index_miss, pending.index_miss)
+        _pack(self.fragment_id_miss, pending.id_miss)
+        _pack(self.event_index, pending.event_index)
 
     def stop_event(self, code: int, stop_reason: str, message: str | None) -> None:
         """Append a `done` or `error` event."""
@@ -221,6 +272,7 @@ class Columns:
         reasons: dict[tuple[Any, ...], str] | None = None,
     ) -> Step:
         """The step `number`, built from its rows (`reasons`: see `reason`)."""
+        self.pack()
         rows = self.fragment_rows(number)
         first = rows.start
         line = self.step_line[number]
@@ -325,7 +377,7 @@ _RARE = frozenset(
     ("lines", "notes", "errors", "finish_reasons", "unassembled", "late", "oddities", "weighed",
      "event_stop")
 )  # fmt: skip
-_ROW_COLUMNS = frozenset(COLUMN_SLOTS) - _RARE - {"server_path"}
+_ROW_COLUMNS = frozenset(COLUMN_SLOTS) - _RARE - {"server_path", "pending"}
 _BYTES = ("step_kind", "fragment_rule", "event_type")
 _INTEGERS = frozenset(
     (*_BYTES, "step_line", "step_fragment", "step_event", "fragment_block", "fragment_piece",
