@@ -31,6 +31,12 @@ inputs, `--profile NAME` prints where the in-process time goes on one full-size 
 compiled there with `make compile`): json and check of each input, the two checkouts' runs
 alternating, --repeat rounds, best and median CPU of each side. On a machine whose speed
 drifts from minute to minute (a shared host), alternating keeps the drift out of the ratio.
+`--instructions` counts instead of timing: each command once under valgrind (cachegrind, no
+cache simulation, PYTHONHASHSEED=0), the instructions it ran against the floor's, for this
+checkout or, with `--against DIR`, beside the other one's. Counts do not drift with the
+machine's speed, so a change of a few percent shows in one run where CPU seconds need many
+alternating rounds; but an instruction is not a unit of time (a scan of bytes runs several a
+cycle, a lookup in a dict just made waits on memory), so the goals stay in CPU seconds.
 Measured numbers go to bench/README.md.
 """
 
@@ -379,6 +385,45 @@ def against(other: Path, names: list[str], folder: Path, chunks: int, rounds: in
                   f"{min(here) / min(there):9.2f}x")  # fmt: skip
 
 
+def instructions(command: list[str], root: Path = ROOT) -> int:
+    """The instructions `command` runs, counted by valgrind (`--instructions`)."""
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONHASHSEED"] = "0"  # the same dict probes in every run
+    counted = [
+        "valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+        *command,
+    ]  # fmt: skip
+    with open(os.devnull, "wb") as sink:
+        done = subprocess.run(counted, stdout=sink, stderr=subprocess.PIPE, env=env, cwd=root)
+    report = done.stderr.decode(errors="replace")
+    found = [line for line in report.splitlines() if "I   refs:" in line or "I refs:" in line]
+    if not found:
+        raise RuntimeError(f"{' '.join(command)}: no instruction count: {report[-2000:]}")
+    return int(found[-1].split(":")[1].replace(",", ""))
+
+
+def count_instructions(names: list[str], folder: Path, chunks: int, other: Path | None) -> None:
+    """`--instructions`: json and check of each input against the floor, in instructions."""
+    roots = [ROOT] if other is None else [ROOT, other]
+    print(f"millions of instructions (x the floor), {time.strftime('%Y-%m-%d %H:%M')}")
+    sides = ("",) if other is None else (" here", " there")
+    heads = "".join(f" {label + side:>20}" for label in ("json", "check") for side in sides)
+    print(f"{'input':<18} {'floor':>8}{heads}")
+    for name in names:
+        path = folder / f"{name}-{chunks}.sse"
+        path.write_text(INPUTS[name](chunks), encoding="utf-8")
+        for root in roots:  # bytecode written once, uncounted
+            run(commands(path)["check"], root=root)
+        floor = instructions(commands(path)["floor"])
+        cells = ""
+        for label in ("json", "check"):
+            for root in roots:
+                counted = instructions(commands(path)[label], root)
+                cells += f" {counted / 1e6:>11.0f} (x{counted / floor:>4.2f})"
+        print(f"{name:<18} {floor / 1e6:>8.0f}{cells}")
+
+
 def table(rows: list[dict[str, Any]], clock: str) -> Iterator[str]:
     """One line per input: the floor's seconds, each command's seconds (x the floor), memory."""
     labels = ("json", "check", "json src", "check src", "pi-ai")
@@ -437,11 +482,18 @@ def main() -> None:
     parser.add_argument("--no-peers", action="store_true", help="no pi-ai")
     parser.add_argument("--profile", choices=tuple(INPUTS), help="profile one input instead")
     parser.add_argument("--against", type=Path, help="compare with the checkout at this path")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions (valgrind), once each"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="streamviz-bench-") as name:
         folder = Path(name)
         if args.profile:
             profile(args.profile, folder, 30, args.chunks)
+            return
+        if args.instructions:
+            other = args.against.resolve() if args.against else None
+            count_instructions(args.only or list(INPUTS), folder, args.chunks, other)
             return
         if args.against:
             against(args.against.resolve(), args.only or list(INPUTS), folder, args.chunks,
