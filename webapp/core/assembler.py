@@ -95,6 +95,7 @@ class Assembler:
     def feed(self, record: Record) -> Step:
         """Assemble one record and return its step."""
         step = self.record(record)
+        self._columns.pack()  # its rows, read now
         return self._columns.step(step, self._calls.blocks, self._content)
 
     def record(self, record: Record) -> int:

@@ -98,7 +98,7 @@ class Pending:
     every step, fragment and event. `Columns.pack` moves the lists' rows into the arrays at C
     speed; the assembler packs after each segment of a plain stream and every `PACK` steps
     otherwise, so the lists never hold many (a boxed integer takes four times an array's
-    eight bytes), and before any row is read (`Columns.step`, the finished trace)."""
+    eight bytes), and before any row is read (`Assembler.feed`'s step, the finished trace)."""
 
     def __init__(self) -> None:
         self.line: list[int] = []
@@ -216,7 +216,7 @@ class Columns:
         self.event_delta.append(delta)
 
     def pack(self) -> None:
-        """Move the pending integer rows into their arrays."""
+        """Move the pending integer rows into their arrays: the columns are read only so."""
         pending = self.pending
         _pack(self.step_line, pending.line)
         _pack(self.step_fragment, pending.fragment)
@@ -272,7 +272,6 @@ class Columns:
         reasons: dict[tuple[Any, ...], str] | None = None,
     ) -> Step:
         """The step `number`, built from its rows (`reasons`: see `reason`)."""
-        self.pack()
         rows = self.fragment_rows(number)
         first = rows.start
         line = self.step_line[number]
