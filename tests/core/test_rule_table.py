@@ -1,8 +1,11 @@
 """The rules table (`webapp.core.rules`): its rows, its one decision, the words of each verdict,
 and everything that reads the rows (the stylesheet, the palette, the flow diagram).
 
-A sixth rule is a row and a branch of `decide` in `webapp/core/rules.py`, its cases here, and
-its colours in `static/app.css`: the stylesheet test below says which lines are missing.
+A sixth rule is a row and a branch of `decide` in `webapp/core/rules.py`, its cases here, its
+branch in the spec's oracle (`tests/reference/oracle.py`), its colours in `static/app.css`
+(the stylesheet test below says which lines are missing) and in `static/export.css` (kept equal
+by `tests/web/test_web_share.py`), and an example where it fires for the /rules page's "see it"
+link (`webapp/web/views/stories.SEE_IT`).
 """
 
 from __future__ import annotations

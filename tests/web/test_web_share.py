@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.core.readers import read
+from webapp.core.rules import RULES
 from webapp.settings import Settings
 from webapp.triage.compare import compare
 from webapp.web.app import create_app
@@ -225,7 +226,7 @@ def test_the_export_stylesheet_carries_the_apps_rule_colours() -> None:
         return re.findall(r"--rule-([a-z-]+):\s*(#[0-9a-fA-F]{6})", css)
 
     assert colours("export.css") == colours("app.css")
-    assert len(colours("app.css")) == 10  # five rules, light and dark
+    assert len(colours("app.css")) == 2 * len(RULES)  # every rule, light and dark
 
 
 # Compare's headline names each policy's own anomalies.
