@@ -295,12 +295,7 @@ class Assembler:
             text = next((t for n in REASONING_FIELDS if type(t := delta.get(n)) is str and t), None)
         if text is not None:
             block = self._thinking or self._ensure("thinking", step)
-            block.pieces.append(text)
-            block.piece_steps.append(step)
-            columns = self._columns
-            columns.event_type.append(THINKING_DELTA)
-            columns.pending.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
-            columns.event_delta.append(text)
+            self._piece(block, step, THINKING_DELTA, text)
         elif self._thinking is None and opens_thinking(delta):
             self._ensure("thinking", step)
 
@@ -312,20 +307,20 @@ class Assembler:
             text = js_string(content)
         else:
             return
-        block = self._text or self._ensure("text", step)
+        self._piece(self._text or self._ensure("text", step), step, TEXT_DELTA, text)
+
+    def _piece(self, block: Block, step: int, code: int, text: str) -> None:
+        """A piece of the text or thinking block, and its delta event."""
         block.pieces.append(text)
         block.piece_steps.append(step)
-        columns = self._columns
-        columns.event_type.append(TEXT_DELTA)
-        columns.pending.event_index.append(block.content_index)  # type: ignore[arg-type]  # content
-        columns.event_delta.append(text)
+        self._columns.event(code, block.content_index, text)
 
     def _ensure(self, kind: BlockKind, step: int) -> Block:
         block = self._text if kind == "text" else self._thinking
         if block is None:
             block = Block(kind, None, step)
             self._push_content(block, step)
-            self._event(EVENT_CODES[f"{kind}_start"], block.content_index)
+            self._columns.event(EVENT_CODES[f"{kind}_start"], block.content_index)
             if kind == "text":
                 self._text = block
             else:
@@ -337,20 +332,14 @@ class Assembler:
         block.content_step = step
         self._content.append(block)
 
-    def _event(self, code: int, content_index: int | None, delta: str | None = None) -> None:
-        columns = self._columns
-        columns.event_type.append(code)
-        columns.pending.event_index.append(NONE if content_index is None else content_index)
-        columns.event_delta.append(delta)
-
     def _start(self, block: Block, step: int, text: str | None) -> None:
         """A tool-call block joins the content array: `toolcall_start`, and on folding (`text`
         not None) one `toolcall_delta` with all its arguments."""
         self._push_content(block, step)
         block.start_steps = added(block.start_steps, step)
-        self._event(TOOLCALL_START, block.content_index)
+        self._columns.event(TOOLCALL_START, block.content_index)
         if text is not None:
-            self._event(TOOLCALL_DELTA, block.content_index, text)
+            self._columns.event(TOOLCALL_DELTA, block.content_index, text)
 
     # Fragments.
 
@@ -397,9 +386,7 @@ class Assembler:
             if appended:
                 piece = len(block.pieces) - 1
             if not server:
-                columns.event_type.append(TOOLCALL_DELTA)
-                columns.pending.event_index.append(block.content_index)  # type: ignore[arg-type]
-                columns.event_delta.append(appended)
+                columns.event(TOOLCALL_DELTA, block.content_index, appended)
             elif folded:
                 self._start(block, step, block.text)
         columns.fragment_rule.append(rule)
@@ -484,9 +471,9 @@ class Assembler:
             for block in self._content:
                 closing = calls.close(step, block)
                 if closing and not calls.server_path:
-                    self._event(TOOLCALL_DELTA, block.content_index, closing)
+                    self._columns.event(TOOLCALL_DELTA, block.content_index, closing)
                 kind = "toolcall" if block.kind == "toolCall" else block.kind
-                self._event(EVENT_CODES[f"{kind}_end"], block.content_index)
+                self._columns.event(EVENT_CODES[f"{kind}_end"], block.content_index)
             self._stop_event(step)
         if self._unassembled and self._stopped_by == "[DONE]":
             self._anomaly(
