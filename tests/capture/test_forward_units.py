@@ -80,6 +80,63 @@ def test_a_batch_is_written_when_its_first_piece_is_old_enough() -> None:
     assert sink.ended == [("cut by the upstream", "x")]
 
 
+class StoreLikeSink(Sink):
+    """A sink that refuses writes once ended, as the store does (`Captures.append` of a
+    capture no longer live), and whose first write waits at a gate the test opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.writing = threading.Event()
+        self.order: list[str] = []
+
+    def write(self, seq: int, part: Part) -> None:
+        if seq == 0:
+            self.writing.set()
+            self.gate.wait(WAIT_S)
+        if self.ended:
+            raise LookupError("no live capture s")
+        super().write(seq, part)
+        self.order.append(f"write {seq}")
+
+    def end(self, state: str, detail: str) -> None:
+        self.order.append("end")
+        self.gate.set()  # an end that comes while a write waits lets that write go on, too late
+        super().end(state, detail)
+
+
+WAIT_S = 1.0
+"""How long the gated write waits for an end that, correctly, never comes before it."""
+
+
+def test_closing_while_the_timer_writes_the_last_batch_loses_nothing() -> None:
+    """Issue 31: the timer had taken the last batch and was writing it when the exchange
+    ended; `close` cancelled the timer (the write went on in its thread, unawaited) and ended
+    the stream from the other writer thread first: the store refused the late write, and the
+    capture lost its last events though marked complete."""
+    sink = StoreLikeSink()
+    pool = ThreadPoolExecutor(2)  # as the proxy's: a write and the end can run at once
+
+    async def run() -> None:
+        batcher = Batcher(sink, Limits(batch_bytes=1 << 20, batch_ms=1), pool)
+        await batcher.add(b'data: {"choices":[{"finish_reason":"stop"}]}\n\n', 1.0)
+        await batcher.add(b"data: [DONE]\n\n", 2.0)
+        await asyncio.to_thread(sink.writing.wait, WAIT_S)  # the timer is inside its write
+        assert sink.writing.is_set()
+        closing = asyncio.ensure_future(batcher.close("complete", ""))
+        # An end before the write has returned would open the gate at once; without one the
+        # gate opens after WAIT_S, and the write, then the end, follow.
+        await asyncio.to_thread(sink.gate.wait, WAIT_S)
+        sink.gate.set()
+        await closing
+
+    asyncio.run(run())
+    pool.shutdown(wait=True)
+    assert sink.order == ["write 0", "end"]
+    assert b"".join(part.data for _, part in sink.parts).endswith(b"data: [DONE]\n\n")
+    assert sink.ended == [("complete", "")]
+
+
 def test_beyond_the_stored_bytes_the_rest_is_not_kept_and_says_so() -> None:
     sink = Sink()
 

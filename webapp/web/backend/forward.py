@@ -29,7 +29,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -42,6 +42,7 @@ from webapp.storage.capture import ENDINGS, Facts, Part
 
 log = logging.getLogger(__name__)
 MB = 1024 * 1024
+T = TypeVar("T")
 
 HOP_BY_HOP = frozenset(
     {
@@ -240,8 +241,25 @@ def _why(error: httpx.HTTPError) -> str:
     return type(error).__name__
 
 
+async def to_the_end(future: asyncio.Future[T]) -> T:
+    """The future's result, awaited to its end even when the caller is cancelled meanwhile
+    (then cancelled once it has ended). Work in a thread cannot be stopped: a write left
+    running unawaited would race whatever its caller does next (the batch after it, the
+    stream's end), and the store refuses a write that comes after the end."""
+    cancelled = False
+    while not future.done():
+        try:
+            await asyncio.wait((future,))
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return future.result()
+
+
 class Batcher:
-    """A recorded stream's pieces, written to its sink in batches from a worker thread."""
+    """A recorded stream's pieces, written to its sink in batches from a worker thread, one
+    write at a time and in order, the stream's end after the last (`to_the_end`)."""
 
     def __init__(self, sink: Sink, limits: Limits, writers: Executor) -> None:
         self.sink = sink
@@ -297,7 +315,7 @@ class Batcher:
                 log.warning("stream %s: no longer recorded (%s)", self.sink.stream_id, error)
 
     async def _in_thread(self, work: Callable[..., object], *args: object) -> None:
-        await asyncio.get_running_loop().run_in_executor(self.writers, work, *args)
+        await to_the_end(asyncio.get_running_loop().run_in_executor(self.writers, work, *args))
 
     async def close(self, state: str, detail: str) -> None:
         """Write the rest and end the stream (shielded: a cancelled exchange still ends it)."""
@@ -517,12 +535,16 @@ class Forwarder:
             request=body if self.limits.keep_requests else None,
             headers_ms=headers_ms,
         )
+        loop = asyncio.get_running_loop()
+        opened = loop.run_in_executor(
+            self.writers, self.recorder.open, facts, title_of(facts), format
+        )
         try:
-            loop = asyncio.get_running_loop()
-            opened = loop.run_in_executor(
-                self.writers, self.recorder.open, facts, title_of(facts), format
-            )
-            sink = await opened
+            sink = await to_the_end(opened)
+        except asyncio.CancelledError:  # opened all the same: it must not stay live
+            if not opened.cancelled() and opened.exception() is None:
+                self.writers.submit(opened.result().end, ENDINGS[exchange.cut_by], "")
+            raise
         except Exception as error:
             log.warning("a stream from upstream %s was not recorded (%s)", exchange.upstream, error)
             return None
