@@ -76,6 +76,9 @@ class Settings:
     """A captured stream's bytes are stored in batches of at most this many bytes..."""
     capture_batch_ms: int = 100
     """... or every this many milliseconds while they arrive."""
+    proxy_drain_s: float = 1.0
+    """How long an upstream is read on after its client left having been sent every piece, to
+    see whether the body ends there (`webapp.web.backend.forward.Limits.drain_s`)."""
     list_captures: bool = True
     """With `upstreams`, the library lists every stream the proxy captured (a proxy is its
     user's own instance), live ones first, besides the streams this browser stored."""

@@ -51,7 +51,7 @@ class Fake:
 
     script: list[bytes] = field(default_factory=list)
     gates: dict[int, threading.Event] = field(default_factory=dict)
-    """Before sending piece N, wait until gates[N] is set."""
+    """Before sending piece N, wait until gates[N] is set (N = len(script): before the end)."""
     pause_s: float = 0.0
     status: int = 200
     content_type: str = "text/event-stream"
@@ -117,6 +117,12 @@ class Fake:
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
                 self.sent.append(piece)
                 self.sending.set()
+            gate = self.gates.get(len(self.script))  # before the end of the body
+            while gate is not None and not gate.is_set():
+                if gone.is_set():
+                    self.cancelled.set()
+                    return
+                await asyncio.sleep(0.005)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             self.finished.set()
         finally:

@@ -145,6 +145,35 @@ def test_a_client_that_goes_away_cancels_the_upstream_and_the_stream_is_kept(rig
     assert not rig.fake.finished.is_set()
 
 
+def test_a_client_that_leaves_after_done_before_the_body_ends_has_read_it_all(
+    make_rig: Callable[..., Rig],
+) -> None:
+    """openai-python closes its connection as soon as it reads `[DONE]`; the upstream's end
+    of body may reach the proxy just after. The capture is complete, never "cut by the
+    client" (issue 31: one of 40 openai-python reads was)."""
+    rig = make_rig(proxy_drain_s=WAIT)
+    pieces = corpus_pieces("clean-single-call.sse")
+    pieces[-1] = b"data: [DONE]\n\n"  # as providers send it: the event is whole before the end
+    rig.fake.script = pieces
+    end = threading.Event()
+    rig.fake.gates = {len(pieces): end}  # the fake holds its end of body until the test says
+    client = openai.OpenAI(base_url=rig.proxy, api_key=KEY, max_retries=0)
+    response = client.chat.completions.with_raw_response.create(
+        model="gpt-4o", messages=MESSAGES, stream=True,  # type: ignore[arg-type]
+    )  # fmt: skip
+    stream_id = response.headers["streamviz-stream-id"]
+    chunks = list(response.parse())  # then it closes, at [DONE]
+    assert chunks and chunks[-1].choices[0].finish_reason == "tool_calls"
+    # A proxy that cuts the exchange now cancels the upstream request, which the fake sees
+    # while it holds its end; one that reads on sees the end once the fake sends it.
+    rig.fake.cancelled.wait(1.0)
+    end.set()
+    capture = ended(rig, stream_id)
+    assert capture["state"] == "complete"
+    assert raw(rig, stream_id) == b"".join(pieces)
+    assert rig.fake.finished.is_set()
+
+
 def test_an_upstream_that_drops_mid_stream_is_kept_and_the_client_sees_the_break(
     rig: Rig,
 ) -> None:

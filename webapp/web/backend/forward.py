@@ -28,6 +28,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import urlsplit
@@ -82,6 +83,11 @@ class Limits:
     """A batch of a recorded stream is written once it holds this many bytes..."""
     batch_ms: float = 100.0
     """... or once its first piece is this old."""
+    drain_s: float = 1.0
+    """How long the upstream is read on after a client left having been sent every piece, to
+    see whether its body ends there (then the capture is complete): openai-python closes its
+    connection as soon as it reads `[DONE]`, often before the upstream's end of body has
+    reached the proxy."""
     request_bytes: int = 8 * MB
     """How much of a request body is kept to read its facts (and kept with --keep-requests)."""
     stored_bytes: int = 64 * MB
@@ -333,6 +339,8 @@ class Batcher:
 
 
 _DONE = object()
+_GONE = object()
+"""Put on an exchange's queue when its client left having been sent every piece read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +366,20 @@ class Exchange:
     stream_id: str = ""
     cut_by: str = "client"
     """Who cut the exchange if it is cancelled: "client" or "server"."""
+    queue: asyncio.Queue[Any] | None = None
+    """What the pump sends the client next: pieces read, then how the body ended."""
+    unsent: int = 0
+    """Pieces read from the upstream and not yet handed to the server for the client."""
+
+    def left_after_all(self) -> bool:
+        """The client has gone: True when it was sent every piece read so far (the pump then
+        finishes, or reads on a little to see whether the body ends there: `Limits.drain_s`), False
+        when the exchange is to be cut now."""
+        if self.queue is None or self.unsent:
+            return False
+        with suppress(asyncio.QueueFull):  # full of no piece: the body's end is on it
+            self.queue.put_nowait(_GONE)
+        return True
 
     def since(self) -> float:
         """Milliseconds since the request was sent."""
@@ -421,8 +443,8 @@ class Forwarder:
             raise
         finally:
             watcher.cancel()
-        if not main.done() and not exchange.responded:
-            main.cancel()  # the client went away
+        if not main.done() and not exchange.responded and not exchange.left_after_all():
+            main.cancel()  # the client went away before it was sent what was read
         try:
             await main
         except asyncio.CancelledError:
@@ -556,11 +578,13 @@ class Forwarder:
     ) -> tuple[str, str]:
         """Upstream to client through the bounded queue; how it ended and why."""
         queue: asyncio.Queue[Any] = asyncio.Queue(self.limits.queue_chunks)
+        exchange.queue = queue
 
         async def read() -> None:
             try:
                 async for piece in response.aiter_raw():
                     ms = exchange.since()
+                    exchange.unsent += 1
                     await queue.put(piece)
                     if batcher is not None:
                         await batcher.add(piece, ms)
@@ -582,10 +606,25 @@ class Forwarder:
                 if isinstance(item, _Cut):
                     exchange.responded = True  # left unfinished: the server closes the connection
                     return "upstream", item.detail
+                if item is _GONE:
+                    return await _drain(queue, self.limits.drain_s)
                 await send({"type": "http.response.body", "body": item, "more_body": True})
+                exchange.unsent -= 1
         finally:
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
+
+
+async def _drain(queue: asyncio.Queue[Any], seconds: float) -> tuple[str, str]:
+    """How an exchange ended whose client left after every piece it was sent: complete when
+    the upstream's body ends within `seconds` with nothing more, else cut by the client."""
+    try:
+        item = await asyncio.wait_for(queue.get(), seconds)
+    except TimeoutError:
+        return "client", ""
+    if item is _DONE:
+        return "complete", "the client closed its connection after the last piece"
+    return "client", ""
 
 
 class _HideQueries(logging.Filter):

@@ -46,6 +46,7 @@ def limits(settings: Settings) -> Limits:
         queue_chunks=settings.proxy_queue_chunks,
         batch_bytes=settings.capture_batch_bytes,
         batch_ms=settings.capture_batch_ms,
+        drain_s=settings.proxy_drain_s,
         stored_bytes=settings.max_bytes,
         keep_requests=settings.keep_requests,
     )
