@@ -13,6 +13,14 @@ from webapp.compiled import INTERPRETED
 from webapp.core.records import Record
 
 ROOT = Path(__file__).resolve().parents[1]
+RECORDINGS = sorted(
+    [
+        *(ROOT / "tests" / "corpus" / "real").glob("*.sse"),
+        *(ROOT / "bench" / "recordings").glob("*.sse"),
+    ]
+)
+"""Every real recording kept here: a provider's own bytes, each with its public origin
+(tests/corpus/real/ORIGINS.md, bench/recordings/ORIGINS.md)."""
 
 
 def on_sources(code: str, stdin: str = "") -> str:

@@ -70,6 +70,25 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
         lambda text: scan(text, KEY),
         lambda n: " ".join("GetWeatherForecastForLocation2" for _ in range(n // 31)),
     ),
+    # Each hex or base64 run asks which member it is the value of: a bounded look back.
+    "distinct hex ids (scan)": (
+        lambda text: scan(text, KEY),
+        lambda n: "".join(f'{{"id":"{i:016x}a1b2c3d4e5f60718"}}' for i in range(n // 42)),
+    ),
+    "backslashes and a long name before each run (scan)": (
+        lambda text: scan(text, KEY),
+        lambda n: "".join(
+            "{" + "\\" * 10 + '"' + "x" * 60 + '":' + "\\" * 10 + f'"{i:016x}a1b2c3d4e5f60718"}}'
+            for i in range(n // 120)
+        ),
+    ),
+    "encrypted details, long objects around (scan)": (
+        lambda text: scan(text, KEY),
+        lambda n: "".join(
+            f'{{"a":"{"b" * 150}","data":"Zm9v{i:08d}YmFyQmF6cXV4Zm9vYmFyYmF6cXV4Zm9v","c":0}}'
+            for i in range(n // 230)
+        ),
+    ),
 }
 
 

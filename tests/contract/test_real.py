@@ -19,21 +19,44 @@ REAL = Path(__file__).resolve().parent.parent / "corpus" / "real"
 EXPECTED: dict[str, set[str]] = {
     "alibaba-qwen3max-empty-id.sse": {"empty-id"},
     "anthropic-compat-fallback-index1.sse": {"index-not-from-zero"},
+    "avian-kimi-k25-reasoning-tool.sse": {"repeated-finish"},
+    "azure-deepseek-v4pro-hex-id-text.sse": set(),
+    "azure-gpt5mini-prompt-filter-tool.sse": set(),
+    "crusoe-llama33-token-ids-text.sse": set(),
+    "deepseek-reasoner-reasoning-tool.sse": set(),
     "gemini-openai-compat-noindex-emptyid-stop.sse": {
         "missing-index",
         "empty-id",
         "stop-with-calls",
     },
     "groq-gptoss120b-midstream-error.sse": {"no-finish"},
+    "groq-kimi-k2-parallel-wholecalls.sse": set(),
+    "groq-llama33-wholecall.sse": set(),
+    "llamacpp-gptoss20b-reasoning-tool.sse": set(),
     "mistral-large-parallel-noindex.sse": {"missing-index"},
+    "mistral-magistral-content-array-text.sse": set(),
+    "mistral-small-wholecall-noindex.sse": {"missing-index"},
     "mistral-zai-glm52-incremental.sse": {"empty-name"},
     "ollama-llama31-noindex-stop.sse": {"missing-index", "stop-with-calls"},
     "openai-gpt4o-forced-tool-stop.sse": {"stop-with-calls"},
     "openai-gpt4o-parallel-obfuscation.sse": set(),
+    "openrouter-claude45haiku-parallel.sse": {"repeated-finish"},
     "openrouter-claude45haiku-reasoning-tool.sse": {"repeated-finish"},
+    "openrouter-claude45sonnet-signature-text.sse": set(),
+    "openrouter-gemini31-encrypted-parallel.sse": {"repeated-finish"},
+    "openrouter-glm5turbo-reasoning-tool.sse": {"repeated-finish"},
+    "openrouter-gpt54nano-tool.sse": {"repeated-finish"},
+    "openrouter-grok4-encrypted-reasoning-text.sse": set(),
+    "openrouter-grok41fast-encrypted-tool.sse": {"repeated-finish"},
     "openrouter-novita-kimi-k2-repeated-id.sse": {"repeated-id", "repeated-name", "no-finish"},
     "snowflake-cortex-claude-no-finish.sse": {"no-finish"},
     "tgi-241-tool-calls-object.sse": {"non-string-arguments"},
+    "vercel-gateway-claude-sonnet4-signature-tool.sse": set(),
+    "vercel-gateway-gemini3pro-encrypted-tool.sse": set(),
+    "xai-grok3mini-reasoning-wholecall.sse": set(),
+    "xai-grok4fast-parallel-wholecalls.sse": set(),
+    "xai-grokcodefast-reasoning-wholecall.sse": set(),
+    "zai-glm47flash-reasoning-wholecall.sse": set(),
 }
 
 
@@ -84,3 +107,29 @@ def test_what_the_recordings_mean() -> None:
     assert {found.code: found.harm for found in gemini.quirks}["empty-id"] == "silent"
     tgi = contract_of("tgi-241-tool-calls-object.sse")
     assert tgi.intended is not None and tgi.intended.calls == ()
+
+
+def test_what_the_recordings_of_issue_31_mean() -> None:
+    calls = {
+        "mistral-small-wholecall-noindex.sse": [("weather", {"location": "San Francisco"})],
+        "deepseek-reasoner-reasoning-tool.sse": [("weather", {"location": "San Francisco"})],
+        "openrouter-gemini31-encrypted-parallel.sse": [
+            ("add", {"a": 2, "b": 3}),
+            ("multiply", {"a": 2, "b": 3}),
+        ],
+        "xai-grok4fast-parallel-wholecalls.sse": [
+            ("add", {"a": 2, "b": 3}),
+            ("multiply", {"a": 2, "b": 3}),
+        ],
+        "vercel-gateway-gemini3pro-encrypted-tool.sse": [
+            ("weather", {"location": "Florence, Italy"})
+        ],
+        "azure-deepseek-v4pro-hex-id-text.sse": [],
+        "mistral-magistral-content-array-text.sse": [],
+    }
+    for name, expected in calls.items():
+        intended = contract_of(name).intended
+        assert intended is not None, name
+        assert [(c.name, json.loads(c.arguments)) for c in intended.calls] == expected, name
+    (found,) = contract_of("mistral-small-wholecall-noindex.sse").quirks
+    assert (found.code, found.count) == ("missing-index", 1)

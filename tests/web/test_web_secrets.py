@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.streamkit import RECORDINGS
 from tests.web.webkit import Store
+from webapp.settings import Settings
 
 TOKEN = "sk-proj-WEBSECRET-0123456789"
 SSE = (
@@ -34,3 +38,23 @@ def test_a_secret_posted_to_the_api_is_not_stored_nor_shown(
     assert "removed" in page.text.lower() or "redacted" in page.text.lower()
     trace = client.get(f"/api/streams/{stream_id}/trace")
     assert TOKEN not in trace.text
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    """Room for the longest real recording (243 KB)."""
+    return Settings(db=db_url, max_bytes=1_000_000, timeline_window=40)
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_a_real_recording_is_stored_at_once_and_whole(client: TestClient, path: Path) -> None:
+    """No real recording holds a secret: the form stores it without the "Secrets found" page,
+    and the API's default masking changes no byte of it."""
+    text = path.read_text(encoding="utf-8")
+    posted = client.post("/streams", data={"text": text})
+    assert posted.status_code == 303, getattr(posted, "context", {}).get("preview")
+    created = client.post("/api/streams", json={"text": text})
+    assert created.status_code == 201
+    assert created.json()["redacted"] == []
+    raw = client.get(f"/api/streams/{created.json()['id']}/raw")
+    assert raw.text == text

@@ -5,7 +5,9 @@ header and command pass of `webapp.core.redact`. It looks for API keys (`sk-...`
 `sk-proj-...`, `AIza...`, `ghp_...`, `xoxb-...`, AWS `AKIA...`), bearer tokens, JWTs, long hex
 and base64 secrets, and e-mail addresses. A secret starts where a word starts (not after a
 letter, a digit, `_`, `-` or a backslash), so ids such as `chatcmpl-...` and `call_...`, and
-JSON escapes such as `\\u00e9`, are never taken for one.
+JSON escapes such as `\\u00e9`, are never taken for one. A hex or base64 run, found by its shape
+alone, is no secret when it is the whole value of a member a provider fills (a chunk's `id`, a
+reasoning `signature`: `webapp.core.redact.members`); a key with a known prefix is one anywhere.
 
 Masking keeps the stream's structure and its story:
 - each masked character keeps its class: a lower-case letter stays lower-case, an upper-case
@@ -36,6 +38,7 @@ from typing import Any
 from webapp.core.redact import is_har, redact
 from webapp.core.redact.copies import splice
 from webapp.core.redact.har import encoded_bodies
+from webapp.core.redact.members import provider_data
 
 _START = r"(?:(?<![A-Za-z0-9_\\-])|(?<=\\[nrtbf]))"
 """A word start: not after a letter, digit, `_`, `-` or a backslash (but after `\\n` etc.)."""
@@ -79,6 +82,9 @@ _KINDS = {
 }
 _KEEP = frozenset({"openai", "google", "github", "slack", "aws", "bearer"})
 """The groups that are a prefix to keep; the others are the whole secret."""
+_SHAPED = frozenset({"hex", "base64"})
+"""The groups found by shape alone: not a secret as the value of a member that holds provider
+data (`webapp.core.redact.members`), such as a chunk's `id` or a reasoning `signature`."""
 _HASHED = 6
 _FILL = {"lower": "x", "upper": "X", "digit": "0"}
 _DIGITS = "0123456789"
@@ -141,6 +147,8 @@ def scan(text: str, key: bytes | None = None) -> list[Finding]:
         assert group is not None
         value = match.group(0)
         if not _plausible(group, value) or kept.holds(match.start(), match.end()):
+            continue
+        if group in _SHAPED and provider_data(text, match.start(), match.end()):
             continue
         if value in masks:
             mask = masks[value]
