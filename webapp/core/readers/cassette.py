@@ -33,6 +33,10 @@ _YAML_START = re.compile(r"interactions:(?:[ \t]|$)", re.MULTILINE)
 _JSON_START = re.compile(r'\s*\{\s*"interactions"\s*:')
 _FIRST_DATA = re.compile(r"\s*data:")
 TIMING_KEY = "streamviz_timing"
+_UNTIMED = (
+    f"its {TIMING_KEY} is not increasing byte counts with times in ms (from 0 to 10^12, "
+    "one each): the arrivals are ignored"
+)
 
 
 def looks_like_cassette(text: str) -> bool:
@@ -188,7 +192,8 @@ def _result(pick: tuple[int, Any, str, str], listed: tuple[Entry, ...], total: i
         "url": public_url(uri) if isinstance(uri, str) else None,
         "status": dig(interaction, "response", "status", "code"),
     }
-    arrivals = Arrivals.from_json(dig(interaction, TIMING_KEY))
+    kept = dig(interaction, TIMING_KEY)
+    arrivals = Arrivals.from_json(kept)
     if arrivals is not None:
         lines = [record.line for record in read.records]
         data = body.encode("utf-8", "surrogatepass")
@@ -198,6 +203,7 @@ def _result(pick: tuple[int, Any, str, str], listed: tuple[Entry, ...], total: i
         f"read {_label(number, interaction)} (of {total} interactions); "
         "line numbers count lines within its response body",
         *([f"{len(others)} other streams in the cassette not read"] if others else []),
+        *([_UNTIMED] if kept is not None and arrivals is None else []),
         *read.notes,
     )
     return ReadResult(
