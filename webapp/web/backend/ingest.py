@@ -28,6 +28,7 @@ from starlette.requests import Request
 
 from webapp.core import words
 from webapp.core.readers import FORMATS, decode, read, read_bytes
+from webapp.core.readers.codings import OverLimit
 from webapp.core.records import ReadResult
 from webapp.core.redact import redact
 from webapp.settings import Settings
@@ -272,26 +273,37 @@ def prepare(raw: bytes, input_format: str, limit: int, masks: Masks | None = Non
     """Check size and format, remove secrets (with `masks`, those in the content too), then read.
 
     Raises TooLarge over `limit` bytes, BadInput for a format no reader has, and ReaderError
-    when no reader recognises the input.
+    when no reader recognises the input, or when what it holds (a cassette's bodies inflated,
+    its YAML aliases written out) passes `limit`.
     """
     if len(raw) > limit:
         raise TooLarge(limit)
     if input_format not in INPUT_FORMATS:
         raise BadField(f"format must be one of {', '.join(INPUT_FORMATS)}")
     text = decode(raw)
-    redaction = redact(text)
-    removed = list(redaction.removed)
-    if redaction.removed:
-        text = redaction.text
-    del redaction
-    if masks is not None:
-        text, masked = masks.apply(text)
-        removed += masked
-    if removed:
-        raw = encode_text(text)
-        return Prepared(raw, read(text, input_format), tuple(removed))
-    del text  # the bytes' own text: a plain stream is read from the bytes, without it alive
-    return Prepared(raw, read_bytes(raw, input_format), ())
+    with _held_to(limit):
+        redaction = redact(text)
+        removed = list(redaction.removed)
+        if redaction.removed:
+            text = redaction.text
+        del redaction
+        if masks is not None:
+            text, masked = masks.apply(text)
+            removed += masked
+        if removed:
+            raw = encode_text(text)
+            return Prepared(raw, read(text, input_format, limit=limit), tuple(removed))
+        del text  # the bytes' own text: a plain stream is read from the bytes, without it alive
+        return Prepared(raw, read_bytes(raw, input_format, limit=limit), ())
+
+
+@contextmanager
+def _held_to(limit: int) -> Iterator[None]:
+    """OverLimit (what an input holds passes `limit`) said with the flag that sets it."""
+    try:
+        yield
+    except OverLimit as error:
+        raise OverLimit(f"{error}; the limit is the server's --max-bytes", error.limit) from None
 
 
 @dataclass(frozen=True, slots=True)
