@@ -1,5 +1,6 @@
 """A cassette's bodies kept encoded: read as the streams they hold (real gzip cassettes from
-magentic's suite among them)."""
+magentic's suite among them), and written out decoded (`decoded_cassette`) so that masking reads
+text, the result reading as the cassette did."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 from tests.core.readers.test_reader_properties import CHUNKS
 from tests.streamkit import sse
 from webapp.core.readers import read, read_bytes
+from webapp.core.readers.cassette import decoded_cassette, to_cassette
+from webapp.core.readers.timing import Arrivals
 from webapp.core.records import ReaderError, ReadResult
 
 CASSETTES = Path(__file__).resolve().parents[2] / "corpus" / "cassettes"
@@ -89,6 +92,10 @@ def test_every_coding_streamviz_inflates(coding: str | None, packed: bytes) -> N
     text = cassette(packed, coding)
     assert "!!binary" in text
     same_reading(read(text), read(cassette(BODY)))
+    opened = decoded_cassette(text)
+    assert opened is not None and "!!binary" not in opened
+    assert "Content-Encoding" not in opened
+    same_reading(read(opened), read(text))
 
 
 @pytest.mark.parametrize(
@@ -106,6 +113,7 @@ def test_a_body_that_does_not_decode_is_refused_by_name(
 ) -> None:
     with pytest.raises(ReaderError, match=said):
         read(cassette(packed, coding))
+    assert decoded_cassette(cassette(packed, coding)) is None  # left as it is
 
 
 def test_a_body_that_does_not_decode_costs_only_its_own_interaction() -> None:
@@ -118,12 +126,44 @@ def test_a_body_that_does_not_decode_costs_only_its_own_interaction() -> None:
     assert any(note.startswith("not read: interaction 1 kept its body br") for note in found.notes)
     with pytest.raises(ReaderError, match="interaction 1 kept its body br-encoded"):
         read(text, har_entry=1)
+    opened = decoded_cassette(text)
+    assert opened is not None and opened.count("!!binary") == 1  # the br body, as it was
+    same_reading(read(opened), found)
 
 
 def test_a_text_body_is_read_as_it_is_whatever_its_header_says() -> None:
     """A body gunzipped by hand with its header left: text cannot hold gzip data (every gzip
     stream has a byte over 0x7f in its header), so the text is the body."""
     same_reading(read(cassette(BODY, "gzip")), read(cassette(BODY)))
+    assert decoded_cassette(cassette(BODY, "gzip")) is None
+    assert decoded_cassette(cassette(BODY)) is None
+    assert decoded_cassette(json.dumps(yaml.safe_load(cassette(BODY)))) is None
+
+
+def test_decoded_cassette_keeps_the_rest_and_fixes_the_headers() -> None:
+    data = BODY.encode()
+    arrivals = Arrivals((len(data),), (12.0,))
+    packed = cassette(
+        gzip.compress(data),
+        "gzip",
+        streamviz_timing={"unit": "ms", **arrivals.to_json()},
+    ).replace("status:", "headers_extra: 1\n    status:", 0)
+    document = yaml.safe_load(packed)
+    document["interactions"][0]["response"]["headers"]["Content-Length"] = ["999"]
+    packed = yaml.safe_dump(document, sort_keys=False)
+    opened = decoded_cassette(packed)
+    assert opened is not None
+    again = yaml.safe_load(opened)
+    response = again["interactions"][0]["response"]
+    assert response["body"]["string"] == BODY
+    assert response["headers"] == {"Content-Type": ["text/event-stream"],
+                                   "Content-Length": [str(len(data))]}  # fmt: skip
+    assert again["version"] == 1 and again["interactions"][0]["request"]["method"] == "POST"
+    assert read(opened).meta["arrivals"] == read(packed).meta["arrivals"] == [12.0, 12.0]
+
+
+def test_a_written_cassette_is_not_decoded_again() -> None:
+    assert decoded_cassette(to_cassette(BODY)) is None
 
 
 _BODIES = st.builds(lambda chunks, done: sse(*chunks, done=done), CHUNKS, st.booleans())
@@ -142,12 +182,15 @@ _PACKERS = st.sampled_from(
 def test_any_body_reads_the_same_kept_encoded_as_kept_as_text(
     body: str, packer: tuple[str | None, Any]
 ) -> None:
-    """The reader round-trips what vcrpy writes, encoded or not."""
+    """The reader round-trips what vcrpy writes, encoded or not; `decoded_cassette` keeps the
+    reading."""
     coding, pack = packer
     data = body.encode("utf-8", "surrogatepass")
     plain = _outcome(cassette(data.decode("utf-8", "replace")))
     packed_text = cassette(pack(data), coding)
     assert _outcome(packed_text) == plain
+    opened = decoded_cassette(packed_text)
+    assert opened is not None and _outcome(opened) == plain
 
 
 def _outcome(text: str) -> tuple[str, Any]:

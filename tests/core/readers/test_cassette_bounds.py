@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from webapp.core.readers import read
+from webapp.core.readers.cassette import decoded_cassette
 from webapp.core.readers.codings import OverLimit
 from webapp.settings import DEFAULT_MAX_BYTES
 
@@ -58,7 +59,7 @@ def peak(work: Callable[[], Any]) -> int:
 def test_the_37_kb_bomb_of_the_issue_is_refused_in_little_memory() -> None:
     text = bomb(MB, 6100)
     assert 35_000 < len(text) < 40_000
-    for work in (lambda: read(text),):
+    for work in (lambda: read(text), lambda: decoded_cassette(text)):
         with pytest.raises(OverLimit, match="the cassette's bodies, inflated, pass the size limit"):
             work()
         # every use counts: 64 uses of the one body pass the 64 MiB limit, without 64 copies
@@ -70,6 +71,8 @@ def test_aliases_count_against_the_limit_before_anything_is_inflated() -> None:
     with pytest.raises(OverLimit, match=r"with its aliases written out, passes the size limit of "
                        r"50,000 bytes"):  # fmt: skip
         read(text, limit=50_000)
+    with pytest.raises(OverLimit, match="aliases written out"):
+        decoded_cassette(text, 50_000)
 
 
 def test_a_body_that_inflates_past_the_limit_stops_at_the_limit() -> None:
