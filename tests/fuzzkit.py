@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gzip
 import json
 import string
 import zlib
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import yaml
 from hypothesis import strategies as st
 
 from tests.core.test_properties import any_options, any_records, junk
@@ -39,6 +41,7 @@ from webapp.core.assembler import assemble
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers import FORMATS, decode, read
+from webapp.core.readers.cassette import decoded_cassette
 from webapp.core.records import ReaderError, Record
 from webapp.core.redact import redact
 from webapp.core.redact.content import apply, scan, scrub
@@ -139,6 +142,51 @@ def mutated_har(draw: st.DrawFn) -> str:
                 break
             node = child
     return json.dumps(tree, indent=draw(st.sampled_from([None, 2])))
+
+
+@st.composite
+def cassette_ish(draw: st.DrawFn) -> str:
+    """A vcrpy cassette whose bodies are text, bytes, or kept encoded (gzip, deflate with or
+    without its wrapper, br, cut short, junk), some interactions aliases of others (YAML
+    anchors), with junk beside them (timings, headers)."""
+    interactions: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(1, 3))):
+        body = draw(cut_short(WELL_FORMED) | st.text(max_size=20))
+        data = body.encode("utf-8", "replace")
+        kind = draw(st.sampled_from(["text", "bytes", "gzip", "deflate", "raw", "br", "cut",
+                                     "junk"]))  # fmt: skip
+        string: Any = {
+            "text": data.decode(),
+            "bytes": data,
+            "gzip": gzip.compress(data),
+            "deflate": zlib.compress(data),
+            "raw": _raw_deflate(data),
+            "br": data,
+            "cut": gzip.compress(data)[: draw(st.integers(0, 30))],
+            "junk": draw(st.binary(max_size=30)),
+        }[kind]
+        headers: dict[str, Any] = {
+            "Content-Type": [draw(st.sampled_from(["text/event-stream", "application/json", ""]))]
+        }
+        coding = {"gzip": "gzip", "cut": "gzip", "junk": "gzip", "deflate": "deflate",
+                  "raw": "deflate", "br": "br"}.get(kind)  # fmt: skip
+        if coding is not None or draw(st.booleans()):
+            headers["Content-Encoding"] = [coding or draw(st.sampled_from(["gzip", "identity"]))]
+        interaction: dict[str, Any] = {
+            "request": {"method": "POST", "uri": "https://x.example/v1/chat/completions"},
+            "response": {"body": {"string": string}, "headers": headers, "status": {"code": 200}},
+        }
+        if draw(st.booleans()):
+            interaction["streamviz_timing"] = draw(junk)
+        interactions.append(interaction)
+    for _ in range(draw(st.integers(0, 3))):
+        interactions.append(draw(st.sampled_from(interactions)))  # the same object: an alias
+    return yaml.safe_dump({"interactions": interactions, "version": 1}, allow_unicode=True)
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
 
 
 NEST = st.integers(1, 3000)
@@ -261,9 +309,11 @@ NEWLINES = st.sampled_from(["\n", "\r\n", "\r", "\n\n", ""])
 @st.composite
 def texts(draw: st.DrawFn) -> str:
     """Text made of format-shaped lines, or a well-formed stream with a few lines changed."""
-    kind = draw(st.integers(0, 5))
+    kind = draw(st.integers(0, 6))
     if kind == 0:
         return draw(mutated_har())
+    if kind == 6:
+        return draw(cassette_ish() | cut_short(cassette_ish()))
     if kind == 1:
         lines = draw(WELL_FORMED).split("\n")
         for _ in range(draw(st.integers(1, 3))):
@@ -341,7 +391,8 @@ class ReaderCase:
 
 
 def check_readers(case: ReaderCase) -> None:
-    """Every format reads the text or refuses it in words, the same way twice; reads assemble."""
+    """Every format reads the text or refuses it in words, the same way twice; reads assemble;
+    a cassette written out with its binary bodies as text reads as it did."""
     for fmt in ("auto", *FORMATS):
         for entry in (None, case.entry) if case.entry is not None else (None,):
             outcome, value = _read(case.text, fmt, entry)
@@ -349,6 +400,24 @@ def check_readers(case: ReaderCase) -> None:
             assert repr(again) == repr((outcome, value)), f"{fmt}: two reads differ"
             if outcome == "ok" and entry is None:
                 check_trace(value.records, case.options)
+    check_decoded_cassette(case.text)
+
+
+def check_decoded_cassette(text: str) -> None:
+    """`decoded_cassette` raises nothing but ReaderError, and what it writes reads the same
+    records as the cassette (what a page masks and stores: tests/web/test_web_cassettes.py)."""
+    try:
+        opened = decoded_cassette(text)
+    except ReaderError as error:
+        assert str(error).strip()
+        return
+    if opened is None:
+        return
+    before, after = _read(text, "auto", None), _read(opened, "auto", None)
+    assert before[0] == after[0], (before, after)
+    if before[0] == "ok":
+        assert tuple(before[1].records) == tuple(after[1].records)
+        assert before[1].model == after[1].model
 
 
 def check_reader_bytes(data: bytes) -> None:

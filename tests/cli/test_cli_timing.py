@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.clikit import CLEAN, Invoke, Write
 from tests.streamkit import har, sse
 from webapp.core.readers.cassette import to_cassette
@@ -61,3 +63,30 @@ def test_a_cassette_and_a_har_entry_carry_their_own(write: Write, invoke: Invoke
     timing = _document(invoke, write(json.dumps(document), "h.har"))["timing"]
     assert timing["source"] == "har" and timing["first_byte"] == 50.0  # type: ignore[index]
     assert timing["end"] == 75.0  # type: ignore[index]
+
+
+@pytest.mark.parametrize("bad", ["Infinity", "NaN", "1" + "0" * 400, "-3"])
+def test_a_timing_file_whose_times_are_no_times_is_not_used(
+    tmp_path: Path, invoke: Invoke, bad: str
+) -> None:
+    """Python's json reads `Infinity`, `NaN` and any integer: the sidecar is read by it."""
+    path = tmp_path / "s.sse"
+    data = sse(*CLEAN).encode()
+    path.write_bytes(data)
+    _sidecar(path, data, headers_ms="BAD")
+    sidecar = path.with_suffix(".timing.json")
+    sidecar.write_text(sidecar.read_text().replace('"BAD"', bad))
+    result = invoke("trace", str(path), "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert "timing" not in json.loads(result.stdout)
+    assert "s.timing.json: not used" in result.stderr
+
+
+def test_a_har_entrys_timings_past_the_float_range_are_a_note(write: Write, invoke: Invoke) -> None:
+    document = json.loads(har(*CLEAN))
+    document["log"]["entries"][0]["timings"] = {"blocked": 1e308, "dns": 1e308,
+                                                "connect": 1e308, "wait": 1}  # fmt: skip
+    path = write(json.dumps(document), "h.har")
+    assert "timing" not in _document(invoke, path)
+    checked = invoke("check", path)
+    assert "timings.blocked is 1e+308, not a time in ms" in checked.output

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.lenses.fakes import answering
-from tests.streamkit import chunk, frag, sse
+from tests.streamkit import chunk, frag, har, sse
 from tests.web.webkit import Store
 from webapp.web.routes.clients import ClientJobs
 
@@ -104,3 +104,41 @@ def test_a_call_id_with_a_lone_surrogate_in_the_clients_json(
     assert response.status_code == 200, response.text[:500]
     assert "call_\\ud800" in response.text  # escaped, as the rest of the API writes it
     assert response.json()["clients"][0]["status"] == "ok"
+
+
+def _har_timed(timings: str) -> str:
+    """A HAR of one tool-call stream whose entry's `timings` is the JSON text given."""
+    document = json.loads(har(chunk(frag(0, "c", "f", "{}")), chunk(finish="tool_calls")))
+    document["log"]["entries"][0]["timings"] = "TIMINGS"
+    return json.dumps(document).replace('"TIMINGS"', timings)
+
+
+@pytest.mark.parametrize(
+    ("timings", "field"),
+    [
+        ('{"blocked": 1e308, "dns": 1e308, "connect": 1e308, "wait": 1, "receive": 1}', "blocked"),
+        ('{"send": 0, "wait": 1' + "0" * 400 + ', "receive": 1}', "wait"),
+        ('{"send": 0, "wait": 1e400}', "wait"),
+        ('{"send": -5, "wait": 3, "receive": 1}', "send"),
+    ],
+    ids=["sum past the float range", "401 digits", "1e400", "negative"],
+)
+def test_har_timings_that_are_no_times_are_ignored_with_a_note_on_every_route(
+    client: TestClient, timings: str, field: str
+) -> None:
+    text = _har_timed(timings)
+    as_json = client.post("/api/streams", json={"text": text})
+    assert as_json.status_code == 201, as_json.text
+    as_file = client.post("/api/streams", files={"file": ("x.har", text.encode(), "text/plain")})
+    assert as_file.status_code == 201, as_file.text
+    pasted = client.post("/streams", data={"text": text})
+    assert pasted.status_code == 303, pasted.text[:500]
+    stream_id = as_json.json()["id"]
+    page = client.get(f"/s/{stream_id}")
+    assert page.status_code == 200 and f"timings.{field} is" in page.text
+    assert "its timings are ignored" in page.text and 'id="timing"' not in page.text
+    timing = client.get(f"/api/streams/{stream_id}/timing")
+    assert timing.status_code == 200 and timing.json()["timing"] is None
+    trace = client.get(f"/api/streams/{stream_id}/trace")
+    assert trace.status_code == 200 and "timing" not in trace.json()
+    assert client.get(pasted.headers["location"]).status_code == 200

@@ -8,6 +8,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from tests.core.readers.test_cassette_bounds import bomb
 from tests.streamkit import chunk, sse
 from tests.web.webkit import FILE_PART, MULTIPART, post_chunked
 from webapp.settings import Settings
@@ -97,3 +98,31 @@ def test_a_chunked_upload_refused_names_the_configured_limit(
     got = post_chunked(app, path, content_type, head)
     assert got.status == 413
     assert QUOTED.encode() in got.body
+
+
+def test_the_37_kb_alias_bomb_of_issue_31_is_refused_naming_the_limit(client: TestClient) -> None:
+    # Its aliases all point at one gzip body: inflated once per alias, it took the server to
+    # 1,074 MB. What a cassette holds counts against the limit, aliases and inflated bytes.
+    text = bomb(1 << 20, 6100)
+    assert 35_000 < len(text) < 40_000  # under the test app's limit as sent
+    file = {"file": ("cassette.yaml", text.encode(), "application/yaml")}
+    answers = {
+        "api json": client.post("/api/streams", json={"text": text, "redact": "none"}),
+        "api file": client.post("/api/streams", files=file),
+        "form paste": client.post("/streams", data={"text": text}),
+        "form file": client.post("/streams", data={"text": ""}, files=file),
+    }
+    for how, response in answers.items():
+        assert response.status_code == 422, (how, response.text[:300])
+        said = response.json()["detail"] if how.startswith("api") else response.text
+        assert f"passes the size limit of {QUOTED}" in said, how
+        assert "the server&#39;s --max-bytes" in said or "the server's --max-bytes" in said, how
+
+
+def test_a_gzip_body_that_inflates_past_the_limit_is_refused_naming_it(client: TestClient) -> None:
+    text = bomb(2 << 20, 0)  # 2 MiB of stream in a few KB
+    response = client.post("/api/streams", json={"text": text, "redact": "none"})
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert f"inflated, pass the size limit of {QUOTED} at interaction 1" in detail
+    assert "the limit is the server's --max-bytes" in detail

@@ -136,6 +136,52 @@ def test_random_bytes_never_get_a_500(db_url: str) -> None:
         check()
 
 
+TIME_TEXTS = st.one_of(
+    st.integers().map(str),
+    st.integers(min_value=10**300, max_value=10**420).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["1e400", "-1e400", "1e308", "-1", "true", "null", '"7"', "[]", "{}"]),
+)
+TIMINGS = st.dictionaries(
+    st.sampled_from(["blocked", "dns", "connect", "ssl", "send", "wait", "receive"]), TIME_TEXTS
+).map(lambda phases: "{" + ", ".join(f'"{k}": {v}' for k, v in phases.items()) + "}")
+
+
+def test_random_har_timings_never_get_a_500(db_url: str) -> None:
+    # A HAR entry whose timings added past the float range (3 x 1e308) gave a 500 on the stream
+    # page and the timing API, a 401-digit timing one on upload (issue 31).
+    app = create_app(Settings(db=db_url))
+    stream = sse(json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    entry = {
+        "request": {"method": "POST", "url": "https://api.example.com/v1/chat/completions"},
+        "response": {"status": 200, "content": {"mimeType": "text/event-stream", "text": stream}},
+        "timings": "TIMINGS",
+    }
+    template = json.dumps({"log": {"entries": [entry]}})
+    with TestClient(app, follow_redirects=False) as client:
+
+        @settings(
+            max_examples=40,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        )
+        @given(TIMINGS | TIME_TEXTS)
+        def check(timings: str) -> None:
+            text = template.replace('"TIMINGS"', timings)
+            created = client.post("/api/streams", json={"text": text})
+            assert created.status_code == 201, created.text
+            stream_id = created.json()["id"]
+            for url in (
+                f"/s/{stream_id}",
+                f"/api/streams/{stream_id}/timing",
+                f"/api/streams/{stream_id}/trace",
+            ):
+                response = client.get(url)
+                assert response.status_code == 200, (url, response.text[:2000])
+
+        check()
+
+
 def _form_body(form: dict[str, str]) -> bytes:
     """A urlencoded body as a browser sends it; a lone surrogate goes as its WTF-8 bytes."""
     return urlencode(form, encoding="utf-8", errors="surrogatepass").encode("ascii")

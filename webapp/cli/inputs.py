@@ -174,9 +174,21 @@ def load(
             return plain
         text = decode(data)
         del data  # the bytes are not needed once decoded: a long stream's peak is lower
-        return read(scrubbed(text) if redact else text, input_format, har_entry)
+        if redact:
+            text = scrubbed(opened(text, input_format))
+        return read(text, input_format, har_entry)
     except ReaderError as error:
         raise InputError(f"{where}: {error}") from None
+
+
+def opened(text: str, input_format: str) -> str:
+    """A cassette with its binary bodies as text (`decoded_cassette`), so that `--redact`
+    masks what they hold rather than their base64; any other text as it is."""
+    if input_format not in ("auto", "cassette"):
+        return text
+    from webapp.core.readers.cassette import decoded_cassette  # only for --redact
+
+    return decoded_cassette(text) or text
 
 
 def scrubbed(text: str) -> str:

@@ -76,19 +76,24 @@ def read_plain_blocks(
     return _with_model(_with_replacement_note(result, replacements))
 
 
-def read_bytes(data: bytes, fmt: str = "auto", har_entry: int | None = None) -> ReadResult:
-    """`read(decode(data), fmt, har_entry)`: a plain SSE stream through `read_plain`, any other
-    input decoded and read (a caller that can let the bytes go before reading the text,
-    as the CLI does, calls the two itself)."""
-    return read_plain(data, fmt, har_entry) or read(decode(data), fmt, har_entry)
+def read_bytes(
+    data: bytes, fmt: str = "auto", har_entry: int | None = None, limit: int | None = None
+) -> ReadResult:
+    """`read(decode(data), fmt, har_entry, limit)`: a plain SSE stream through `read_plain`,
+    any other input decoded and read (a caller that can let the bytes go before reading the
+    text, as the CLI does, calls the two itself)."""
+    return read_plain(data, fmt, har_entry) or read(decode(data), fmt, har_entry, limit)
 
 
-def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResult:
+def read(
+    text: str, fmt: str = "auto", har_entry: int | None = None, limit: int | None = None
+) -> ReadResult:
     """Read a stream in the named format, or the detected one with "auto".
 
     `har_entry` picks a HAR's entry by its 1-based place in `log.entries`, or a cassette's
     interaction by its place in `interactions` (default: the first event stream);
-    `ReadResult.entries` lists the ones there are.
+    `ReadResult.entries` lists the ones there are. `limit` bounds what the input makes once
+    read (a cassette's inflated bodies and YAML aliases: `cassette.input_limit`).
     """
     if fmt != "auto" and fmt not in FORMATS:
         raise ReaderError(f"unknown format {fmt!r}: choose auto, {', '.join(FORMATS)}")
@@ -100,7 +105,7 @@ def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResu
     from webapp.core.readers.detect import read_text
 
     with paused_gc():
-        result = foreign.adapt(read_text(text, fmt, har_entry))
+        result = foreign.adapt(read_text(text, fmt, har_entry, limit))
     return _with_model(_with_replacement_note(result, text.count("\ufffd")))
 
 

@@ -7,7 +7,10 @@ non-blank line starts with `data:`; a JSON body answering a chat completion is o
 Without a chosen interaction (`--har-entry N`, its 1-based place, as for a HAR's entries), the
 first stream whose URI has `chat/completions` is read, else the first stream. The body is
 `response.body.string` (text, or bytes under YAML's `!!binary`), inflated when the cassette
-kept it gzip- or deflate-encoded. YAML is read with the safe loader: no tag builds an object.
+kept it gzip- or deflate-encoded (`codings`). YAML is read with the safe loader: no tag builds
+an object. What a cassette holds is bounded by `limit` (the input's size limit): its aliases
+written out (`yamldoc`), and its bodies inflated, each use of one counted (an alias to one body
+in every interaction counts it in every interaction).
 
 Only the request's model and tools, the method, the URI without its query and the status are
 kept. A cassette written by streamviz (`to_cassette`) also carries, per interaction, when
@@ -18,21 +21,29 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
+from dataclasses import replace
 from typing import Any
 
+from webapp.core.readers.codings import Budget, OverLimit, decode_body, encoded
 from webapp.core.readers.har import dig, public_url
 from webapp.core.readers.jsontext import read_any_json
 from webapp.core.readers.parse import decode_bytes, parse_json
 from webapp.core.readers.sse import read_sse
 from webapp.core.readers.timing import Arrivals, record_arrivals
+from webapp.core.readers.yamldoc import load_yaml
 from webapp.core.records import Entry, ReaderError, ReadResult
+from webapp.core.words import count
+from webapp.settings import DEFAULT_MAX_BYTES
 
 _YAML_START = re.compile(r"interactions:(?:[ \t]|$)", re.MULTILINE)
 """Matched where a line starts (`looks_like_cassette` finds the line with `str.find`)."""
 _JSON_START = re.compile(r'\s*\{\s*"interactions"\s*:')
 _FIRST_DATA = re.compile(r"\s*data:")
 TIMING_KEY = "streamviz_timing"
+_UNTIMED = (
+    f"its {TIMING_KEY} is not increasing byte counts with times in ms (from 0 to 10^12, "
+    "one each): the arrivals are ignored"
+)
 
 
 def looks_like_cassette(text: str) -> bool:
@@ -49,24 +60,19 @@ def looks_like_cassette(text: str) -> bool:
     return False
 
 
-def _load(text: str) -> Any:
+def input_limit(text: str, limit: int | None) -> int:
+    """What a cassette may hold inflated or written out: `limit`, or without one (the command
+    line) the default upload limit or the text's own length, the larger."""
+    return limit if limit is not None else max(DEFAULT_MAX_BYTES, len(text))
+
+
+def _load(text: str, limit: int) -> Any:
     if _JSON_START.match(text):
         value, error = parse_json(text)
         if error is not None:
             raise ReaderError(f"not a cassette: the JSON does not parse ({error})")
         return value
-    import yaml  # only for a cassette: the other readers start without it
-
-    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(text, Loader=loader)  # the safe loader: plain data only
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        line = f" (line {where.line + 1})" if where is not None else ""
-        problem = getattr(error, "problem", None) or type(error).__name__
-        raise ReaderError(f"not a cassette: the YAML does not read{line}: {problem}") from None
-    except (ValueError, TypeError, RecursionError) as error:
-        raise ReaderError(f"not a cassette: the YAML does not read ({error})") from None
+    return load_yaml(text, limit)
 
 
 def _header(headers: Any, name: str) -> str:
@@ -80,34 +86,36 @@ def _header(headers: Any, name: str) -> str:
     return ""
 
 
-def _body(response: Any) -> str:
-    """The response body as text (inflated if it was kept encoded)."""
-    body = dig(response, "body")
-    data = dig(body, "string") if isinstance(body, dict) else body
-    if isinstance(data, str):
-        raw = data.encode("utf-8", "surrogatepass")
-        if not _header(dig(response, "headers"), "content-encoding"):
+class _Bodies:
+    """The interactions' bodies as text, each binary one decoded once however many
+    interactions hold it, every use spent from the budget."""
+
+    def __init__(self, limit: int) -> None:
+        self.budget = Budget(limit, "the cassette's bodies")
+        self._done: dict[tuple[int, str], tuple[str, int]] = {}
+        self.codings: dict[int, str] = {}
+        """The Content-Encoding of each interaction (by number) whose body was inflated."""
+
+    def text(self, number: int, response: Any) -> str:
+        """Interaction `number`'s body as text: a string as it is (text holds no gzip data),
+        bytes with their Content-Encoding undone, then decoded."""
+        body = dig(response, "body")
+        data = dig(body, "string") if isinstance(body, dict) else body
+        if isinstance(data, str):
             return data
-    elif isinstance(data, bytes):
-        raw = data
-    else:
-        return ""
-    encoding = _header(dig(response, "headers"), "content-encoding").strip().lower()
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        try:
-            raw = zlib.decompress(raw, 47 if encoding != "deflate" else zlib.MAX_WBITS)
-        except zlib.error:
-            try:
-                raw = zlib.decompress(raw, -zlib.MAX_WBITS)  # raw deflate
-            except zlib.error as error:
-                why = f"the cassette's body is {encoding}-encoded and does not inflate ({error})"
-                raise ReaderError(why) from None
-    elif encoding and encoding != "identity":
-        raise ReaderError(
-            f"the cassette kept the body {encoding}-encoded, which streamviz cannot decode: "
-            "record it with vcrpy's decode_compressed_response=True"
-        )
-    return decode_bytes(raw)
+        if not isinstance(data, bytes):
+            return ""
+        header = _header(dig(response, "headers"), "content-encoding")
+        where = f"interaction {number}"
+        done = self._done.get((id(data), header))
+        if done is None:
+            inflated = decode_body(data, header, self.budget, where)
+            done = self._done[(id(data), header)] = (decode_bytes(inflated), len(inflated))
+        else:
+            self.budget.spend(done[1], where)
+        if encoded(header):
+            self.codings[number] = header.strip()
+        return done[0]
 
 
 def _kind(interaction: Any, body: str) -> str | None:
@@ -130,21 +138,21 @@ def _label(number: int, interaction: Any) -> str:
     return f"interaction {number}: {method if isinstance(method, str) else '?'} {shown} ({status})"
 
 
-def read_cassette(text: str, entry: int | None = None) -> ReadResult:
-    """Read a cassette's chosen stream (1-based `entry`), or its first one."""
-    value = _load(text)
-    interactions = dig(value, "interactions")
+def read_cassette(text: str, entry: int | None = None, limit: int | None = None) -> ReadResult:
+    """Read a cassette's chosen stream (1-based `entry`), or its first one; OverLimit when
+    its aliases written out or its bodies inflated pass `limit` (`input_limit`)."""
+    bound = input_limit(text, limit)
+    interactions = dig(_load(text, bound), "interactions")
     if not isinstance(interactions, list):
         raise ReaderError("not a cassette: no interactions list")
-    found: list[tuple[int, Any, str, str]] = []
-    for number, interaction in enumerate(interactions, 1):
-        body = _body(dig(interaction, "response"))
-        kind = _kind(interaction, body)
-        if kind is not None and body.strip():
-            found.append((number, interaction, body, kind))
+    bodies = _Bodies(bound)
+    found, failed = _streams(interactions, bodies)
+    if entry is not None and entry in failed:
+        raise ReaderError(failed[entry])
     if not found:
         raise ReaderError(
-            f"the cassette has {len(interactions)} interactions but none holds an event "
+            next(iter(failed.values()), None)
+            or f"the cassette has {len(interactions)} interactions but none holds an event "
             "stream or a chat completion's JSON"
         )
     listed = tuple(Entry(_label(n, i), "", n) for n, i, _, _ in found)
@@ -158,7 +166,34 @@ def read_cassette(text: str, entry: int | None = None) -> ReadResult:
     else:
         chat = [item for item in found if "chat/completions" in str(dig(item[1], "request", "uri"))]
         pick = (chat or found)[0]
-    return _result(pick, listed, len(interactions))
+    result = _result(pick, listed, len(interactions))
+    coding = bodies.codings.get(pick[0])
+    said = [f"its response body was kept {coding}-encoded, and was inflated"] if coding else []
+    said += [f"not read: {why}" for why in failed.values()]
+    if not said:
+        return result
+    return replace(result, notes=(result.notes[0], *said, *result.notes[1:]))
+
+
+def _streams(
+    interactions: list[Any], bodies: _Bodies
+) -> tuple[list[tuple[int, Any, str, str]], dict[int, str]]:
+    """The interactions that hold a stream (number, interaction, body, kind), and why each
+    body that could not be decoded was not (by number); OverLimit passes through."""
+    found: list[tuple[int, Any, str, str]] = []
+    failed: dict[int, str] = {}
+    for number, interaction in enumerate(interactions, 1):
+        try:
+            body = bodies.text(number, dig(interaction, "response"))
+        except OverLimit:
+            raise
+        except ReaderError as error:
+            failed[number] = str(error)
+            continue
+        kind = _kind(interaction, body)
+        if kind is not None and body and not body.isspace():
+            found.append((number, interaction, body, kind))
+    return found, failed
 
 
 def _request(interaction: Any) -> tuple[str | None, tuple[dict[str, Any], ...]]:
@@ -188,7 +223,8 @@ def _result(pick: tuple[int, Any, str, str], listed: tuple[Entry, ...], total: i
         "url": public_url(uri) if isinstance(uri, str) else None,
         "status": dig(interaction, "response", "status", "code"),
     }
-    arrivals = Arrivals.from_json(dig(interaction, TIMING_KEY))
+    kept = dig(interaction, TIMING_KEY)
+    arrivals = Arrivals.from_json(kept)
     if arrivals is not None:
         lines = [record.line for record in read.records]
         data = body.encode("utf-8", "surrogatepass")
@@ -198,6 +234,7 @@ def _result(pick: tuple[int, Any, str, str], listed: tuple[Entry, ...], total: i
         f"read {_label(number, interaction)} (of {total} interactions); "
         "line numbers count lines within its response body",
         *([f"{len(others)} other streams in the cassette not read"] if others else []),
+        *([_UNTIMED] if kept is not None and arrivals is None else []),
         *read.notes,
     )
     return ReadResult(
@@ -210,6 +247,68 @@ def _result(pick: tuple[int, Any, str, str], listed: tuple[Entry, ...], total: i
         entries=listed,
         meta=meta,
     )
+
+
+def decoded_cassette(text: str, limit: int | None = None) -> str | None:
+    """The YAML cassette with each binary response body written as the text the reader reads
+    from it (inflated when it was kept gzip- or deflate-encoded, its Content-Encoding dropped
+    and its Content-Length made the text's): what a page masks secrets in and stores, which
+    reads as the cassette does. None when no body is binary (or the text is no YAML cassette);
+    OverLimit when what it holds, or the cassette written out, passes `limit`."""
+    if _JSON_START.match(text) or not looks_like_cassette(text):
+        return None  # JSON holds no bytes: vcrpy's JSON cassettes keep text bodies only
+    bound = input_limit(text, limit)
+    value = _load(text, bound)
+    interactions = dig(value, "interactions")
+    if not isinstance(interactions, list):
+        return None
+    bodies = _Bodies(bound)
+    decoded: dict[int, tuple[dict[str, Any], Any, str]] = {}
+    for number, interaction in enumerate(interactions, 1):
+        response = dig(interaction, "response")
+        body = dig(response, "body")
+        if isinstance(body, dict) and isinstance(body.get("string"), bytes):
+            try:
+                decoded[id(body)] = (body, dig(response, "headers"), bodies.text(number, response))
+            except OverLimit:
+                raise
+            except ReaderError:
+                continue  # left as it is: the reader says why it is not read
+    if not decoded:
+        return None
+    for body, headers, body_text in decoded.values():
+        body["string"] = body_text
+        if isinstance(headers, dict):
+            _inflated_headers(headers, len(body_text.encode("utf-8", "surrogatepass")))
+    written = _dump(value)
+    size = len(written.encode("utf-8", "surrogatepass"))
+    if size > bound:
+        raise OverLimit(
+            f"the cassette with its bodies inflated is {count(size, 'byte')}, past the size "
+            f"limit of {count(bound, 'byte')}",
+            bound,
+        )
+    return written
+
+
+def _inflated_headers(headers: dict[str, Any], size: int) -> None:
+    """A decoded body's headers: no Content-Encoding, its Content-Length (if any) its own,
+    as vcrpy's `decode_compressed_response` leaves them."""
+    for key in list(headers):
+        name = key.lower() if isinstance(key, str) else ""
+        if name == "content-encoding":
+            del headers[key]
+        elif name == "content-length":
+            headers[key] = [str(size)]
+
+
+def _dump(document: Any) -> str:
+    """The document as YAML, as vcrpy writes a cassette (its keys in their order)."""
+    import yaml
+
+    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text: str = yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    return text
 
 
 def to_cassette(
@@ -237,9 +336,4 @@ def to_cassette(
     }
     if arrivals is not None:
         interaction[TIMING_KEY] = {"unit": "ms", **arrivals.to_json()}
-    document = {"interactions": [interaction], "version": 1}
-    import yaml
-
-    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text: str = yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True)
-    return text
+    return _dump({"interactions": [interaction], "version": 1})

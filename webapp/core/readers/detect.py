@@ -19,11 +19,15 @@ from webapp.core.readers.sse import has_data_line, read_sse
 from webapp.core.records import ReaderError, ReadResult
 
 
-def read_text(text: str, fmt: str, har_entry: int | None) -> ReadResult:
+def read_text(text: str, fmt: str, har_entry: int | None, limit: int | None = None) -> ReadResult:
     """The reading of a non-empty text without a BOM, in format `fmt` (one of `FORMATS`, or
-    "auto"), before another API's events are mapped (`foreign.adapt`)."""
+    "auto"), before another API's events are mapped (`foreign.adapt`); `limit` bounds what a
+    cassette holds (`cassette.input_limit`)."""
     try:
-        result = _detect(text, har_entry) if fmt == "auto" else _read_as(text, fmt, har_entry)
+        if fmt == "auto":
+            result = _detect(text, har_entry, limit)
+        else:
+            result = _read_as(text, fmt, har_entry, limit)
     except ReaderError as error:
         if foreign.is_langchain(text):
             raise ReaderError(foreign.langchain_message()) from None
@@ -47,7 +51,7 @@ def _first_error(result: ReadResult) -> str:
     return "nothing in it"
 
 
-def _detect(text: str, har_entry: int | None) -> ReadResult:
+def _detect(text: str, har_entry: int | None, limit: int | None) -> ReadResult:
     if looks_like_har(text):
         return read_har(text, har_entry)
     if might_be_har(text):
@@ -55,7 +59,7 @@ def _detect(text: str, har_entry: int | None) -> ReadResult:
         if error is None and _har_entries(value) is not None:
             return read_har_value(value, har_entry)
     if looks_like_cassette(text):
-        return read_cassette(text, har_entry)
+        return read_cassette(text, har_entry, limit)
     dump = http.split_dump(text)
     if dump is not None:
         return _read_body(dump, None)
@@ -105,11 +109,11 @@ _NAMES = {
 }
 
 
-def _read_as(text: str, fmt: str, har_entry: int | None) -> ReadResult:
+def _read_as(text: str, fmt: str, har_entry: int | None, limit: int | None) -> ReadResult:
     if fmt == "har":
         return read_har(text, har_entry)
     if fmt == "cassette":
-        return read_cassette(text, har_entry)
+        return read_cassette(text, har_entry, limit)
     if fmt == "repr" and foreign.is_langchain(text):
         raise ReaderError(foreign.langchain_message())
     if fmt == "repr":

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from webapp.core.readers.parse import decode_bytes, parse_json
+from webapp.core.readers.parse import decode_bytes, parse_json, snippet
 from webapp.core.readers.sse import read_sse
+from webapp.core.readers.timing import MOST_MS, as_ms
 from webapp.core.records import Entry, ReaderError, ReadResult
 
 _HAR_START = re.compile(r'\s*\{\s*"log"\s*:')
@@ -110,20 +111,36 @@ def _request(entry: dict[str, Any]) -> tuple[str | None, tuple[dict[str, Any], .
     return (model if isinstance(model, str) else None), kept
 
 
-def _timings(entry: dict[str, Any]) -> dict[str, float]:
+def _timings(entry: dict[str, Any]) -> tuple[dict[str, float], str | None]:
     """The entry's `timings` (HAR 1.2: blocked, dns, connect, ssl, send, wait, receive, in
-    ms; -1 where not applicable), numbers only."""
+    ms; -1 where not applicable), and what is wrong with them: when a phase is no time in ms
+    (`timing.as_ms`: NaN, infinite, negative, past the float range), none are kept."""
     found = dig(entry, "timings")
     if not isinstance(found, dict):
-        return {}
-    return {
-        key: float(value)
-        for key, value in found.items()
-        if key in _PHASES
-        and isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    }
+        return {}, None
+    kept: dict[str, float] = {}
+    for key in _PHASES:
+        if key not in found:
+            continue
+        value = found[key]
+        ms = -1.0 if value == -1 and not isinstance(value, bool) else as_ms(value)
+        if ms is None:
+            why = f"timings.{key} is {_shown(value)}, not a time in ms (from 0 to 10^12, or -1)"
+            return {}, why
+        kept[key] = ms
+    return kept, None
+
+
+def _shown(value: Any) -> str:
+    """A JSON value in a few characters (a 401-digit integer by its length)."""
+    if isinstance(value, str):
+        return snippet(value, 40)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MOST_MS:
+        sign = "a negative" if value < 0 else "an"
+        return f"{sign} integer of {len(str(abs(value)))} digits"
+    if isinstance(value, dict | list):
+        return "an object" if isinstance(value, dict) else "an array"
+    return json.dumps(value)
 
 
 def read_har(text: str, entry: int | None = None) -> ReadResult:
@@ -201,9 +218,11 @@ def _result(chosen: _Stream, streams: list[_Stream], total: int) -> ReadResult:
         "url": public_url(_text(dig(chosen.entry, "request", "url"))),
         "status": dig(chosen.entry, "response", "status"),
     }
-    timings = _timings(chosen.entry)
+    timings, wrong = _timings(chosen.entry)
     if timings:
         meta["timings"] = timings  # time to the first byte and to the end (`readers.timing`)
+    if wrong is not None:
+        notes.append(f"{chosen.label}: {wrong}; its timings are ignored")
     return ReadResult(
         format="har",
         records=body.records,

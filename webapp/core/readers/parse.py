@@ -119,7 +119,7 @@ def first_nonblank(text: str, first_line: int = 1) -> tuple[int, str] | None:
     return LineCounter(text, first_line).line_at(start), text[start:end]
 
 
-def decode_bytes(data: bytes) -> str:
+def decode_bytes(data: bytes | bytearray) -> str:
     """Decode UTF-8 (or UTF-16 with its BOM, as Windows PowerShell writes); drop a BOM.
 
     Bytes that are not valid UTF-8 become U+FFFD, as a browser's `TextDecoder` makes them.

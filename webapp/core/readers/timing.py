@@ -15,6 +15,7 @@ the `end` step arriving when the stream ended.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from array import array
 from bisect import bisect_left
@@ -30,6 +31,9 @@ _BREAK = re.compile(rb"\r\n|\r|\n")
 """Line breaks as the readers count them (`webapp.core.readers.parse.LINE_BREAK`), on bytes."""
 _HAR_PHASES = ("blocked", "dns", "connect", "send", "wait")
 """HAR 1.2 timings before the first byte of the response (`ssl` is included in `connect`)."""
+MOST_MS = 10**12
+"""The longest time a timing may hold, in ms (31 years): past it a value is no time (a HAR's
+1e308, a 401-digit integer), and a sum of a few such times stays far inside the float range."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,19 +66,23 @@ class Arrivals:
             return None
         if not all(isinstance(n, int) and not isinstance(n, bool) for n in ends):
             return None
-        if not all(_number(t) for t in ms) or (headers is not None and not _number(headers)):
+        times = [as_ms(t) for t in ms]
+        headers_ms = as_ms(headers)
+        if None in times or (headers is not None and headers_ms is None):
             return None
         if any(b <= a for a, b in itertools.pairwise(ends)):
             return None
-        return cls(tuple(ends), tuple(float(t) for t in ms), _float(headers))
+        return cls(tuple(ends), tuple(t for t in times if t is not None), headers_ms)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-
-
-def _float(value: Any) -> float | None:
-    return float(value) if _number(value) else None
+def as_ms(value: Any) -> float | None:
+    """A time in ms as a float: a number (not a boolean) from 0 to `MOST_MS`; else None (NaN,
+    infinities, negatives, an integer too large for a float)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return float(value) if 0 <= value <= MOST_MS else None  # compared as integers
+    return value if 0 <= value <= MOST_MS else None  # NaN fails every comparison
 
 
 def line_starts(data: bytes) -> array[int]:
@@ -130,13 +138,14 @@ def record_arrivals(
 
 def har_timing(timings: Any) -> tuple[float | None, float | None]:
     """(time to the first byte, time to the end) from a HAR entry's `timings`, in ms; a phase
-    that is -1 (not applicable) or missing counts 0, and `wait` must be known."""
-    if not isinstance(timings, Mapping) or not _number(timings.get("wait")):
+    that is -1 (not applicable), missing or not a time (`as_ms`) counts 0, and `wait` must be
+    known."""
+    if not isinstance(timings, Mapping) or as_ms(timings.get("wait")) is None:
         return None, None
     first = 0.0
     for phase in _HAR_PHASES:
-        first += _float(timings.get(phase)) or 0.0
-    receive = _float(timings.get("receive"))
+        first += as_ms(timings.get(phase)) or 0.0
+    receive = as_ms(timings.get("receive"))
     return first, (None if receive is None else first + receive)
 
 
@@ -164,7 +173,8 @@ def timing_document(
 
 
 def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
+    """To the microsecond; None for no time (nor a non-finite one, which no JSON holds)."""
+    return None if value is None or not math.isfinite(value) else round(value, 3)
 
 
 def read_timing(result: ReadResult, records: int | None = None) -> dict[str, Any] | None:
@@ -175,7 +185,7 @@ def read_timing(result: ReadResult, records: int | None = None) -> dict[str, Any
     count = len(result.records) if records is None else records
     per_record = result.meta.get("arrivals")
     if isinstance(per_record, list):
-        known = [float(t) if _number(t) else None for t in per_record]
+        known = [as_ms(t) for t in per_record]
         return timing_document(count, known, source=result.format)
     first, end = har_timing(result.meta.get("timings"))
     if first is None:

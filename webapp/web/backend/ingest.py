@@ -8,8 +8,9 @@ one buffer, emptied once parsed; a file is spooled by the form parser and read o
 with its body in, does an upload take one of the worker's `Settings.max_uploads` slots
 (`UploadSlots`) for the heavy part: the parsing, redaction and reading, which run in a worker
 thread, never on the event loop, and the storing. So slow senders hold no slot. What is
-stored is the submitted bytes exactly, unless `webapp.core.redact` removed secrets, in which
-case it is the redacted text in UTF-8.
+stored is the submitted bytes exactly, unless `webapp.core.redact` removed secrets or a
+cassette's binary bodies were written out as text (`decoded_cassette`), in which case it is
+that text in UTF-8.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from starlette.requests import Request
 
 from webapp.core import words
 from webapp.core.readers import FORMATS, decode, read, read_bytes
+from webapp.core.readers.cassette import decoded_cassette
+from webapp.core.readers.codings import OverLimit
 from webapp.core.records import ReadResult
 from webapp.core.redact import redact
 from webapp.settings import Settings
@@ -269,29 +272,46 @@ def clean_title(title: str | None, fallback: str) -> str:
 
 
 def prepare(raw: bytes, input_format: str, limit: int, masks: Masks | None = None) -> Prepared:
-    """Check size and format, remove secrets (with `masks`, those in the content too), then read.
+    """Check size and format, open a cassette's binary bodies, remove secrets (with `masks`,
+    those in the content too), then read.
 
     Raises TooLarge over `limit` bytes, BadInput for a format no reader has, and ReaderError
-    when no reader recognises the input.
+    when no reader recognises the input, or when what it holds (a cassette's bodies inflated,
+    its YAML aliases written out) passes `limit`.
     """
     if len(raw) > limit:
         raise TooLarge(limit)
     if input_format not in INPUT_FORMATS:
         raise BadField(f"format must be one of {', '.join(INPUT_FORMATS)}")
     text = decode(raw)
-    redaction = redact(text)
-    removed = list(redaction.removed)
-    if redaction.removed:
-        text = redaction.text
-    del redaction
-    if masks is not None:
-        text, masked = masks.apply(text)
-        removed += masked
-    if removed:
-        raw = encode_text(text)
-        return Prepared(raw, read(text, input_format), tuple(removed))
-    del text  # the bytes' own text: a plain stream is read from the bytes, without it alive
-    return Prepared(raw, read_bytes(raw, input_format), ())
+    with _held_to(limit):
+        # Masking reads text: a body kept gzip-encoded is masked, and stored, as the text it
+        # holds (a mask in its base64 would leave a body that no longer inflates).
+        opened = decoded_cassette(text, limit) if input_format in ("auto", "cassette") else None
+        if opened is not None:
+            text = opened
+        redaction = redact(text)
+        removed = list(redaction.removed)
+        if redaction.removed:
+            text = redaction.text
+        del redaction
+        if masks is not None:
+            text, masked = masks.apply(text)
+            removed += masked
+        if removed or opened is not None:
+            raw = encode_text(text)
+            return Prepared(raw, read(text, input_format, limit=limit), tuple(removed))
+        del text  # the bytes' own text: a plain stream is read from the bytes, without it alive
+        return Prepared(raw, read_bytes(raw, input_format, limit=limit), ())
+
+
+@contextmanager
+def _held_to(limit: int) -> Iterator[None]:
+    """OverLimit (what an input holds passes `limit`) said with the flag that sets it."""
+    try:
+        yield
+    except OverLimit as error:
+        raise OverLimit(f"{error}; the limit is the server's --max-bytes", error.limit) from None
 
 
 @dataclass(frozen=True, slots=True)

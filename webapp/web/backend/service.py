@@ -143,6 +143,9 @@ class Service:
         self.gate = Gate(HEAVY_AT_ONCE, settings.cache_bytes, MAKING_WAIT)
         """Views being made or held by their requests take at most the cache's bytes again."""
         self._keeper = Keeper(lambda view: self._keep(view), self.gate.heavy_work)
+        self.max_bytes = settings.max_bytes
+        """What a stored input may hold once read (a cassette's bodies inflated, its aliases
+        written out), as at its upload."""
 
     @property
     def heavy_done(self) -> int:
@@ -233,9 +236,9 @@ class Service:
         with self._heavy_for(info):
             try:
                 if isinstance(raw, str):  # a UTF-16 stream, decoded once (`RawLines`)
-                    found = read(raw, fmt, har_entry=har_entry)
+                    found = read(raw, fmt, har_entry=har_entry, limit=self.max_bytes)
                 else:
-                    found = read_bytes(raw, fmt, har_entry)
+                    found = read_bytes(raw, fmt, har_entry, self.max_bytes)
             except ReaderError as error:
                 raise Unreadable(str(error)) from error
         return Reading(info, found)
