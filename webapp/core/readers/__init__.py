@@ -27,6 +27,7 @@ from dataclasses import replace
 
 from webapp.core.readers import foreign
 from webapp.core.readers.parse import decode_bytes
+from webapp.core.readers.refusal import require_stream
 from webapp.core.readers.sse import BLOCK, SEGMENT, plain_blocks, split_blocks
 from webapp.core.records import ReaderError, ReadResult
 from webapp.tuning import paused_gc
@@ -72,7 +73,7 @@ def read_plain_blocks(
         return None
     result, replacements = plain
     with paused_gc():
-        result = foreign.adapt(result)
+        result = require_stream(foreign.adapt(result))
     return _with_model(_with_replacement_note(result, replacements))
 
 
@@ -100,7 +101,7 @@ def read(text: str, fmt: str = "auto", har_entry: int | None = None) -> ReadResu
     from webapp.core.readers.detect import read_text
 
     with paused_gc():
-        result = foreign.adapt(read_text(text, fmt, har_entry))
+        result = require_stream(foreign.adapt(read_text(text, fmt, har_entry)), text)
     return _with_model(_with_replacement_note(result, text.count("\ufffd")))
 
 
