@@ -27,7 +27,7 @@ from typing import Any
 from webapp.core.readers.logs import STAMP, WHAT_TO_PASTE
 from webapp.core.readers.parse import LineCounter, snippet
 from webapp.core.records import ReaderError, ReadResult, Record
-from webapp.core.words import count
+from webapp.core.words import count, quote
 
 EXPECTED = (
     "streamviz reads OpenAI chat-completions streams: SSE data: lines of chat.completion.chunk "
@@ -102,8 +102,8 @@ def message(where: str, seen: str) -> str:
 
 
 def seen_in(text: str) -> str | None:
-    """ "this is a Python traceback (line 1, ending …)", an HTML page, a log line, or several
-    of them; None when the text is none of these."""
+    """'this is a Python traceback (ending "…")', an HTML page, a log line, or "this holds"
+    several of them, in their order; None when the text is none of these."""
     head = text[:_LOOK]
     found = [part for part in (_traceback(head), _html(head), _log_line(head)) if part]
     if not found:
@@ -168,10 +168,8 @@ def _where(result: ReadResult) -> str:
         return http_body(str(meta.get("status_line")))
     if result.format in ("har", "cassette") and "entry" in meta:
         what = "HAR's entry" if result.format == "har" else "cassette's interaction"
-        return (
-            f"the {what} {meta['entry']} ({meta.get('method')} {meta.get('url')}, "
-            f"status {meta.get('status')})"
-        )
+        request = " ".join(str(meta[key]) for key in ("method", "url") if meta.get(key))
+        return f"the {what} {meta['entry']} ({request or '?'}, status {meta.get('status')})"
     return "the input"
 
 
@@ -196,7 +194,7 @@ def _records_seen(result: ReadResult) -> str:
         elif record.kind == "invalid":
             invalid = invalid or record
     if objects is not None:
-        keys = ", ".join(f'"{key}"' for key in list(objects.value)[:6])
+        keys = ", ".join(quote(str(key), 30) for key in list(objects.value)[:6])
         keys += ", …" if len(objects.value) > 6 else ""
         return (
             f"{reads}, none an object shaped like a chunk: the first object, on line "
