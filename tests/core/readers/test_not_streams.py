@@ -252,3 +252,11 @@ def test_no_text_without_a_chunk_is_given_a_provider_quirk(text: str) -> None:
     it: it is refused, by the reader of the format it looks like or for holding no chunk."""
     with pytest.raises(ReaderError):
         read(text)
+
+
+def test_a_named_streams_calls_are_shown_escaped() -> None:
+    hostile = OLLAMA_NEWER.replace("get_weather", "get\\u001b[31m_weather")
+    with pytest.raises(ReaderError) as caught:
+        read(hostile)
+    assert "\x1b" not in str(caught.value)
+    assert '"get\\u001b[31m_weather"' in str(caught.value)

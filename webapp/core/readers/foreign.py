@@ -18,7 +18,7 @@ from typing import Any
 from webapp.core.readers.bridge import Mapper, anthropic_event, remap, responses_event
 from webapp.core.readers.shape import ANTHROPIC_EVENTS, VERCEL_PARTS
 from webapp.core.records import ReaderError, ReadResult, Record
-from webapp.core.words import count, excerpt
+from webapp.core.words import count, excerpt, quote
 
 _LOOK_AT = 20
 """How many event records decide what a stream is."""
@@ -213,7 +213,9 @@ def _vercel_calls(values: list[dict[str, Any]]) -> list[str]:
 
 
 def _call(name: Any, arguments: Any) -> str:
-    shown = name if isinstance(name, str) else "?"
+    shown = name if isinstance(name, str) and name.isprintable() and len(name) <= 60 else "?"
+    if shown == "?" and isinstance(name, str):
+        shown = quote(name, 40)
     if arguments is None:
         return shown
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
