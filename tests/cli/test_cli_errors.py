@@ -10,6 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli.clikit import CLEAN, Invoke, Write
+from tests.core.readers.not_streams import (
+    LOG_LINE,
+    NGINX_502,
+    OLLAMA_NEWER,
+    TRACEBACK,
+    VERCEL_PARIS,
+)
 from tests.streamkit import sse
 from webapp.cli import main
 
@@ -94,3 +101,31 @@ def test_the_garbage_collector_is_back_on_after_a_command(invoke: Invoke, write:
     assert gc.isenabled()
     assert invoke("check", "-", input=b"nonsense").exit_code == 2
     assert gc.isenabled()
+
+
+NOT_STREAMS = [
+    pytest.param(TRACEBACK + LOG_LINE + NGINX_502, "this holds a Python traceback", id="pasted"),
+    pytest.param(LOG_LINE, "this is a log line", id="a-log-line"),
+    pytest.param(NGINX_502, "this is an HTML page (nginx 502 Bad Gateway)", id="nginx-502"),
+    pytest.param(OLLAMA_NEWER, "this is Ollama's native /api/chat stream", id="ollama"),
+    pytest.param(VERCEL_PARIS, "this is the Vercel AI SDK's UI message stream", id="vercel"),
+]
+
+
+@pytest.mark.parametrize("command", ["check", "trace"])
+@pytest.mark.parametrize(("text", "needle"), NOT_STREAMS)
+def test_an_input_that_is_no_stream_exits_2_saying_what_it_is(
+    invoke: Invoke, write: Write, command: str, text: str, needle: str
+) -> None:
+    """No trace, no anomaly, no provider quirk: exit 2, and why, on stderr."""
+    path = write(text)
+    for file, where in ((path, path), ("-", "stdin")):
+        result = invoke(command, file, input=text if file == "-" else None)
+        assert_usage_error(result, f"Error: {where}: ", needle)
+        assert "quirk" not in result.stderr and "no-finish" not in result.stderr
+
+
+def test_diff_with_a_side_that_is_no_stream_exits_2(invoke: Invoke, write: Write) -> None:
+    stream = write(sse(*CLEAN), "stream.sse")
+    result = invoke("diff", stream, write(OLLAMA_NEWER, "ollama.jsonl"))
+    assert_usage_error(result, "ollama.jsonl: this is Ollama's native /api/chat stream")

@@ -49,7 +49,7 @@ def test_one_answer(text: str, short: bool, state: str) -> None:
 def test_the_last_sse_record_is_called_cut_off_only_when_it_is(
     text: str, short: bool, state: str
 ) -> None:
-    result = read(f"data: {text}\n", "sse")
+    result = read(f'data: {{"choices": []}}\n\ndata: {text}\n', "sse")
     said_cut_off = any("cut off" in note for note in result.notes)
     assert said_cut_off is short
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -33,7 +34,7 @@ from webapp.core.readers import BLOCK, SEGMENT, decode, read, read_plain, read_p
 from webapp.core.readers import sse as sse_reader
 from webapp.core.readers.sse import split_blocks
 from webapp.core.readers.writer import to_sse
-from webapp.core.records import Payloads, ReadResult, Record
+from webapp.core.records import Payloads, ReaderError, ReadResult, Record
 from webapp.core.rules import POLICIES
 from webapp.core.tracejson import trace_document_parts, trace_document_stream
 
@@ -54,9 +55,22 @@ def one_at_a_time(source: ReadResult, options: Options) -> bytes:
     return b"".join(trace_document_parts(assembler.trace, source))
 
 
+def refusal(read_it: Callable[[], ReadResult | None]) -> str | None:
+    """The message of the ReaderError `read_it` raises (None when it reads)."""
+    try:
+        read_it()
+    except ReaderError as error:
+        return str(error)
+    return None
+
+
 def same_from_bytes(data: bytes, fmt: str = "auto") -> ReadResult | None:
     """Where the bytes lane (`read_plain`) takes the bytes, it reads what `read` reads of their
-    text, record for record and note for note."""
+    text, record for record and note for note (or refuses them as `read` does: `refusal`)."""
+    refused = refusal(lambda: read_plain(data, fmt))
+    if refused is not None:
+        assert refusal(lambda: read(decode(data), fmt)) == refused
+        return None
     plain = read_plain(data, fmt)
     if plain is not None:
         whole = read(decode(data), fmt)
@@ -65,6 +79,18 @@ def same_from_bytes(data: bytes, fmt: str = "auto") -> ReadResult | None:
         assert plain.records == whole.records
         assert tuple(plain.records) == tuple(whole.records)
     return plain
+
+
+def same_both_ways_or_refused(text: str, options: Options, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`same_both_ways`, or, for a text that holds no chunk, the same refusal every way."""
+    refused = refusal(lambda: read(text, "sse"))
+    if refused is None:
+        same_both_ways(text, options, monkeypatch)
+        return
+    assert refusal(lambda: line_by_line(text, monkeypatch)) == refused
+    data = text.encode("utf-8", "surrogatepass")
+    for fmt in ("sse", "auto"):
+        same_from_bytes(data, fmt)
 
 
 def same_both_ways(text: str, options: Options, monkeypatch: pytest.MonkeyPatch) -> ReadResult:
@@ -113,7 +139,7 @@ def test_generated_streams_assemble_the_same_in_the_plain_lane(
     if not text.strip():
         return
     with pytest.MonkeyPatch.context() as monkeypatch:
-        same_both_ways(text, options, monkeypatch)
+        same_both_ways_or_refused(text, options, monkeypatch)
 
 
 def _sse(*payloads: object) -> str:
@@ -250,7 +276,11 @@ _PLAIN = _sse(*(dumps(value).decode() for value in (HEADER, PIECE, BARE)), "[DON
         pytest.param(
             _PLAIN.replace("data: [DONE]", ": comment\ndata: [DONE]"), False, id="comment"
         ),
-        pytest.param("data: \n\ndata: {\n\n", True, id="an-empty-and-a-broken-payload"),
+        pytest.param(
+            "data: \n\ndata: {\n\n" + _sse('{"choices":[]}'),
+            True,
+            id="an-empty-and-a-broken-payload",
+        ),
         pytest.param("data: [DONE]\n\n" + _sse('{"choices":[]}'), True, id="after-done"),
         pytest.param(": OPENROUTER PROCESSING\n\n" + _PLAIN, True, id="a-comment-first"),
         pytest.param(": a\n\n: b\n\n\n" + _PLAIN, True, id="comments-and-blank-lines-first"),
@@ -265,6 +295,20 @@ def test_edge_shapes_read_the_same_with_and_without_the_lane(
 ) -> None:
     lane = same_both_ways(text, Options(), monkeypatch)
     assert isinstance(lane.records, Payloads) is plain
+
+
+@pytest.mark.parametrize(
+    "text", ["data: hello\n\ndata: 42\n\n", 'data: {"type": "ping"}\n\n', ": c\n\ndata: <html>\n\n"]
+)
+def test_a_plain_stream_without_a_chunk_is_refused_alike_by_both_lanes(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From its text, line by line, from its bytes, a block at a time: one message."""
+    refused = refusal(lambda: read(text, "sse"))
+    assert refused is not None and refused.startswith("no chat-completions chunk in the input")
+    same_both_ways_or_refused(text, Options(), monkeypatch)
+    data = text.encode()
+    assert refusal(lambda: read_plain_blocks(iter([data[:3], data[3:]]))) == refused
 
 
 _SOUP = st.lists(
@@ -369,10 +413,14 @@ def test_blocks_cut_anywhere_read_as_the_bytes_held_whole(
     event; and whatever the segments' size."""
     blocks = _cut_into(data, cuts)
     assert b"".join(blocks) == data
-    whole = read_plain(data)
+    refused = refusal(lambda: read_plain(data))
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(sse_reader, "SEGMENT", segment)
+        assert refusal(lambda: read_plain_blocks(iter(blocks))) == refused
+        if refused is not None:
+            return
         found = read_plain_blocks(iter(blocks))
+    whole = read_plain(data)
     assert (found is None) == (whole is None)
     if found is not None and whole is not None:
         assert (found.notes, found.model) == (whole.notes, whole.model)
@@ -412,7 +460,7 @@ def test_generated_streams_in_small_segments_assemble_the_same(
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(sse_reader, "BLOCK", block)
         monkeypatch.setattr(sse_reader, "SEGMENT", segment)
-        same_both_ways(text, options, monkeypatch)
+        same_both_ways_or_refused(text, options, monkeypatch)
 
 
 def test_a_long_stream_is_kept_in_segments_of_about_the_block_size() -> None:

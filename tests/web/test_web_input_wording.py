@@ -1,11 +1,22 @@
-"""Input and wording on the pages: a pasted log, the secrets preview."""
+"""Input and wording on the pages: a pasted log, a paste that is no stream, the secrets
+preview."""
 
 from __future__ import annotations
 
+import html
 import json
 
+import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
+from tests.core.readers.not_streams import (
+    LOG_LINE,
+    NGINX_502,
+    OLLAMA_NEWER,
+    TRACEBACK,
+    VERCEL_PARIS,
+)
 from tests.streamkit import chunk, frag
 
 
@@ -45,3 +56,39 @@ def test_the_secrets_preview_shows_enough_of_each_secret_to_recognise(
     table = page.text.split("<textarea")[0]
     assert "sk-pr…4kQz" in table  # recognisable: its start and end
     assert key not in table and key[5:-4] not in table  # the middle masked
+
+
+NOT_STREAMS = [
+    pytest.param(
+        TRACEBACK + LOG_LINE + NGINX_502,
+        "this holds a Python traceback (ending &#34;openai.InternalServerError",
+        id="traceback-log-line-and-nginx-page",
+    ),
+    pytest.param(NGINX_502, "this is an HTML page (nginx 502 Bad Gateway)", id="nginx-502-page"),
+    pytest.param(OLLAMA_NEWER, "this is Ollama&#39;s native /api/chat stream", id="ollama"),
+    pytest.param(VERCEL_PARIS, "this is the Vercel AI SDK&#39;s UI message stream", id="vercel-ui"),
+]
+
+
+@pytest.mark.parametrize(("text", "said"), NOT_STREAMS)
+def test_a_paste_that_is_no_stream_gets_the_form_back_saying_what_it_is(
+    client: TestClient, text: str, said: str
+) -> None:
+    page = client.post("/streams", data={"text": text, "title": "mine"})
+    assert page.status_code == 422
+    assert said in page.text and 'role="alert"' in page.text
+    assert f"{escape(text)}</textarea>" in page.text  # the paste, shown again to edit
+    assert "no-finish" not in page.text and "invalid-chunk" not in page.text
+
+
+@pytest.mark.parametrize(("text", "said"), NOT_STREAMS)
+def test_the_api_refuses_what_is_no_stream_with_a_422_saying_what_it_is(
+    client: TestClient, text: str, said: str
+) -> None:
+    sent = client.post("/api/streams", json={"text": text})
+    assert sent.status_code == 422
+    assert html.unescape(said) in sent.json()["detail"]
+    uploaded = client.post("/api/streams", files={"file": ("paste.txt", text.encode())})
+    assert uploaded.status_code == 422
+    assert uploaded.json()["detail"] == sent.json()["detail"]
+    assert client.get("/api/streams").json()["total"] == 0  # nothing was stored

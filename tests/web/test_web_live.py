@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from tests.web.livekit import PIECES, TOOL_CALL, Recording, captured, start
+from tests.core.readers.not_streams import NGINX_502
+from tests.web.livekit import FACTS, PIECES, TOOL_CALL, Recording, captured, start
 from tests.web.webkit import HX
 from webapp.core.options import Options
 from webapp.settings import Settings
@@ -142,6 +144,43 @@ def test_a_capture_that_ended_with_nothing_readable_stops_the_poll(
     ended = client.get(poll, headers=HX)
     assert ended.status_code == 200 and ended.headers["HX-Refresh"] == "true"
     assert client.get(f"/s/{recording.stream_id}").status_code == 422  # no poll on it
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b"502 Bad Gateway\n", 'it reads as 2 records, none a JSON object: the first value, on '
+         'line 1, is &#34;502&#34;'),
+        (NGINX_502.replace("\n", "\r\n").encode(),
+         "this is an HTML page (nginx 502 Bad Gateway)"),
+    ],
+    ids=["a-proxys-words", "an-nginx-page"],
+)  # fmt: skip
+def test_a_capture_that_holds_no_chunk_says_so_and_reports_no_quirk(
+    app: FastAPI, client: TestClient, body: bytes, said: str
+) -> None:
+    """An upstream that answered an error page as text/event-stream: while it arrives the page
+    waits; once ended, it says what the upstream answered and that no chunk came, never a
+    trace with `no-finish` or `no-choices-chunk` (read as JSON, "502" was a chunk)."""
+    recording = start(app.state.service.storage, replace(FACTS, status=502))
+    recording.add([body], [10.0])
+    waiting = client.get(f"/s/{recording.stream_id}")
+    assert waiting.status_code == 200 and "no complete record yet" in waiting.text
+    recording.end()
+    page = client.get(f"/s/{recording.stream_id}")
+    assert page.status_code == 422
+    assert (
+        "This capture holds no stream streamviz can read: upstream default answered POST "
+        in page.text
+    )
+    assert (
+        "/v1/chat/completions with 502 (text/event-stream); the capture is complete." in page.text
+    )
+    assert "No chat-completions chunk in the input" in page.text and said in page.text
+    for quirk in ("no-finish", "no-choices-chunk", "invalid-chunk", 'id="quirks"'):
+        assert quirk not in page.text
+    trace = client.get(f"/api/streams/{recording.stream_id}/trace")
+    assert trace.status_code == 422 and "no chat-completions chunk" in trace.json()["detail"]
 
 
 def test_the_timing_of_a_live_stream_has_no_end_yet(app: FastAPI, client: TestClient) -> None:

@@ -49,7 +49,7 @@ def test_formats_are_the_six_named() -> None:
         (json.dumps(CHUNK) + "\n" + json.dumps(CHUNK) + "\n", "jsonl"),
         (json.dumps(CHUNK, indent=2) + "\n" + json.dumps(CHUNK, indent=2), "json"),
         ("ChoiceDelta(content='hi', role=None)\n", "repr"),
-        ("42", "json"),
+        ('{"content": "hi"}', "json"),
     ],
 )
 def test_auto_detection(text: str, fmt: str) -> None:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from webapp.core.readers import read
+from webapp.core.readers.jsontext import read_any_json
 from webapp.core.records import ReaderError
 
 CHUNK_A = {
@@ -96,7 +97,8 @@ def test_jq_tool_calls_arrays_one_after_another_with_nulls() -> None:
 
 
 def test_non_object_values_stay_chunk_records() -> None:
-    records = read('42\n"x"\ntrue\n').records
+    """The JSON reader keeps them (`read` then refuses an input of nothing else: `refusal`)."""
+    records = read_any_json('42\n"x"\ntrue\n').records
     assert [(r.kind, r.value) for r in records] == [("chunk", 42), ("chunk", "x"), ("chunk", True)]
 
 

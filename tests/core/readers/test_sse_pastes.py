@@ -42,7 +42,7 @@ def test_split_events_keep_their_event_line_and_are_counted() -> None:
 @pytest.mark.parametrize(
     "data",
     [
-        ['{"a":', '"b"}'],  # the joined text parses: SSE's own multi-line data
+        ['{"choices":', "[]}"],  # the joined text parses: SSE's own multi-line data
         [A, "{oops"],  # a line that is not JSON on its own
         [A, "[DONE]", B],  # [DONE] not last
         [A, "[DONE]"],  # a chunk and [DONE] only: a missing blank line on the wire

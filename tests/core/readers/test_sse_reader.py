@@ -67,7 +67,7 @@ def test_multi_line_data_is_joined_with_newlines() -> None:
 
 
 def test_only_one_leading_space_is_removed() -> None:
-    (record,) = read('data:  "x"\n\n', "sse").records
+    (record,) = read_sse('data:  "x"\n\n').records
     assert record.text == ' "x"'
     assert record.value == "x"
 
@@ -100,7 +100,7 @@ def test_event_without_data_is_skipped_with_a_note() -> None:
 
 
 def test_a_data_line_without_colon_adds_empty_data() -> None:
-    (record,) = read("data\n\n", "sse").records
+    (record,) = read_sse("data\n\n").records
     assert record.kind == "invalid" and record.text == ""
 
 
@@ -113,7 +113,7 @@ def test_unknown_field_lines_are_ignored_and_noted() -> None:
 
 
 def test_done_must_be_exact() -> None:
-    (record,) = read("data: [DONE] \n\n", "sse").records
+    (record,) = read_sse("data: [DONE] \n\n").records
     assert record.kind == "invalid"
     assert "exactly" in (record.error or "")
 

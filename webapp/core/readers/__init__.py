@@ -15,9 +15,11 @@
 
 A leading BOM is dropped first. With a named format, that reader alone runs (SSE, JSON and
 JSON Lines still skip an HTTP dump's head). Another API's stream is named (`foreign`):
-Anthropic Messages and OpenAI Responses events are mapped to chat-completions chunks, Gemini's
-native stream and LangChain's reprs are refused with a message. Nothing here does I/O or
-imports web code.
+Anthropic Messages and OpenAI Responses events are mapped to chat-completions chunks; Gemini's
+native stream, Ollama's native stream, the Vercel AI SDK's UI message stream and LangChain's
+reprs are refused with a message. A reading that then holds no chat-completions chunk (a
+traceback's numbers, a log line, an HTML page) is refused too, saying what was expected and
+what was seen (`refusal`). Nothing here does I/O or imports web code.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import replace
 
 from webapp.core.readers import foreign
 from webapp.core.readers.parse import decode_bytes
+from webapp.core.readers.refusal import require_stream
 from webapp.core.readers.sse import BLOCK, SEGMENT, plain_blocks, split_blocks
 from webapp.core.records import ReaderError, ReadResult
 from webapp.tuning import paused_gc
@@ -72,7 +75,7 @@ def read_plain_blocks(
         return None
     result, replacements = plain
     with paused_gc():
-        result = foreign.adapt(result)
+        result = require_stream(foreign.adapt(result))
     return _with_model(_with_replacement_note(result, replacements))
 
 
@@ -105,7 +108,7 @@ def read(
     from webapp.core.readers.detect import read_text
 
     with paused_gc():
-        result = foreign.adapt(read_text(text, fmt, har_entry, limit))
+        result = require_stream(foreign.adapt(read_text(text, fmt, har_entry, limit)), text)
     return _with_model(_with_replacement_note(result, text.count("\ufffd")))
 
 

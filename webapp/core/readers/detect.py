@@ -15,6 +15,7 @@ from webapp.core.readers.jsontext import read_any_json, read_json, read_jsonl
 from webapp.core.readers.logs import looks_like_log, read_log
 from webapp.core.readers.parse import first_nonblank, parse_json, snippet
 from webapp.core.readers.pyrepr import has_repr_line, read_repr
+from webapp.core.readers.refusal import http_body, unparsed
 from webapp.core.readers.sse import has_data_line, read_sse
 from webapp.core.records import ReaderError, ReadResult
 
@@ -81,6 +82,9 @@ _INDENTED_DATA = re.compile(r"(?m)^[ \t]++data:")
 
 
 def _unrecognised(text: str, json_error: str) -> str:
+    known = unparsed(text)
+    if known is not None:
+        return known
     start = first_nonblank(text)
     where = f"; the input starts with {snippet(start[1])} on line {start[0]}" if start else ""
     if _INDENTED_DATA.search(text):
@@ -145,8 +149,10 @@ def _read_body(dump: http.Dump, fmt: str | None) -> ReadResult:
     if fmt == "auto-json":
         result = read_any_json(body, dump.first_line)
         if not _found(result):
+            known = unparsed(body, http_body(dump.status_line, neither=True))
             raise ReaderError(
-                f"the HTTP response body ({dump.status_line}) is neither SSE nor JSON: "
+                known
+                or f"the HTTP response body ({dump.status_line}) is neither SSE nor JSON: "
                 f"{_first_error(result)}"
             )
     else:

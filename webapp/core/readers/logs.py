@@ -20,12 +20,13 @@ from webapp.core.words import count, number
 
 LINES_LOOKED_AT = 50
 """Whether a text is a log is decided from its first this many non-blank lines."""
-_STAMP = re.compile(
+STAMP = re.compile(
     r"\s*[\[(]?(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"  # 2026-01-01 12:00, ISO 8601
     r"|\d{4}/\d{2}/\d{2} \d{2}:\d{2}"  # 2026/01/01 12:00 (Go's log)
     r"|\d{2}:\d{2}:\d{2}[.,]\d"  # 12:00:00.123
     r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2})"  # Jan  1 12:00:00 (syslog)
 )
+"""A line that starts with a timestamp (a log's line; `refusal` names one so too)."""
 _DATA = re.compile(r"\bdata: ?")
 _CHUNK_KEYS = ("choices", "delta")
 
@@ -40,14 +41,14 @@ def looks_like_log(text: str) -> bool:
     """Whether most of the text's first lines (at least two) start with a timestamp."""
     lines = [line for line in text[:200_000].splitlines()[: LINES_LOOKED_AT * 4] if line.strip()]
     lines = lines[:LINES_LOOKED_AT]
-    stamped = sum(1 for line in lines if _STAMP.match(line))
+    stamped = sum(1 for line in lines if STAMP.match(line))
     return stamped >= 2 and 2 * stamped >= len(lines)
 
 
 def _chunk_of(line: str, number: int) -> Record | None:
     """The line's chunk: its `data:` payload (even one that is not JSON), else a JSON object
     with "choices" or "delta" from its first `{` on; None when it carries neither."""
-    stamp = _STAMP.match(line)
+    stamp = STAMP.match(line)
     rest = line[stamp.end() :] if stamp else line
     data = _DATA.search(rest)
     if data is not None:

@@ -35,10 +35,41 @@ ANTHROPIC_EVENTS = frozenset(
 )
 
 
+VERCEL_PARTS = frozenset(
+    {
+        "start-step",
+        "finish-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-end",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-end",
+        "tool-input-available",
+        "tool-input-error",
+        "tool-output-available",
+        "tool-output-error",
+        "tool-call",
+        "tool-result",
+        "source-url",
+        "source-document",
+        "message-metadata",
+    }
+)
+"""The Vercel AI SDK's own stream parts (its UI message stream, streamText's fullStream) that no
+other API sends; its `start`, `finish`, `error` and `abort` are too common a name to tell."""
+
+
 def is_foreign_event(value: dict[str, Any]) -> bool:
-    """An Anthropic Messages or OpenAI Responses event: left as it is for `foreign` to map."""
+    """An Anthropic Messages, OpenAI Responses or Vercel AI SDK event: left as it is for
+    `foreign` to map or name (a Vercel `text-delta` has a `delta`, but is no choice)."""
     kind = value.get("type")
-    return isinstance(kind, str) and (kind in ANTHROPIC_EVENTS or kind.startswith("response."))
+    return isinstance(kind, str) and (
+        kind in ANTHROPIC_EVENTS or kind.startswith("response.") or kind in VERCEL_PARTS
+    )
 
 
 def is_fragment(value: Any) -> bool:

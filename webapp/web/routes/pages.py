@@ -54,7 +54,13 @@ from webapp.web.views.anomaly_list import panel as anomaly_panel
 from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.entries import entries
-from webapp.web.views.live import arriving, following_step, live_panel, waiting_panel
+from webapp.web.views.live import (
+    arriving,
+    following_step,
+    live_panel,
+    unread_capture,
+    waiting_panel,
+)
 from webapp.web.views.panels import detail, state
 from webapp.web.views.quirks import panel as quirk_panel
 from webapp.web.views.quirks import quirk_line
@@ -137,11 +143,8 @@ def _stream(
     """The page (or its stage), of the view `made` when the caller has it already."""
     try:
         live, links, step = made or live_view_of(request, shown)
-    except Unreadable:
-        waiting = _waiting(request, shown, partial)
-        if waiting is None:
-            raise
-        return waiting
+    except Unreadable as error:
+        return _unread(request, shown, partial, error)
     view = live.view
     pinned = "step" in shown.query or not live.live
     if not pinned:
@@ -202,13 +205,16 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
     return context
 
 
-def _waiting(request: Request, shown: StreamSource, partial: bool) -> Response | None:
-    """The page of a live capture whose bytes do not read yet (None when it is not one): a
-    204 to a swap or a poll (nothing to show yet)."""
+def _unread(request: Request, shown: StreamSource, partial: bool, error: Unreadable) -> Response:
+    """The page of a live capture whose bytes do not read yet: a 204 to a swap or a poll
+    (nothing to show yet). Any other stream's `error` is raised, said of the capture it is
+    when the proxy recorded it (what the upstream answered): never a trace, nor its quirks."""
     service = service_of(request)
     capture = Captures(service.storage).get(shown.stream_id)
-    if capture is None or not capture.live:
-        return None
+    if capture is None:
+        raise error
+    if not capture.live:
+        raise Unreadable(unread_capture(capture, str(error))) from error
     if partial:
         return Response(status_code=204)
     info = service.info(shown.stream_id)

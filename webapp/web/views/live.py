@@ -109,6 +109,18 @@ def waiting_panel(capture: Capture, links: Links, size: int, poll_ms: int) -> Li
     )
 
 
+def unread_capture(capture: Capture, why: str) -> str:
+    """What the page of an ended capture none of whose bytes read says: what the upstream
+    answered, and why it is no stream (`why`: the reader's refusal)."""
+    facts = capture.facts
+    kind = facts.content_type or "no content type"
+    return (
+        f"This capture holds no stream streamviz can read: upstream {facts.upstream} answered "
+        f"{facts.method} {facts.path} with {facts.status} ({kind}); the capture is "
+        f"{capture.state}. {why[:1].upper()}{why[1:]}"
+    )
+
+
 def arriving(window: Window, live: bool) -> Window:
     """The timeline rows of a live stream without its provider quirks: they are judged on the
     whole stream (a call's arguments cut short, no finish_reason), whose end has not come."""
