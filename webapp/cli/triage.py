@@ -89,6 +89,10 @@ def _progress(found: Progress) -> None:
 
 
 def _minimised(source: ReadResult, until: Until, max_seconds: float | None) -> Minimised:
+    if until.nothing:
+        click.echo(f"Error: nothing to minimise: {until.nothing} (--until differs or "
+                   "rule:RULE keeps something else)", err=True)  # fmt: skip
+        sys.exit(1)
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     try:
         result = minimise(source.records, until.predicate, deadline, _progress)
@@ -125,8 +129,9 @@ def minimise_command(
     By default a candidate is kept only if its fingerprint is the input's: the same quirk
     codes, the same anomalies on blocks of the same names, and the same grades (this build's
     two policies; the client lenses too with --with-lenses, slowly). Delta debugging over
-    chunks, then over the fragments in each chunk, then over argument text. Exit 1 when the
-    input itself does not show the property. `minimize` is the same command.
+    chunks, then over the fragments in each chunk, then over argument text. Exit 1, printing
+    nothing, when the input does not show the property, or when its fingerprint holds no bug
+    (no quirk, no anomaly, every column intact). `minimize` is the same command.
     """
     chosen = options(policy, None, None, 0)
     source = Input(file, input_format, har_entry, redact).load()

@@ -44,6 +44,11 @@ BUILT_IN = (
     "a built-in example is served from the package and cannot be minimised here: "
     "store a copy (edit a copy, then store it) or run `streamviz minimise`"
 )
+NO_BUG = (
+    "nothing to minimise: this stream shows no quirk and no anomaly, and both policies read it "
+    "as it means, so its fingerprint holds no bug to keep"
+)
+"""Why a clean stream's fingerprint is not offered, or refused (as `streamviz minimise` says)."""
 Spawn = Callable[[Callable[[], None]], None]
 MINIMISE_PER_BYTE = 44
 """Heap bytes a minimise job holds per stored byte of its stream, at most (measured: 2 jobs on
@@ -173,10 +178,7 @@ def _holds(
     view = service.view(stream_id, options, har_entry)
     if until_text == FINGERPRINT:
         if not shows_a_bug(service, stream_id, view, har_entry):
-            raise Invalid(
-                "this stream shows no quirk and no anomaly, and both policies read it as it "
-                "means: its fingerprint holds no bug to keep"
-            )
+            raise Invalid(NO_BUG)
         return
     if kind == "anomaly":
         codes = sorted({anomaly.code for anomaly in view.trace.anomalies})
