@@ -76,6 +76,21 @@ def test_minimize_of_a_clean_stream_says_there_is_nothing_to_keep(
     assert invoke("minimise", path, "--until", "rule:new").exit_code == 0
 
 
+def test_minimize_keeps_argument_text_whole_unless_asked_to_shrink_it(
+    invoke: Invoke, write: Write
+) -> None:
+    path = write(sse(*CONTINUATION))
+    whole = invoke("minimise", path)
+    assert whole.exit_code == 0, whole.stderr
+    texts = [block.text for block in assemble(read(whole.stdout).records).blocks]
+    assert texts == ['{"city":"Paris"}']
+    assert "minimise: members" in whole.stderr
+    shrunk = invoke("minimise", path, "--shrink-text")
+    assert shrunk.exit_code == 0, shrunk.stderr
+    assert [b.text for b in assemble(read(shrunk.stdout).records).blocks] == ['{"":""}']
+    assert "minimise: arguments" in shrunk.stderr
+
+
 @pytest.mark.parametrize(
     ("until", "needle"),
     [

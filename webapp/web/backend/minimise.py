@@ -16,12 +16,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.core.records import Record
-from webapp.core.rules import POLICIES
+from webapp.core.rules import POLICIES, Policy
 from webapp.lenses.ours import trace_result
 from webapp.storage.jobs import Job, Jobs
 from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
@@ -309,7 +309,9 @@ class Minimiser:
         run = _Run(self, job_id, checked)
         deadline = run.started + self.budget
         try:
-            result = minimise(checked.records, run.predicate, deadline, run.progress, self.clock)
+            options = Options(policy=cast("Policy", checked.policy))  # `check` made sure
+            result = minimise(checked.records, run.predicate, deadline, run.progress, self.clock,
+                              options=options)  # fmt: skip
         except _Cancelled:
             self.jobs.finish(job_id, status="cancelled", tests=run.tests, records=run.best,
                              elapsed_ms=run.elapsed_ms())  # fmt: skip

@@ -27,7 +27,7 @@ from webapp.web.backend.traceview import TraceView
 from webapp.web.links import Links
 from webapp.web.query import DEFAULTS
 
-PHASES = ("records", "fragments", "arguments", "ending", "done")
+PHASES = ("records", "fragments", "members", "ending", "done")
 DIFFERS_CHECK_STEPS = 20_000
 """Up to this many steps the form compares the policies to offer "the policies differ"; a
 larger stream offers it unchecked (starting checks it, from the same cached comparison)."""
