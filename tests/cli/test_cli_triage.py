@@ -54,6 +54,43 @@ def test_minimize_exits_1_when_the_input_lacks_the_property(invoke: Invoke, writ
     assert "does not show a phantom-call anomaly under adr-0019" in result.stderr
 
 
+def test_minimize_of_a_clean_stream_says_there_is_nothing_to_keep(
+    invoke: Invoke, write: Write, tmp_path: Path
+) -> None:
+    # The default --until fingerprint of a stream with no quirk, no anomaly and both policies
+    # intact holds nothing: exit 1 and a sentence, not a copy of a finish chunk and exit 0.
+    path = write(sse(*CLEAN))
+    for command in ("minimise", "minimize"):
+        result = invoke(command, path)
+        assert result.exit_code == 1
+        assert result.stdout == ""
+        assert result.stderr.startswith("Error: nothing to minimise: the input shows no quirk and "
+                                        "no anomaly under adr-0019, and both policies read it as "
+                                        "it means (adr-0019 intact, exact-key intact)")  # fmt: skip
+        assert "--until differs or rule:RULE keeps something else" in result.stderr
+    out = tmp_path / "fx"
+    fixture = invoke("fixture", path, "-o", str(out), "--until", "fingerprint")
+    assert fixture.exit_code == 1 and "nothing to minimise" in fixture.stderr
+    assert not out.exists()
+    # a property the clean stream does have is still minimised
+    assert invoke("minimise", path, "--until", "rule:new").exit_code == 0
+
+
+def test_minimize_keeps_argument_text_whole_unless_asked_to_shrink_it(
+    invoke: Invoke, write: Write
+) -> None:
+    path = write(sse(*CONTINUATION))
+    whole = invoke("minimise", path)
+    assert whole.exit_code == 0, whole.stderr
+    texts = [block.text for block in assemble(read(whole.stdout).records).blocks]
+    assert texts == ['{"city":"Paris"}']
+    assert "minimise: members" in whole.stderr
+    shrunk = invoke("minimise", path, "--shrink-text")
+    assert shrunk.exit_code == 0, shrunk.stderr
+    assert [b.text for b in assemble(read(shrunk.stdout).records).blocks] == ['{"":""}']
+    assert "minimise: arguments" in shrunk.stderr
+
+
 @pytest.mark.parametrize(
     ("until", "needle"),
     [

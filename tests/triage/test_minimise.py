@@ -1,4 +1,5 @@
-"""The minimiser: the result still shows the property, is never larger, and is small."""
+"""The minimiser: the result still shows the property, is never larger, is small, and keeps
+the calls it leaves in whole pieces (`tests/triage/test_minimise_text.py`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from tests.streamkit import ABSENT, chunk, frag, records
 from tests.triage.streams import TWO_HEADERS, buried
+from tests.triage.test_minimise_text import calls_kept
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.readers import read
@@ -55,7 +57,7 @@ def test_the_result_reads_back_as_the_same_records() -> None:
     assert until.predicate(again.records)
 
 
-def test_fragments_inside_a_chunk_and_argument_text_shrink() -> None:
+def test_fragments_inside_a_chunk_go_and_argument_text_shrinks_only_when_asked() -> None:
     values = [
         chunk(frag(0, "a", "get_weather", '{"city": "Paris"}'), frag(2, "z", "x", "{}")),
         chunk(frag(1, "b", "book_flight", '{"to": "Oslo"}')),
@@ -66,12 +68,16 @@ def test_fragments_inside_a_chunk_and_argument_text_shrink() -> None:
     # get_weather's arguments are complete here: nothing is ambiguous until they shrink
     assert not until.predicate(records(values))
     until = parse_until("rule:continuation", Options())
-    result = minimise(records(values), until.predicate)
-    assert until.predicate(result.records)
-    calls = [c for r in result.records if r.kind == "chunk"
-             for c in r.value["choices"][0]["delta"].get("tool_calls", [])]  # fmt: skip
-    assert len(calls) == 2  # a header and the continuation
-    assert all(c["function"].get("arguments", "") == "" for c in calls)
+    for shrink_text, texts in [
+        (False, ['{"to": "Oslo"}', '{"more": "text that does not matter"}']),  # whole, as sent
+        (True, ["", ""]),
+    ]:
+        result = minimise(records(values), until.predicate, shrink_text=shrink_text)
+        assert until.predicate(result.records)
+        calls = [c for r in result.records if r.kind == "chunk"
+                 for c in r.value["choices"][0]["delta"].get("tool_calls", [])]  # fmt: skip
+        assert len(calls) == 2  # a header and the continuation
+        assert [c["function"].get("arguments") for c in calls] == texts
 
 
 def test_policies_differ_shrinks_to_one_header_and_one_continuation() -> None:
@@ -137,7 +143,11 @@ def test_the_result_keeps_the_property_and_is_never_larger(
     for until in wanted:
         if not _holds(until, stream, policy):
             continue
-        result = minimise(stream, parse_until(until, Options(policy=policy)).predicate)  # type: ignore[arg-type]
+        options = Options(policy=policy)  # type: ignore[arg-type]
+        result = minimise(stream, parse_until(until, options).predicate, options=options)
         assert _holds(until, result.records, policy)
         assert len(result.records) <= len(stream)
         assert len(to_sse(result.records)) <= len(to_sse(stream))
+        # the calls left are the input's, their text in whole pieces
+        before, after = assemble(stream, options).blocks, assemble(result.records, options).blocks
+        assert calls_kept(before, after), [(b.name, b.text) for b in after]

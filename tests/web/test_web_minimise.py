@@ -18,7 +18,7 @@ from webapp.core.readers import read
 from webapp.examples import EXAMPLES
 from webapp.storage.jobs import Jobs
 from webapp.web.backend import service as service_module
-from webapp.web.backend.minimise import Minimiser
+from webapp.web.backend.minimise import NO_BUG, Minimiser
 from webapp.web.backend.service import Service
 from webapp.web.views import minimise as minimise_views
 
@@ -264,7 +264,7 @@ def test_the_page_offers_the_streams_anomalies_and_the_difference(
     assert '<option value="exact-key anomaly:id-conflict">' in agree
     assert "differs" not in agree
     clean = opened(client, f"/s/{stored(client, CLEAN)}")
-    assert "nothing to keep" in clean and 'id="minimise-start"' not in clean
+    assert "nothing to minimise" in clean and 'id="minimise-start"' not in clean
     example = client.get("/examples/continuation").text
     assert 'id="minimise"' not in example
 
@@ -378,6 +378,26 @@ def test_the_page_form_says_what_is_wrong(client: TestClient, inline: Minimiser)
     page = client.post(f"/s/{original}/minimise", data=bad)
     assert page.status_code == 422 and "That cannot be minimised" in page.text
     assert client.post("/s/nope/minimise", data=bad).status_code == 404
+
+
+def test_a_clean_stream_says_there_is_nothing_to_minimise(
+    client: TestClient, inline: Minimiser
+) -> None:
+    # No quirk, no anomaly, both policies intact: the form, its page, a post and the API all
+    # say so in the same words, and none of them offers or makes a copy.
+    clean = stored(client, CLEAN)
+    form = opened(client, f"/s/{clean}")
+    assert f'<p id="minimise-nothing" class="minimise-nothing">{NO_BUG}</p>' in form
+    assert 'id="minimise-start"' not in form and 'value="adr-0019 fingerprint"' not in form
+    assert NO_BUG in client.get(f"/s/{clean}/minimise").text  # the form as a page (no htmx)
+    posted = client.post(f"/s/{clean}/minimise", data={"target": "adr-0019 fingerprint"})
+    assert posted.status_code == 422 and NO_BUG in posted.text
+    answer = start(client, clean, until="fingerprint", policy="adr-0019")
+    assert answer.status_code == 422 and answer.json()["detail"] == NO_BUG
+    assert client.get("/api/streams").json()["total"] == 1  # no copy was stored
+    # a stream with a bug is offered its fingerprint, and no such words
+    bug = opened(client, f"/s/{stored(client)}")
+    assert 'value="adr-0019 fingerprint"' in bug and NO_BUG not in bug
 
 
 def test_a_job_of_one_stream_is_not_served_under_another(

@@ -45,6 +45,11 @@ _LENSES_HELP = (
     "five client libraries in subprocesses (seconds each), so a minimisation takes minutes; "
     "without it the fingerprint holds this build's two policies' grades only."
 )
+_SHRINK_HELP = (
+    "Also shrink argument text character by character: a smaller stream, but its text is "
+    'rewritten ({"x": 7} may become {"":7}) and may tell another story. By default only whole '
+    "chunks, fragments and JSON members go."
+)
 
 
 def _input_options(command: F) -> F:
@@ -88,10 +93,21 @@ def _progress(found: Progress) -> None:
                f"after {count(found.tests, 'test')}", err=True)  # fmt: skip
 
 
-def _minimised(source: ReadResult, until: Until, max_seconds: float | None) -> Minimised:
+def _minimised(
+    source: ReadResult,
+    until: Until,
+    max_seconds: float | None,
+    chosen: Options,
+    shrink_text: bool = False,
+) -> Minimised:
+    if until.nothing:
+        click.echo(f"Error: nothing to minimise: {until.nothing} (--until differs or "
+                   "rule:RULE keeps something else)", err=True)  # fmt: skip
+        sys.exit(1)
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     try:
-        result = minimise(source.records, until.predicate, deadline, _progress)
+        result = minimise(source.records, until.predicate, deadline, _progress, options=chosen,
+                          shrink_text=shrink_text)  # fmt: skip
     except PropertyDoesNotHold:
         click.echo(f"Error: the input does not show {until.words} (--until {until.text}): "
                    "nothing to minimise", err=True)  # fmt: skip
@@ -109,6 +125,7 @@ def _minimised(source: ReadResult, until: Until, max_seconds: float | None) -> M
 @click.option("--with-lenses", is_flag=True, help=_LENSES_HELP)
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="N", help="Stop after N seconds with the smallest stream found.")  # fmt: skip
+@click.option("--shrink-text", is_flag=True, help=_SHRINK_HELP)
 @click.option("--redact", is_flag=True, help="Mask secrets in the input first.")
 def minimise_command(
     file: str,
@@ -118,6 +135,7 @@ def minimise_command(
     until_text: str,
     with_lenses: bool,
     max_seconds: float | None,
+    shrink_text: bool,
     redact: bool,
 ) -> None:
     """Print the smallest stream found that still shows --until, as SSE; progress on stderr.
@@ -125,14 +143,17 @@ def minimise_command(
     By default a candidate is kept only if its fingerprint is the input's: the same quirk
     codes, the same anomalies on blocks of the same names, and the same grades (this build's
     two policies; the client lenses too with --with-lenses, slowly). Delta debugging over
-    chunks, then over the fragments in each chunk, then over argument text. Exit 1 when the
-    input itself does not show the property. `minimize` is the same command.
+    chunks, then over the fragments in each chunk, then over the members of each call's JSON
+    arguments; only whole pieces go, so each call keeps its name and argument text a reader
+    recognises. Exit 1, printing nothing, when the input does not show the property, or when
+    its fingerprint holds no bug (no quirk, no anomaly, every column intact).
+    `minimize` is the same command.
     """
     chosen = options(policy, None, None, 0)
     source = Input(file, input_format, har_entry, redact).load()
     until = _until(until_text, chosen, source, with_lenses)
     assert until is not None
-    result = _minimised(source, until, max_seconds)
+    result = _minimised(source, until, max_seconds, chosen, shrink_text)
     emit([_sse(result.records).encode("utf-8", "backslashreplace")])
 
 
@@ -245,7 +266,8 @@ def fixture(
     chosen = options(policy, None, None, 0)
     source = Input(file, input_format, har_entry, True).load()
     until = _until(until_text, chosen, source)
-    records = source.records if until is None else _minimised(source, until, max_seconds).records
+    found = None if until is None else _minimised(source, until, max_seconds, chosen)
+    records = source.records if found is None else found.records
     text = _sse(records)
     replay = read(text, "sse")
     try:

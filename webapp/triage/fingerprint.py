@@ -38,6 +38,13 @@ class Fingerprint:
     grades: tuple[tuple[str, str | None], ...]
     """(column, grade) in column order; a grade of None: the column did not run."""
 
+    @property
+    def holds_a_bug(self) -> bool:
+        """A quirk, an anomaly, or a column that ran and does not read the stream as it means:
+        else a repro would have nothing to keep."""
+        graded = (shown for _, shown in self.grades if shown is not None)
+        return bool(self.quirks or self.anomalies) or any(shown != "intact" for shown in graded)
+
     def describe(self) -> str:
         """In words, for a message: quirks, anomalies, grades."""
         quirks = ", ".join(sorted(self.quirks)) or "no quirk"

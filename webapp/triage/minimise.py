@@ -4,13 +4,21 @@ Three passes, each Zeller's ddmin (try each part alone, then the stream without 
 halving the parts when neither works), each keeping only what the predicate still accepts:
 1. over records (chunks, `[DONE]`, records that did not parse);
 2. over the fragments of each chunk's `delta.tool_calls` (an empty list is tried first);
-3. over the characters of each fragment's `function.arguments` ("" is tried first).
+3. over the members of each call whose argument text is JSON, outermost first: the members of
+   its object, then those of each object and the items of each array kept: one left out is
+   cut out whole (key, value and a comma) from the fragments that carry it, one at least of
+   each is kept; then the records the cuts left with no argument text are tried without.
 Every candidate is a list of records the readers could have produced: a chunk keeps its
-envelope (id, object, model, choices), only fragments and argument text go. At the end the
-stream is made to end like one where the property allows it: the input's last chunk with a
-`finish_reason` and its `[DONE]` are put back if they were removed and the property still
-holds with them. The result is a subsequence of the input's records, some of them with fewer
-fragments or shorter arguments, so it is never larger than the input.
+envelope (id, object, model, choices), only fragments and argument text go, and only whole:
+a candidate is kept only if its calls are the input's, by name and in order, with argument
+text a reader recognises (`webapp.triage.pieces`): `{"city": "Paris"}` never becomes
+`{"":""}`. `shrink_text` (the CLI's `--shrink-text`) is the old, smaller and unreadable way:
+pass 3 is ddmin over the characters of each fragment's `function.arguments` ("" is tried
+first), and the text is not checked.
+At the end the stream is made to end like one where the property allows it: the input's last
+chunk with a `finish_reason` and its `[DONE]` are put back if they were removed and the
+property still holds with them. The result is a subsequence of the input's records, some of
+them with fewer fragments or less argument text, so it is never larger than the input.
 
 A deadline (a `clock()` value) stops the search between two tests; the smallest stream found
 so far is returned.
@@ -18,14 +26,18 @@ so far is returned.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from webapp.core.jsoncheck import dumps
+from webapp.core.assembler import assemble
+from webapp.core.blocks import Block
+from webapp.core.options import Options
 from webapp.core.records import Record
+from webapp.core.trace import Trace
+from webapp.triage.fragments import call_lists, pieces_of, with_calls, with_texts
+from webapp.triage.pieces import Node, cut, same_calls, tree
 from webapp.triage.predicates import Predicate
 
 T = TypeVar("T")
@@ -62,7 +74,8 @@ class _OutOfTime(Exception):
 
 
 class _Search:
-    """The predicate, counted, with the deadline checked before each run."""
+    """The predicate, counted, with the deadline checked before each run; and, unless text
+    may shrink, the calls checked against the input's (`webapp.triage.pieces.same_calls`)."""
 
     def __init__(
         self,
@@ -70,11 +83,15 @@ class _Search:
         deadline: float | None,
         clock: Callable[[], float],
         progress: Callable[[Progress], None] | None,
+        options: Options,
     ) -> None:
         self.predicate = predicate
         self.deadline = deadline
         self.clock = clock
         self.progress = progress
+        self.options = options
+        self.calls: tuple[Block, ...] | None = None
+        """The input's calls, when candidates must keep them recognisable."""
         self.tests = 0
         self.phase = "records"
         self.best: list[_Item] = []
@@ -84,7 +101,10 @@ class _Search:
         if self.deadline is not None and self.clock() >= self.deadline:
             raise _OutOfTime
         self.tests += 1
-        if not self.predicate([record for _, record in items]):
+        records = [record for _, record in items]
+        if not self.predicate(records):
+            return False
+        if self.calls is not None and not same_calls(self.calls, self.trace(records).blocks):
             return False
         if (len(items), _weight(items)) < (len(self.best), _weight(self.best)):
             self.best = list(items)
@@ -97,6 +117,10 @@ class _Search:
         if self.progress is not None:
             self.progress(Progress(self.phase, len(items), self.tests))
 
+    def trace(self, records: Sequence[Record]) -> Trace:
+        """The records' trace under the options calls are told apart by (no contract)."""
+        return assemble(records, self.options, contract=False)
+
 
 def minimise(
     records: Sequence[Record],
@@ -104,12 +128,18 @@ def minimise(
     deadline: float | None = None,
     progress: Callable[[Progress], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    *,
+    options: Options | None = None,
+    shrink_text: bool = False,
 ) -> Minimised:
-    """The smallest stream found that still satisfies `predicate` (see the module docstring)."""
+    """The smallest stream found that still satisfies `predicate` (see the module docstring);
+    calls are told apart as `options` (the predicate's) assemble them."""
     items = list(enumerate(records))
-    search = _Search(predicate, deadline, clock, progress)
+    search = _Search(predicate, deadline, clock, progress, options or Options())
     if not predicate(list(records)):
         raise PropertyDoesNotHold("the property does not hold on the input")
+    if not shrink_text:
+        search.calls = search.trace(records).blocks
     search.best = items
     try:
         items = ddmin(items, search.holds)
@@ -117,8 +147,8 @@ def minimise(
         search.phase = "fragments"
         items = _fragments(items, search)
         search.report(items)
-        search.phase = "arguments"
-        items = _arguments(items, search)
+        search.phase = "arguments" if shrink_text else "members"
+        items = _arguments(items, search) if shrink_text else _members(items, search)
         search.report(items)
         search.phase = "ending"
         items = _ending(items, list(records), search)
@@ -169,45 +199,19 @@ def _split(items: list[T], parts: int) -> list[list[T]]:
 # Fragments and argument text: each candidate replaces one record's chunk by a changed copy.
 
 
-def _lists(value: Any) -> list[tuple[int, list[Any]]]:
-    """Each choice's `delta.tool_calls` list in a chunk, with the choice's position."""
-    if not isinstance(value, dict) or not isinstance(value.get("choices"), list):
-        return []
-    found = []
-    for position, choice in enumerate(value["choices"]):
-        delta = choice.get("delta") if isinstance(choice, dict) else None
-        calls = delta.get("tool_calls") if isinstance(delta, dict) else None
-        if isinstance(calls, list) and calls:
-            found.append((position, calls))
-    return found
-
-
-def _with_value(record: Record, value: Any) -> Record:
-    return replace(record, value=value, text=dumps(value).decode("utf-8"), wrapped=None)
-
-
-def _with_calls(record: Record, choice: int, calls: list[Any]) -> Record:
-    value = copy.copy(record.value)
-    value["choices"] = list(value["choices"])
-    picked = dict(value["choices"][choice])
-    picked["delta"] = {**picked["delta"], "tool_calls": calls}
-    value["choices"][choice] = picked
-    return _with_value(record, value)
-
-
 def _fragments(items: list[_Item], search: _Search) -> list[_Item]:
     for at in range(len(items)):
-        for choice, _ in _lists(items[at][1].value):
+        for choice, _ in call_lists(items[at][1].value):
             items = _shrink_fragments(items, at, choice, search)
     return items
 
 
 def _shrink_fragments(items: list[_Item], at: int, choice: int, search: _Search) -> list[_Item]:
     place, record = items[at]
-    calls = dict(_lists(record.value))[choice]
+    calls = dict(call_lists(record.value))[choice]
 
     def changed(kept: list[Any]) -> list[_Item]:
-        return [*items[:at], (place, _with_calls(record, choice, kept)), *items[at + 1 :]]
+        return [*items[:at], (place, with_calls(record, choice, kept)), *items[at + 1 :]]
 
     kept = ddmin(list(calls), lambda kept: search.holds(changed(kept)), allow_empty=True)
     return changed(kept) if len(kept) < len(calls) else items
@@ -215,7 +219,7 @@ def _shrink_fragments(items: list[_Item], at: int, choice: int, search: _Search)
 
 def _arguments(items: list[_Item], search: _Search) -> list[_Item]:
     for at in range(len(items)):
-        for choice, calls in _lists(items[at][1].value):
+        for choice, calls in call_lists(items[at][1].value):
             for position in range(len(calls)):
                 items = _shrink_argument(items, at, choice, position, search)
     return items
@@ -225,7 +229,7 @@ def _shrink_argument(
     items: list[_Item], at: int, choice: int, position: int, search: _Search
 ) -> list[_Item]:
     place, record = items[at]
-    calls = _lists(record.value)
+    calls = call_lists(record.value)
     calls_now = dict(calls)[choice]
     fragment = calls_now[position]
     function = fragment.get("function") if isinstance(fragment, dict) else None
@@ -237,10 +241,79 @@ def _shrink_argument(
     def changed(kept: list[str]) -> list[_Item]:
         new_fragment = {**fragment, "function": {**function, "arguments": "".join(kept)}}
         new_calls = [*calls_now[:position], new_fragment, *calls_now[position + 1 :]]
-        return [*items[:at], (place, _with_calls(record, choice, new_calls)), *items[at + 1 :]]
+        return [*items[:at], (place, with_calls(record, choice, new_calls)), *items[at + 1 :]]
 
     kept = ddmin(list(text), lambda kept: search.holds(changed(kept)), allow_empty=True)
     return changed(kept) if len(kept) < len(text) else items
+
+
+# Members: each call whose argument text is one JSON object loses the members it can do without.
+
+
+def _members(items: list[_Item], search: _Search) -> list[_Item]:
+    """Each call, in order, without the members the predicate does not need; then without the
+    records the cuts left with no argument text, where the predicate allows."""
+    emptied: set[int] = set()
+    number = 0
+    trace = search.trace([record for _, record in items])
+    while number < len(trace.blocks):
+        done = _cut_members(items, trace, number, search)
+        if done is not None:
+            items, bare = done
+            emptied |= bare
+            trace = search.trace([record for _, record in items])
+        number += 1
+    return _without(items, emptied, search) if emptied else items
+
+
+def _cut_members(
+    items: list[_Item], trace: Trace, number: int, search: _Search
+) -> tuple[list[_Item], set[int]] | None:
+    """The items with block `number`'s unneeded members and array items cut out, outermost
+    first, and the records (by place in the input) whose pieces of its text are all gone; None
+    when nothing could go."""
+    block = trace.blocks[number]
+    root = tree(block.text)
+    records = [record for _, record in items]
+    places = pieces_of(records, trace, number, search.options) if root and root.items else None
+    if root is None or places is None:
+        return None
+    lengths = [len(piece) for piece in block.pieces]
+    kept: dict[int, list[int]] = {}
+
+    def changed(chosen: dict[int, list[int]]) -> list[_Item]:
+        texts = cut(block.text, root, chosen, lengths)
+        return [(place, record) for (place, _), record in
+                zip(items, with_texts(records, places, texts), strict=True)]  # fmt: skip
+
+    def shrunk(node: Node) -> list[int]:
+        every = list(range(len(node.items)))
+        if len(every) < 2:
+            return every
+        return ddmin(every, lambda chosen: search.holds(changed({**kept, node.start: chosen})))
+
+    waiting, cuts = [root], False
+    while waiting:  # outermost first; what is inside a member left out is not looked at
+        node = waiting.pop(0)
+        chosen = kept[node.start] = shrunk(node)
+        cuts = cuts or len(chosen) < len(node.items)
+        waiting += [node.items[at].value for at in chosen]
+    if not cuts:
+        return None
+    texts = cut(block.text, root, kept, lengths)
+    left = {at for (at, _, _), text in zip(places, texts, strict=True) if text}
+    return changed(kept), {items[at][0] for at, _, _ in places if at not in left}
+
+
+def _without(items: list[_Item], bare: set[int], search: _Search) -> list[_Item]:
+    """The items without those of the records `bare` (by place) the predicate can do without."""
+
+    def changed(kept: list[int]) -> list[_Item]:
+        return [(place, record) for place, record in items if place not in bare or place in kept]
+
+    kept = ddmin([place for place, _ in items if place in bare],
+                 lambda kept: search.holds(changed(kept)), allow_empty=True)  # fmt: skip
+    return changed(kept)
 
 
 def _ending(items: list[_Item], records: list[Record], search: _Search) -> list[_Item]:

@@ -21,7 +21,7 @@ from webapp.core.records import Record
 from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.trace import Trace
 from webapp.core.words import article
-from webapp.triage.fingerprint import Predicate, fingerprint, keeps
+from webapp.triage.fingerprint import Fingerprint, Predicate, fingerprint, keeps
 
 if TYPE_CHECKING:
     from webapp.lenses.runner import Lens
@@ -37,6 +37,9 @@ class Until:
     text: str
     predicate: Predicate
     words: str
+    nothing: str = ""
+    """Why the input holds nothing to keep, in words (a clean stream's fingerprint: no quirk,
+    no anomaly, every column intact); empty when it holds something."""
 
 
 def has_anomaly(code: str, options: Options) -> Predicate:
@@ -87,8 +90,19 @@ def keeps_fingerprint(
     """The records' fingerprint, with the lenses' grades when `lenses` is not `()`."""
     original = fingerprint(records, options, lenses)
     with_lenses = " (with the client lenses)" if lenses != () else ""
+    nothing = "" if original.holds_a_bug else _clean(original, options, lenses != ())
     return Until(FINGERPRINT, keeps(original, options, lenses),
-                 f"the same fingerprint{with_lenses}: {original.describe()}")  # fmt: skip
+                 f"the same fingerprint{with_lenses}: {original.describe()}", nothing)  # fmt: skip
+
+
+def _clean(original: Fingerprint, options: Options, with_lenses: bool) -> str:
+    """Why a clean stream's fingerprint holds nothing to keep, in words."""
+    graded = ", ".join(f"{client} {shown or 'not run'}" for client, shown in original.grades)
+    columns = "every client that ran" if with_lenses else "both policies"
+    return (
+        f"the input shows no quirk and no anomaly under {options.policy}, and {columns} read it "
+        f"as it means ({graded}): its fingerprint holds no bug to keep"
+    )
 
 
 def parse_until(

@@ -16,12 +16,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.core.records import Record
-from webapp.core.rules import POLICIES
+from webapp.core.rules import POLICIES, Policy
 from webapp.lenses.ours import trace_result
 from webapp.storage.jobs import Job, Jobs
 from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
@@ -44,6 +44,11 @@ BUILT_IN = (
     "a built-in example is served from the package and cannot be minimised here: "
     "store a copy (edit a copy, then store it) or run `streamviz minimise`"
 )
+NO_BUG = (
+    "nothing to minimise: this stream shows no quirk and no anomaly, and both policies read it "
+    "as it means, so its fingerprint holds no bug to keep"
+)
+"""Why a clean stream's fingerprint is not offered, or refused (as `streamviz minimise` says)."""
 Spawn = Callable[[Callable[[], None]], None]
 MINIMISE_PER_BYTE = 44
 """Heap bytes a minimise job holds per stored byte of its stream, at most (measured: 2 jobs on
@@ -173,10 +178,7 @@ def _holds(
     view = service.view(stream_id, options, har_entry)
     if until_text == FINGERPRINT:
         if not shows_a_bug(service, stream_id, view, har_entry):
-            raise Invalid(
-                "this stream shows no quirk and no anomaly, and both policies read it as it "
-                "means: its fingerprint holds no bug to keep"
-            )
+            raise Invalid(NO_BUG)
         return
     if kind == "anomaly":
         codes = sorted({anomaly.code for anomaly in view.trace.anomalies})
@@ -307,7 +309,9 @@ class Minimiser:
         run = _Run(self, job_id, checked)
         deadline = run.started + self.budget
         try:
-            result = minimise(checked.records, run.predicate, deadline, run.progress, self.clock)
+            options = Options(policy=cast("Policy", checked.policy))  # `check` made sure
+            result = minimise(checked.records, run.predicate, deadline, run.progress, self.clock,
+                              options=options)  # fmt: skip
         except _Cancelled:
             self.jobs.finish(job_id, status="cancelled", tests=run.tests, records=run.best,
                              elapsed_ms=run.elapsed_ms())  # fmt: skip

@@ -21,13 +21,13 @@ from webapp.core.rules import POLICIES, Policy
 from webapp.core.words import article, count
 from webapp.storage.jobs import Job
 from webapp.triage.predicates import FINGERPRINT
-from webapp.web.backend.minimise import DIFFERS, policies_differ, shows_a_bug
+from webapp.web.backend.minimise import DIFFERS, NO_BUG, policies_differ, shows_a_bug
 from webapp.web.backend.service import Service
 from webapp.web.backend.traceview import TraceView
 from webapp.web.links import Links
 from webapp.web.query import DEFAULTS
 
-PHASES = ("records", "fragments", "arguments", "ending", "done")
+PHASES = ("records", "fragments", "members", "ending", "done")
 DIFFERS_CHECK_STEPS = 20_000
 """Up to this many steps the form compares the policies to offer "the policies differ"; a
 larger stream offers it unchecked (starting checks it, from the same cached comparison)."""
@@ -60,6 +60,8 @@ class Control:
     listed_at: str = ""
     """The page that lists the anomalies a job can keep, when this one does not (a large stream
     shown on other options than a job's); empty when it does."""
+    nothing: str = ""
+    """Why the fingerprint is not offered when the stream holds no bug (`NO_BUG`); else empty."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +160,7 @@ def control(
     first = view.options.policy
     groups = []
     unseen = False
-    kept = _fingerprint_group(service, view, first, large)
+    kept, nothing = _fingerprint_group(service, view, first, large)
     if kept is not None:
         groups.append(kept)
     for policy in [first] if large else [first, *(p for p in POLICIES if p != first)]:
@@ -185,6 +187,7 @@ def control(
         budget=budget,
         job=JobView(running) if running is not None else None,
         listed_at=Links(stream_id, Options(policy=first), entry).step(0) if unseen else "",
+        nothing=nothing,
     )
 
 
@@ -201,17 +204,18 @@ def _view_for(service: Service, view: TraceView, policy: Policy, large: bool) ->
 
 def _fingerprint_group(
     service: Service, view: TraceView, policy: Policy, large: bool
-) -> Group | None:
-    """The first choice: the fingerprint (the bug, not only its code), when it holds one."""
+) -> tuple[Group | None, str]:
+    """The first choice: the fingerprint (the bug, not only its code), when it holds one; else
+    why not, in words, when the stream is known to hold no bug."""
     seen = _view_for(service, view, policy, large)
     if seen is None:
-        return None
+        return None, ""
     contract = seen.trace.contract
     quirks = sorted(contract.codes) if contract is not None else []
     anomalies = sorted({anomaly.code for anomaly in seen.trace.anomalies})
     if not large and not shows_a_bug(service, view.source.info.id, seen, view.source.har_entry):
-        return None
+        return None, NO_BUG
     parts = [f"quirks {', '.join(quirks)}" if quirks else "no quirk"]
     parts.append(f"anomalies {', '.join(anomalies)}" if anomalies else "no anomaly")
     label = f"the fingerprint: {'; '.join(parts)}; both policies' grades"
-    return Group("the bug itself (the default)", (Choice(f"{policy} {FINGERPRINT}", label),))
+    return Group("the bug itself (the default)", (Choice(f"{policy} {FINGERPRINT}", label),)), ""
