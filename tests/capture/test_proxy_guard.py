@@ -1,23 +1,29 @@
-"""What the recording proxy refuses to forward: a request framed two ways (Content-Length with
-Transfer-Encoding) and a path that climbs out of the upstream's base path. Real uvicorn servers
-on loopback; the requests are written on a socket, since HTTP clients remove dot segments
-themselves."""
+"""What the recording proxy refuses to forward, and what it keeps of a request: a request framed
+two ways (Content-Length with Transfer-Encoding), a path that climbs out of the upstream's base
+path, and keys in a body kept with --keep-requests. Real uvicorn servers on loopback; the
+requests are written on a socket, since HTTP clients remove dot segments themselves."""
 
 from __future__ import annotations
 
+import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 
+import httpx
 import orjson
 import pytest
 
-from tests.capture.conftest import KEY
-from tests.capture.fake import Fake, serving
-from tests.capture.test_proxy import WAIT
+from tests.capture.conftest import KEY, Rig
+from tests.capture.fake import Fake, corpus_pieces, serving
+from tests.capture.test_proxy import WAIT, capture_of, ended, stored_bytes, wait_for
+from webapp.cli.record import FileRecorder, recording_app
 from webapp.settings import Settings
 from webapp.web.app import create_app
+from webapp.web.backend.forward import Forwarder, Limits, parse_upstreams
+from webapp.web.backend.security import AllowedHosts
 
 BASE_PATH = "/openai/v1"
 
@@ -187,3 +193,90 @@ def test_a_path_that_would_leave_the_base_is_refused_and_nothing_is_forwarded(
     assert error["code"] == "path_outside_upstream" and error["type"] == "proxy_error"
     assert "/proxy/up/" in error["message"] and KEY not in error["message"]
     assert based.fake.seen == []
+
+
+# -- Keys in kept request bodies -----------------------------------------------------------------
+
+PLAIN = "plain-secret-value-4242"
+BEARER = "Bearer abcdefghijklmnopqrstuvwxyz012345"
+KEPT_BODY = {
+    "model": "gpt-4o",
+    "stream": True,
+    "api_key": PLAIN,
+    "messages": [
+        {"role": "user", "content": f"PROMPT-TEXT with my key {KEY} and {BEARER}"},
+    ],
+}
+MASKED = [
+    "member 'api_key' of the posted JSON",
+    "API key (line 1)",
+    "bearer token (line 1)",
+]
+"""What masking the body says it masked (as an upload of it would)."""
+
+
+def masked_body(kept: bytes) -> dict[str, object]:
+    """The kept body, checked to hold none of the secrets and the rest of the prompt."""
+    for secret in (KEY, PLAIN, BEARER):
+        assert secret.encode() not in kept
+    value: dict[str, object] = json.loads(kept)
+    assert value["api_key"] == "[redacted]" and value["model"] == "gpt-4o"
+    [message] = value["messages"]  # type: ignore[misc]
+    assert message["content"].startswith("PROMPT-TEXT with my key sk-proj-")
+    assert "Bearer " in message["content"]
+    return value
+
+
+def test_keep_requests_masks_keys_in_the_kept_body(make_rig: Callable[..., Rig]) -> None:
+    rig = make_rig(keep_requests=True)
+    rig.fake.script = corpus_pieces("clean-single-call.sse")
+    sent = orjson.dumps(KEPT_BODY)
+    response = httpx.post(
+        f"{rig.proxy}/chat/completions", content=sent, headers={"Content-Type": "application/json"}
+    )
+    stream_id = response.headers["streamviz-stream-id"]
+    ended(rig, stream_id)
+    assert rig.fake.seen[-1].body == sent  # the upstream gets the body as sent
+    kept = httpx.get(f"{rig.base}/api/streams/{stream_id}/request", timeout=WAIT)
+    assert kept.status_code == 200
+    masked_body(kept.content)
+    assert json.loads(kept.headers["streamviz-masked"]) == MASKED
+    capture = capture_of(rig, stream_id)
+    assert capture["request_kept"] is True and capture["request_masked"] == MASKED
+    for secret in (KEY, PLAIN, BEARER.split()[1]):
+        assert secret.encode() not in stored_bytes(rig)
+
+
+def test_a_kept_body_with_no_key_is_kept_as_sent_and_says_so(
+    make_rig: Callable[..., Rig],
+) -> None:
+    rig = make_rig(keep_requests=True)
+    rig.fake.script = corpus_pieces("clean-single-call.sse")
+    sent = b'{"model": "gpt-4o", "stream": true, "messages": [], "x": "\xc3\xa9"}'
+    response = httpx.post(f"{rig.proxy}/chat/completions", content=sent)
+    stream_id = response.headers["streamviz-stream-id"]
+    ended(rig, stream_id)
+    kept = httpx.get(f"{rig.base}/api/streams/{stream_id}/request", timeout=WAIT)
+    assert kept.content == sent and json.loads(kept.headers["streamviz-masked"]) == []
+    assert capture_of(rig, stream_id)["request_masked"] == []
+
+
+def test_record_keep_requests_masks_keys_in_the_request_file(tmp_path: Path) -> None:
+    fake = Fake(script=corpus_pieces("clean-single-call.sse"))
+    out = tmp_path / "out"
+    out.mkdir()
+    sent = orjson.dumps(KEPT_BODY)
+    with serving(fake) as upstream:
+        recorder = FileRecorder(out, lambda line: None)
+        forwarder = Forwarder(parse_upstreams([upstream]), recorder, Limits(keep_requests=True))
+        with serving(recording_app(forwarder, AllowedHosts.of(()))) as base:
+            response = httpx.post(f"{base}/proxy/default/v1/chat/completions", content=sent)
+            assert response.status_code == 200
+            wait_for(lambda: list(out.glob("*.timing.json")), "the timing file")
+    assert fake.seen[-1].body == sent
+    [request] = list(out.glob("*.request.json"))
+    masked_body(request.read_bytes())
+    [timing] = list(out.glob("*.timing.json"))
+    assert json.loads(timing.read_text())["request_masked"] == MASKED
+    for path in out.iterdir():
+        assert KEY.encode() not in path.read_bytes() and PLAIN.encode() not in path.read_bytes()

@@ -4,7 +4,7 @@ A client's base URL is `http://HOST:PORT/proxy/NAME/v1`, as with `serve --upstre
 event stream (or JSON chat completion) becomes `DIR/STAMP-MODEL-RECORDER-N.sse` (`.json`),
 written as its batches arrive, and `.timing.json` beside it when it ends: the request's facts,
 how it ended, and when each piece of its bytes arrived (ms since the request was sent). With
-`--keep-requests` the request body is written as `.request.json` too.
+`--keep-requests` the request body is written as `.request.json` too, its keys masked.
 RECORDER is random per process and each stream file is created only if no file has its name
 (O_EXCL), so recorders sharing one DIR never write over each other's files. Like `serve`, it
 answers only the Host names it is known by (DNS rebinding).
@@ -61,6 +61,8 @@ class FileSink:
             "ends": self.ends,
             "ms": [round(t, 3) for t in self.ms],
         }
+        if facts.request is not None and facts.request_masked is not None:
+            document["request_masked"] = list(facts.request_masked)
         timing = self.path.with_suffix(".timing.json")
         timing.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
         self.announce(f"recorded {self.path} ({self.ends[-1] if self.ends else 0} bytes, {state})")
@@ -78,7 +80,8 @@ class FileRecorder:
         self._lock = threading.Lock()
 
     def open(self, facts: Facts, title: str, format: str) -> FileSink:
-        """The files of a new stream (`format`: "sse" or "json")."""
+        """The files of a new stream (`format`: "sse" or "json"; a kept request's keys masked)."""
+        facts = facts.masked()
         slug = _SLUG.sub("-", facts.model or "stream").strip("-")[:60] or "stream"
         path = self._create(slug, ".json" if format == "json" else ".sse")
         if facts.request is not None:
@@ -124,7 +127,11 @@ class FileRecorder:
     type=click.Path(file_okay=False, path_type=Path),
     help="The folder the streams are written to (created if missing).",
 )
-@click.option("--keep-requests", is_flag=True, help="Also write each request body.")
+@click.option(
+    "--keep-requests",
+    is_flag=True,
+    help="Also write each request body, its keys masked (as an upload's are).",
+)
 @click.option(
     "--allowed-hosts",
     default="",

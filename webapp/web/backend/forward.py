@@ -140,7 +140,8 @@ class Recorder(Protocol):
     """Opens a sink for each stream worth recording: called from a worker thread."""
 
     def open(self, facts: Facts, title: str, format: str) -> Sink:
-        """A new recorded stream (`format` is "sse" or "json")."""
+        """A new recorded stream (`format` is "sse" or "json"); a kept request is as sent, and
+        is kept as `facts.masked()` has it."""
         ...
 
 
