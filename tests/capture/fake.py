@@ -43,6 +43,8 @@ class Seen:
     query: bytes
     headers: dict[str, str]
     body: bytes
+    raw_path: bytes = b""
+    """The path as it came on the wire, percent-encoded (`path` is decoded)."""
 
 
 @dataclass
@@ -76,7 +78,9 @@ class Fake:
             if not message.get("more_body"):
                 break
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        self.seen.append(Seen(scope["method"], scope["path"], scope["query_string"], headers, body))
+        raw = scope.get("raw_path") or scope["path"].encode()
+        seen = Seen(scope["method"], scope["path"], scope["query_string"], headers, body, raw)
+        self.seen.append(seen)
         gone = asyncio.Event()
 
         async def watch() -> None:

@@ -66,3 +66,31 @@ def test_a_kept_request_is_served_only_when_kept(db_url: str) -> None:
     capture = captures.get(kept.id)
     assert capture is not None and capture.to_json()["request_kept"] is True
     storage.close()
+
+
+def test_what_was_masked_in_a_kept_request_is_kept_with_it(db_url: str) -> None:
+    storage = open_storage(db_url)
+    captures = Captures(storage)
+    path = "/v1/chat/completions"
+    masked = captures.start(
+        Facts("u", "POST", path, 200, request=b'{"api_key": "[redacted]"}',
+              request_masked=("member 'api_key' of the posted JSON",)),
+        title="t", format="sse",
+    )  # fmt: skip
+    clean = captures.start(Facts("u", "POST", path, 200, request=b"{}", request_masked=()),
+                           title="t", format="sse")  # fmt: skip
+    unlooked = captures.start(Facts("u", "POST", path, 200, request=b"{}"), title="t",
+                              format="sse")  # fmt: skip
+    said = {
+        stream.id: capture.to_json()["request_masked"]
+        for stream in (masked, clean, unlooked)
+        if (capture := captures.get(stream.id)) is not None
+    }
+    assert said == {
+        masked.id: ["member 'api_key' of the posted JSON"],
+        clean.id: [],
+        unlooked.id: None,  # kept before keys were masked: not looked at
+    }
+    plain = captures.get(captures.start(FACTS, title="t", format="sse").id)
+    assert plain is not None and plain.to_json()["request_masked"] is None
+    storage.close()

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from webapp.storage.capture import Facts, Part
+from webapp.web.backend.capture.target import OutsideBase, forwarded_path
 from webapp.web.backend.forward import (
     Batcher,
     Forwarder,
@@ -251,3 +252,28 @@ def test_upstreams_are_parsed_and_checked() -> None:
             parse_upstreams([bad])
     with pytest.raises(ValueError, match="twice"):
         parse_upstreams(["http://x", "default=http://y"])
+
+
+@pytest.mark.parametrize(
+    ("rest", "path"),
+    [
+        ("", ""),
+        ("/", "/"),
+        ("/a/b/c/./../../g", "/a/g"),  # RFC 3986 5.2.4's example
+        ("/a/b/c/../..", "/a/"),
+        ("/a/%2E%2e/b", "/b"),
+        ("/a/..%2e", "/a/..%2e"),  # three dots: a name
+        ("/a%2fb/..", "/"),
+        ("/x;y/../z", "/z"),
+    ],
+)
+def test_dot_segments_are_removed(rest: str, path: str) -> None:
+    assert forwarded_path(rest) == path
+
+
+@pytest.mark.parametrize(
+    "rest", ["/..", "/a/../..", "/%2e%2E", "/a/b/../../../c", "/a%2f..%2f..", "/..%5c", "/..;"]
+)
+def test_a_climb_above_the_base_is_refused(rest: str) -> None:
+    with pytest.raises(OutsideBase):
+        forwarded_path(rest)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -97,7 +99,7 @@ def test_record_writes_each_stream_and_its_timing(tmp_path: Path) -> None:
             time.sleep(0.02)
     [stream] = list(out.glob("*.sse"))
     assert stream.read_bytes() == b"".join(pieces)
-    assert stream.name.endswith("-gpt-4o-1.sse")
+    assert re.fullmatch(r"\d{8}T\d{6}-gpt-4o-[0-9a-f]{6}-1\.sse", stream.name), stream.name
     timing = json.loads(stream.with_suffix(".timing.json").read_text())
     assert timing["state"] == "complete" and timing["tools"] == ["get_weather"]
     assert timing["ends"][-1] == len(b"".join(pieces)) and len(timing["ms"]) == len(timing["ends"])
@@ -105,3 +107,65 @@ def test_record_writes_each_stream_and_its_timing(tmp_path: Path) -> None:
     assert not list(out.glob("*.request.json"))  # no --keep-requests
     for path in out.iterdir():
         assert KEY.encode() not in path.read_bytes()
+
+
+def test_record_answers_only_the_hosts_it_is_known_by(tmp_path: Path) -> None:
+    """As `serve` does: a page renamed to the recorder's address (DNS rebinding) gets a 400
+    in words and reaches no upstream."""
+    fake = Fake(script=[b"data: [DONE]\n\n"])
+    out = tmp_path / "out"
+    with (
+        serving(fake) as upstream,
+        running("record", "--upstream", upstream, "--out", str(out)) as (base, _),
+    ):
+        url = f"{base}/proxy/default/v1/chat/completions"
+        for method in ("GET", "POST"):
+            refused = httpx.request(method, url, headers={"Host": "evil.example"})
+            assert refused.status_code == 400
+            assert "DNS rebinding" in refused.text and "'evil.example'" in refused.text
+        assert fake.seen == []
+        for host in ("localhost", "127.0.0.1", "a.localhost"):
+            assert httpx.post(url, json={}, headers={"Host": host}).status_code == 200
+    assert len(fake.seen) == 3
+
+
+def test_record_allowed_hosts_adds_a_name(tmp_path: Path) -> None:
+    fake = Fake(script=[b"data: [DONE]\n\n"])
+    out = tmp_path / "out"
+    args = ("record", "--upstream", "", "--out", str(out), "--allowed-hosts", "rec.lan, *.lab")
+    with serving(fake) as upstream, running(*args[:2], upstream, *args[3:]) as (base, _):
+        url = f"{base}/proxy/default/v1/chat/completions"
+        for host, status in (("rec.lan", 200), ("a.lab", 200), ("evil.example", 400)):
+            assert httpx.post(url, json={}, headers={"Host": host}).status_code == status
+    assert len(fake.seen) == 2
+
+
+def test_two_recorders_on_one_folder_keep_every_stream_whole(tmp_path: Path) -> None:
+    pieces = corpus_pieces("two-calls-open-continuations.sse")
+    fake = Fake(script=pieces)
+    out = tmp_path / "out"
+    record = ("record", "--upstream", "", "--out", str(out))
+    with serving(fake) as upstream:
+        args = (*record[:2], upstream, *record[3:])
+        with running(*args) as (first, _), running(*args) as (second, _):
+
+            def stream(base: str) -> str:
+                url = f"{base}/proxy/default/v1/chat/completions"
+                response = httpx.post(url, json={"model": "gpt-4o", "stream": True}, timeout=30)
+                assert response.content == b"".join(pieces)
+                return response.headers["streamviz-stream-id"]
+
+            with ThreadPoolExecutor(6) as pool:
+                ids = list(pool.map(stream, [first, second] * 3))
+            deadline = time.monotonic() + 15
+            while len(list(out.glob("*.timing.json"))) < 6:
+                assert time.monotonic() < deadline, "not six timing files within 15 s"
+                time.sleep(0.02)
+    assert len(set(ids)) == 6
+    streams = sorted(out.glob("*.sse"))
+    assert sorted(path.stem for path in streams) == sorted(ids)
+    for path in streams:
+        assert path.read_bytes() == b"".join(pieces), path.name
+        timing = json.loads(path.with_suffix(".timing.json").read_text())
+        assert timing["file"] == path.name and timing["ends"][-1] == len(b"".join(pieces))
+    assert len(list(out.iterdir())) == 12

@@ -4,6 +4,8 @@ crashed server left live are ended when the next one starts."""
 
 from __future__ import annotations
 
+import json
+
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -12,7 +14,7 @@ from tests.web.livekit import PIECES, TOOL_CALL, captured, events, start
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage import open_storage
-from webapp.storage.capture import ENDINGS, ORPHANED, Captures
+from webapp.storage.capture import ENDINGS, ORPHANED, Captures, Facts
 from webapp.storage.team import Library
 from webapp.web.backend import stored
 from webapp.web.backend.service import STORE_FROM, Service
@@ -100,3 +102,20 @@ def test_a_servers_start_ends_the_captures_left_live(db_url: str) -> None:
     assert captures.get(done.stream_id).state == "complete"  # type: ignore[union-attr]
     assert captures.end_orphans() == []
     storage.close()
+
+
+def test_a_request_kept_before_keys_were_masked_is_masked_as_it_is_served(
+    app: FastAPI, client: TestClient
+) -> None:
+    key = "sk-proj-OLDKEEP0123456789abcdefSECRET"
+    body = b'{"model": "gpt-4o", "messages": [{"role": "user", "content": "key ' + key.encode()
+    body += b'"}], "api_key": "plain-old-secret"}'
+    facts = Facts("u", "POST", "/v1/chat/completions", 200, request=body)  # no request_masked
+    info = Captures(app.state.service.storage).start(facts, title="t", format="sse")
+    served = client.get(f"/api/streams/{info.id}/request")
+    assert served.status_code == 200
+    assert key.encode() not in served.content and b"plain-old-secret" not in served.content
+    assert json.loads(served.headers["streamviz-masked"]) == [
+        "member 'api_key' of the posted JSON",
+        "API key (line 1)",
+    ]

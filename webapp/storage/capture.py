@@ -5,18 +5,20 @@ A capture is a stream row (in the library at once, titled from the request) plus
 ended, when every piece of its bytes arrived. While live its bytes arrive as parts, in bounded
 batches (`append`); `Storage.raw` joins them, so a page can ask for what has arrived so far and
 `get(...).live` says whether more may come. `finish` makes the parts the stream's bytes in one
-transaction. Credentials never reach this module: the proxy hands it facts, not headers.
+transaction. Credentials never reach this module: the proxy hands it facts, not headers, and
+a recorder keeps `Facts.masked()`, a kept request body with its keys masked.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from webapp.core.readers.timing import Arrivals
+from webapp.core.redact.request import mask_request
 from webapp.storage.store import Storage, StreamInfo, new_id
 
 LIVE = "live"
@@ -57,9 +59,20 @@ class Facts:
     tools: tuple[str, ...] = ()
     """The names of the tools the request declared."""
     request: bytes | None = None
-    """The request body, only with `--keep-requests`."""
+    """The request body, only with `--keep-requests` (its keys masked)."""
     headers_ms: float | None = None
     """When the response's status and headers came, in ms since the request was sent."""
+    request_masked: tuple[str, ...] | None = None
+    """What was masked in the kept request body, in words; None when it was not looked at (a
+    body kept before keys were masked: `/api/streams/ID/request` masks it as it serves it)."""
+
+    def masked(self) -> Facts:
+        """The facts to keep: the keys in the kept request masked as an upload's are, and what
+        was masked said (`mask_request`); as they are without a request or once masked."""
+        if self.request is None or self.request_masked is not None:
+            return self
+        request, masked = mask_request(self.request)
+        return replace(self, request=request, request_masked=masked)
 
     def exchange_json(self) -> dict[str, Any]:
         """The exchange as the API and `.timing.json` files say it (never the request body)."""
@@ -103,6 +116,7 @@ class Capture:
             "detail": self.detail,
             **facts.exchange_json(),
             "request_kept": facts.request is not None,
+            "request_masked": _listed(facts.request_masked) if facts.request is not None else None,
             "started": self.started,
             "ended": self.ended,
             "headers_ms": facts.headers_ms,
@@ -118,6 +132,17 @@ class Part:
     ends: tuple[int, ...]
     """Cumulative byte counts of the whole stream after each piece."""
     ms: tuple[float, ...]
+
+
+def _listed(masked: tuple[str, ...] | None) -> list[str] | None:
+    return None if masked is None else list(masked)
+
+
+def _listed_text(facts: Facts) -> str | None:
+    """What was masked in the kept request, as stored (NULL without one, or unmasked)."""
+    if facts.request is None or facts.request_masked is None:
+        return None
+    return json.dumps(list(facts.request_masked))
 
 
 def _arrivals_text(ends: Sequence[int], ms: Sequence[float]) -> str:
@@ -143,8 +168,8 @@ class Captures:
             )
             run(
                 "INSERT INTO captures (stream_id, upstream, method, path, model, streamed, "
-                "tools, status, content_type, state, started, headers_ms, request) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tools, status, content_type, state, started, headers_ms, request, "
+                "request_masked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.id,
                     facts.upstream,
@@ -159,6 +184,7 @@ class Captures:
                     _now(),
                     facts.headers_ms,
                     facts.request,
+                    _listed_text(facts),
                 ),
             )
         return info
@@ -216,7 +242,8 @@ class Captures:
     def get(self, stream_id: str) -> Capture | None:
         """The capture's row, or None when the stream was not captured (or does not exist)."""
         rows = self._run(
-            f"SELECT {_COLUMNS}, request IS NOT NULL FROM captures WHERE stream_id = ?",
+            f"SELECT {_COLUMNS}, request IS NOT NULL, request_masked FROM captures "
+            "WHERE stream_id = ?",
             (stream_id,),
         )
         if not rows:
@@ -232,6 +259,7 @@ class Captures:
             status=int(row[7]),
             content_type=str(row[8]),
             request=b"" if row[15] else None,  # the body itself: `request(stream_id)`
+            request_masked=None if row[16] is None else tuple(json.loads(row[16])),
             headers_ms=None if row[13] is None else float(row[13]),
         )
         return Capture(

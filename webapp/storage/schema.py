@@ -247,6 +247,16 @@ MIGRATIONS = (
             "ALTER TABLE minimise_jobs ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
         ),
     ),
+    Migration(
+        11,
+        "kept requests masked",
+        (
+            # What was masked in a request body kept with --keep-requests (a JSON list, in
+            # words): its keys are masked before it is stored. NULL for a body kept before
+            # they were, which is masked when it is served.
+            "ALTER TABLE captures ADD COLUMN request_masked TEXT",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

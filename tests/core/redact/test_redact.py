@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from webapp.core.readers import read
 from webapp.core.redact import REDACTED, Redaction, redact
+from webapp.core.redact.request import mask_request
 
 BEARER = "sk-proj-0123456789abcdef"
 COOKIE = "sess-cookie-9876543210"
@@ -323,3 +324,19 @@ def test_a_raw_request_dump_has_its_headers_redacted() -> None:
         assert secret not in result.text
     assert result.text.endswith('\n\n{"model": "gpt-4o"}\n')
     assert len(result.removed) == 3
+
+
+@settings(deadline=None)
+@given(st.binary())
+def test_a_request_body_with_nothing_to_mask_is_kept_as_it_was(body: bytes) -> None:
+    masked, said = mask_request(body)
+    assert masked is body if not said else masked != body
+
+
+def test_a_kept_request_body_loses_its_keys_and_no_other_byte() -> None:
+    body = b'\xff\xfe{"api_key": "k-1234", "x": "sk-' + b"A" * 20 + b'"}\x80'
+    masked, said = mask_request(body)
+    assert said == ("member 'api_key' of the posted JSON", "API key (line 1)")
+    assert masked.startswith(b'\xff\xfe{"api_key": "[redacted]", "x": "sk-')
+    assert masked.endswith(b'"}\x80') and b"A" * 20 not in masked
+    assert len(masked) == len(body) - len("k-1234") + len("[redacted]")

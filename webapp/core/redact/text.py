@@ -354,6 +354,12 @@ def _body_secrets(content: str, *, form: bool = False) -> tuple[str, list[str]]:
         if variable_only(value) or not (secret_param(name) or secret_header(name)):
             return content, []
         return f"{name}={REDACTED}", [f"form field {name!r}"]
+    return redact_posted(content)
+
+
+def redact_posted(content: str) -> tuple[str, list[str]]:
+    """A posted body (JSON or form data): the values of members and pairs named like
+    credentials replaced; the content and what went."""
     new, names, _ = redact_json_members(content)
     said = [f"member {name!r} of the posted JSON" for name in names]
     new, names, _ = redact_pairs(new)

@@ -40,6 +40,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from webapp.core.words import title_from
 from webapp.storage.capture import ENDINGS, Facts, Part
+from webapp.web.backend.capture.target import OutsideBase, forwarded_path
 
 log = logging.getLogger(__name__)
 MB = 1024 * 1024
@@ -146,7 +147,8 @@ class Recorder(Protocol):
     """Opens a sink for each stream worth recording: called from a worker thread."""
 
     def open(self, facts: Facts, title: str, format: str) -> Sink:
-        """A new recorded stream (`format` is "sse" or "json")."""
+        """A new recorded stream (`format` is "sse" or "json"); a kept request is as sent, and
+        is kept as `facts.masked()` has it."""
         ...
 
 
@@ -221,12 +223,37 @@ def error_body(message: str, code: str, kind: str = "proxy_error") -> bytes:
     return orjson.dumps({"error": {"message": message, "type": kind, "code": code}})
 
 
-async def answer(send: Send, status: int, message: str, code: str) -> None:
-    """A whole JSON error response."""
+async def answer(send: Send, status: int, message: str, code: str, close: bool = False) -> None:
+    """A whole JSON error response (`close`: the connection is closed after it)."""
     body = error_body(message, code)
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request answered by the proxy itself, not forwarded."""
+
+    status: int
+    message: str
+    code: str
+    close: bool = False
+    """The connection is closed after the answer."""
+
+
+TWO_FRAMINGS = (
+    "this request has both Content-Length and Transfer-Encoding, which may disagree on where "
+    "its body ends (RFC 9112 6.3: a request smuggling risk); nothing was forwarded"
+)
+
+
+def framed_twice(headers: Sequence[tuple[bytes, bytes]]) -> bool:
+    """Whether a request says its length both ways (Content-Length and Transfer-Encoding)."""
+    names = {key.lower() for key, _ in headers}
+    return b"content-length" in names and b"transfer-encoding" in names
 
 
 def _why(error: httpx.HTTPError) -> str:
@@ -414,17 +441,18 @@ class Forwarder:
     async def handle(
         self, name: str, rest: str, scope: Scope, receive: Receive, send: Send
     ) -> None:
-        """Forward one request to upstream `name` (`rest`: the path under it, percent-encoded)."""
-        base = self.upstreams.get(name)
-        if base is None:
-            known = ", ".join(sorted(self.upstreams))
-            message = f"no upstream named {name[:60]!r} (this server has: {known})"
-            await answer(send, 404, message, "upstream_not_found")
+        """Forward one request to upstream `name` (`rest`: the path under it, percent-encoded);
+        one framed two ways, or whose path would leave the upstream's base path
+        (`webapp.web.backend.capture.target`), is answered 400 and nothing is forwarded."""
+        target = self._target(name, rest.split("?", 1)[0], scope["headers"])
+        if isinstance(target, Refusal):
+            await answer(send, target.status, target.message, target.code, target.close)
             return
+        base, path = target
         method = str(scope["method"])
-        exchange = Exchange(name, method, rest.split("?", 1)[0] or "/")
+        exchange = Exchange(name, method, path or "/")
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
-        url = base + rest + (f"?{query}" if query else "")
+        url = base + path + (f"?{query}" if query else "")
         headers = [*end_to_end(scope["headers"], REPLACED), (b"accept-encoding", b"identity")]
         content = self._body(scope, receive, exchange)
         try:
@@ -450,6 +478,26 @@ class Forwarder:
         except asyncio.CancelledError:
             if exchange.cut_by == "server":
                 raise
+
+    def _target(
+        self, name: str, rest: str, headers: Sequence[tuple[bytes, bytes]]
+    ) -> tuple[str, str] | Refusal:
+        """(the upstream's URL, the path to forward under it), or why the request is refused."""
+        if framed_twice(headers):
+            return Refusal(400, TWO_FRAMINGS, "ambiguous_framing", close=True)
+        base = self.upstreams.get(name)
+        if base is None:
+            known = ", ".join(sorted(self.upstreams))
+            message = f"no upstream named {name[:60]!r} (this server has: {known})"
+            return Refusal(404, message, "upstream_not_found")
+        try:
+            return base, forwarded_path(rest)
+        except OutsideBase:
+            message = (
+                f"the path {rest[:200]!r} leaves /proxy/{name}/: its `..` would climb above the "
+                "upstream's base path; nothing was forwarded"
+            )
+            return Refusal(400, message, "path_outside_upstream")
 
     def _body(
         self, scope: Scope, receive: Receive, exchange: Exchange

@@ -253,8 +253,8 @@ class RefuseUnknownHosts:
                     f"Bad Request: this server is not known by {named}. A page of another "
                     "site can reach a local server by renaming itself to it (DNS rebinding), "
                     "so streamviz answers only localhost, its loopback addresses and the "
-                    "--public-url's host; start it with --allowed-hosts NAME to answer "
-                    "another.\n"
+                    "names it was given (--public-url, --allowed-hosts); start it with "
+                    "--allowed-hosts NAME to answer another.\n"
                 )
                 response = PlainTextResponse(message, status_code=400)
                 await response(scope, receive, send)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from webapp.core.redact.request import mask_request
 from webapp.storage.capture import Captures
 from webapp.web.appstate import service_of
 from webapp.web.backend.capture.recorder import timing_of
@@ -15,6 +17,8 @@ from webapp.web.query import parse_har_entry
 from webapp.web.routes.api import Problem
 
 router = APIRouter()
+MASKED_HEADER = "streamviz-masked"
+"""The header of a kept request's answer that lists what was masked in it (a JSON list)."""
 _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "No stream has this id (or it kept no request)."},
     400: {"model": Problem, "description": "A query value is not valid."},
@@ -40,11 +44,26 @@ async def timing(request: Request, stream_id: str) -> JSONResponse:
     response_class=Response,
 )
 async def kept_request(request: Request, stream_id: str) -> Response:
-    """The request body of a captured stream, kept only with `serve --keep-requests`."""
+    """The request body of a captured stream, kept only with `serve --keep-requests`, its keys
+    masked as an upload's are; the `streamviz-masked` header lists what was masked (JSON)."""
     service = service_of(request)
     info = await run_in_threadpool(service.info, stream_id)
-    body = await run_in_threadpool(Captures(service.storage).request, info.id)
-    if body is None:
+    found = await run_in_threadpool(_kept, Captures(service.storage), info.id)
+    if found is None:
         detail = "no request is kept for this stream: only captures of `serve --keep-requests`"
         return JSONResponse({"detail": detail}, 404)
-    return Response(body, media_type="application/json")
+    body, masked = found
+    said = json.dumps(list(masked))  # ASCII: no byte of a name can break the header
+    return Response(body, media_type="application/json", headers={MASKED_HEADER: said})
+
+
+def _kept(captures: Captures, stream_id: str) -> tuple[bytes, tuple[str, ...]] | None:
+    """The kept request body and what was masked in it; one kept before keys were masked is
+    masked now."""
+    body = captures.request(stream_id)
+    capture = captures.get(stream_id)
+    if body is None or capture is None:
+        return None
+    if capture.facts.request_masked is None:
+        return mask_request(body)
+    return body, capture.facts.request_masked

@@ -62,8 +62,8 @@ class StoreRecorder:
         self.captures = Captures(service.storage)
 
     def open(self, facts: Facts, title: str, format: str) -> StoreSink:
-        """A new live stream."""
-        info = self.captures.start(facts, title=title, format=format)
+        """A new live stream (a kept request's keys masked)."""
+        info = self.captures.start(facts.masked(), title=title, format=format)
         return StoreSink(self, info.id)
 
     def forget(self, stream_id: str) -> None:
