@@ -16,11 +16,12 @@ from tests.lenses.streams import (
     grade_path,
     normal,
     pinned_versions,
+    run_in_batches,
 )
 from webapp.core.readers import read
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import POLICY_COLUMNS
-from webapp.lenses.runner import default_lenses, run_lens
+from webapp.lenses.runner import default_lenses
 
 
 def main() -> int:
@@ -28,7 +29,7 @@ def main() -> int:
     texts = [STREAMS[name] for name in names]
     by_lens = {}
     for lens in default_lenses():
-        results = run_lens(lens, texts)
+        results = run_in_batches(lens, texts)
         if any(result.status == "unavailable" for result in results):
             print(f"{lens.client} is unavailable: run `make clients`", file=sys.stderr)
             return 1

@@ -17,6 +17,7 @@ from webapp.core.contract import read_contract
 from webapp.core.readers import read
 from webapp.lenses.pins import PINS
 from webapp.lenses.results import LensResult, result_from_json
+from webapp.lenses.runner import Lens, run_lens
 from webapp.triage.verdict import BUILD, Verdict, judge
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -141,3 +142,18 @@ def grade_document(name: str, golden: dict[str, Any]) -> dict[str, Any]:
 
 def grade_path(name: str) -> Path:
     return GRADES / f"{name}.json"
+
+
+BATCH = 20
+"""Streams one lens process reads in the golden runs. LiteLLM keeps threads and memory of
+every completion it ran (a process that read 60 recordings could start no thread under the
+lens's memory cap); the server runs a lens on one stream per process, so batches of the
+corpus are what a user's runs look like, not one process for all of it."""
+
+
+def run_in_batches(lens: Lens, texts: list[str]) -> list[LensResult]:
+    """`run_lens` over `texts`, `BATCH` streams to a process."""
+    results: list[LensResult] = []
+    for start in range(0, len(texts), BATCH):
+        results += run_lens(lens, texts[start : start + BATCH])
+    return results

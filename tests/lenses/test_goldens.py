@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lenses.streams import STREAMS, load_golden, normal, pinned_versions
+from tests.lenses.streams import STREAMS, load_golden, normal, pinned_versions, run_in_batches
 from webapp.core.readers import read
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import COMPANIONS, PINS, POLICY_COLUMNS
@@ -22,7 +22,7 @@ NAMES = list(STREAMS)
 def test_lens_matches_its_golden_files(pin: object) -> None:
     lens = lens_for(pin)  # type: ignore[arg-type]
     assert lens.missing is None, f"{lens.missing}: run `make clients` (CI installs every lens)"
-    results = run_lens(lens, [STREAMS[name] for name in NAMES])
+    results = run_in_batches(lens, [STREAMS[name] for name in NAMES])
     for name, result in zip(NAMES, results, strict=True):
         golden = load_golden(name)
         assert golden["versions"][lens.client] == lens.pin.version
