@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from webapp.core.blocks import Block, BlockKind, BlockState, Fold, value_as_of
@@ -66,6 +66,21 @@ class Trace:
     contract: Contract | None = None
     """The stream's quirks and intended reading (`webapp.core.contract`), read from the records
     and the same under every policy and path; `assemble` sets it."""
+
+    def without_end(self, why: str) -> Trace:
+        """This trace of a stream whose end was not recorded (`why`: a capture cut, or still
+        arriving): what is judged at the end step (no finish_reason, arguments never finished,
+        a call never named) is not reported, and the contract says what was withheld
+        (`Contract.without_end`). The same trace when it says so already."""
+        if self.contract is None or self.contract.end is not None:
+            return self
+        end = len(self.columns) - 1
+        at_end = {anomaly.code for anomaly in self.anomalies if anomaly.step == end}
+        return replace(
+            self,
+            anomalies=tuple(anomaly for anomaly in self.anomalies if anomaly.step != end),
+            contract=self.contract.without_end(why, at_end),
+        )
 
     @property
     def steps(self) -> Steps:

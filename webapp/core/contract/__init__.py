@@ -54,6 +54,12 @@ class Contract:
     """The model the first chunk names, if any."""
     error: str | None = None
     """The provider's error, when one ended the stream (the trace reports it as an anomaly)."""
+    end: str | None = None
+    """Why the stream's end was not recorded (a capture cut, or still arriving); None when it
+    was, or when the input is all there is to know."""
+    withheld: tuple[str, ...] = ()
+    """With `end`: the codes judged on the end that were found and are not reported (quirks of
+    the table's `at_end` rows, anomalies of the end step)."""
 
     @property
     def codes(self) -> frozenset[str]:
@@ -61,12 +67,35 @@ class Contract:
         return frozenset(found.code for found in self.quirks)
 
     def to_json(self) -> dict[str, Any]:
-        """`{"quirks": [...], "intended": {...} | None, "why": ...}`: the trace's keys."""
-        return {
+        """`{"quirks": [...], "intended": {...} | None, "why": ...}`: the trace's keys, and
+        `"end": {"why", "withheld"}` when the stream's end was not recorded."""
+        out = {
             "quirks": [found.to_json() for found in self.quirks],
             "intended": None if self.intended is None else self.intended.to_json(),
             "why": self.why,
         }
+        if self.end is not None:
+            out["end"] = {"recorded": False, "why": self.end, "withheld": list(self.withheld)}
+        return out
+
+    def without_end(self, why: str, anomalies: Iterable[str] = ()) -> Contract:
+        """This contract of a stream whose end was not recorded (`why`, "cut by the client"):
+        the quirks judged on the end are withheld with the `anomalies` codes judged at the end
+        step, and there is no intended reading (its last call may be unfinished). The same
+        contract when it says so already."""
+        if self.end is not None:
+            return self
+        kept = tuple(found for found in self.quirks if not QUIRK[found.code].at_end)
+        withheld = {found.code for found in self.quirks if QUIRK[found.code].at_end}
+        return Contract(
+            kept,
+            None,
+            f"the stream's end was not recorded ({why})",
+            self.model,
+            self.error,
+            why,
+            tuple(sorted(withheld | set(anomalies))),
+        )
 
 
 def contract_from_json(value: dict[str, Any]) -> Contract:
@@ -89,7 +118,11 @@ def contract_from_json(value: dict[str, Any]) -> Contract:
     if shown is not None:
         calls = tuple(Call(c["id"], c["name"], c["arguments"]) for c in shown["calls"])
         intended = Intended(calls, tuple(shown["repairs"]))
-    return Contract(quirks, intended, value["why"], value.get("model"), value.get("error"))
+    end = value.get("end")
+    return Contract(
+        quirks, intended, value["why"], value.get("model"), value.get("error"),
+        None if end is None else end["why"], tuple(end["withheld"]) if end else (),
+    )  # fmt: skip
 
 
 def read_contract(

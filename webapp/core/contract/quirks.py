@@ -102,6 +102,9 @@ class Quirk:
     """For an entry test: what the entries it marks do, after "N entries" ("carry no index")."""
     entry: EntryTest | None = None
     whole: WholeTest | None = None
+    at_end: bool = False
+    """Judged on how the stream ends (no finish_reason, a call never named, arguments never
+    finished): withheld when the stream's end was not recorded (`Contract.without_end`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -767,6 +770,7 @@ QUIRKS: tuple[Quirk, ...] = (
         ),
         says="never sends finish_reason",
         whole=_no_finish,
+        at_end=True,
     ),
     Quirk(
         "stop-with-calls",
@@ -848,6 +852,7 @@ QUIRKS: tuple[Quirk, ...] = (
         (_ENVOY,),
         says="opens a call that never gets a name",
         whole=_missing_name,
+        at_end=True,
     ),
     Quirk(
         "arguments-not-json",
@@ -862,6 +867,7 @@ QUIRKS: tuple[Quirk, ...] = (
         (issue("Ollama", "ollama/ollama", 15457),),
         says="sends arguments that are not one JSON object",
         whole=_not_json,
+        at_end=True,
     ),
 )
 
