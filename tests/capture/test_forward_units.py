@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from webapp.storage.capture import Facts, Part
+from webapp.storage.store import ENDINGS
 from webapp.web.backend.capture.target import OutsideBase, forwarded_path
 from webapp.web.backend.forward import (
     Batcher,
@@ -149,7 +150,8 @@ def test_beyond_the_stored_bytes_the_rest_is_not_kept_and_says_so() -> None:
 
     asyncio.run(run())
     assert b"".join(part.data for _, part in sink.parts) == b"0123456789" * 2
-    assert sink.ended[0][1] == "stored the first 20 bytes (--max-bytes)"
+    detail = "complete; stored the first 20 bytes (--max-bytes)"
+    assert sink.ended == [(ENDINGS["truncated"], detail)]
 
 
 def test_a_client_that_reads_nothing_stops_the_upstream_being_read() -> None:

@@ -19,16 +19,8 @@ from typing import Any
 
 from webapp.core.readers.timing import Arrivals
 from webapp.core.redact.request import mask_request
-from webapp.storage.store import Storage, StreamInfo, new_id
+from webapp.storage.store import ENDINGS, LIVE, Storage, StreamInfo, new_id
 
-LIVE = "live"
-ENDINGS = {
-    "complete": "complete",
-    "client": "cut by the client",
-    "upstream": "cut by the upstream",
-    "server": "cut: the server stopped",
-}
-"""How a capture ends, by the cause's name: the state it is stored with."""
 ORPHANED = "still live when its server stopped; ended when the next one started"
 """The detail of a capture `Captures.end_orphans` ended."""
 

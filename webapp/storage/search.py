@@ -14,8 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from webapp.storage.capture import LIVE
-from webapp.storage.store import Storage
+from webapp.storage.store import LIVE, Storage
 
 TERMS_VERSION = 1
 """Streams whose terms are of an older version (0: stored before there were terms) are

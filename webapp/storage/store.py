@@ -15,6 +15,18 @@ from webapp.storage.schema import Run, migrate
 
 _COLUMNS = "id, title, created, size, format, input_format, redactions, parent"
 
+LIVE = "live"
+"""A capture's state while its bytes are arriving."""
+ENDINGS = {
+    "complete": "complete",
+    "client": "cut by the client",
+    "upstream": "cut by the upstream",
+    "server": "cut: the server stopped",
+    "truncated": "cut: stored up to --max-bytes",
+}
+"""How a capture ends, by the cause's name: the state it is stored with (`Captures`). Every
+state but "complete" and `LIVE` says the stored bytes stop before the stream's end."""
+
 
 class Backend(Protocol):
     """What a database offers the store: statements with `?` placeholders, a migration lock."""
@@ -60,6 +72,9 @@ class StreamInfo:
     """What was removed before storing, in words (empty when nothing was)."""
     parent: str = ""
     """The stream this one was minimised from ("" when none)."""
+    end: str = ""
+    """Why the stored bytes stop before the stream's end: an ended capture's state ("cut by
+    the client"); "" when they reach it, when the capture is live, and for an upload."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +150,15 @@ class Storage:
 
     def info(self, stream_id: str) -> StreamInfo | None:
         """The stream's `StreamInfo`, or None when no stream has this id (its bytes unread)."""
-        rows = self.backend.run(f"SELECT {_COLUMNS} FROM streams WHERE id = ?", (stream_id,))
+        rows = self.backend.run(
+            f"SELECT {_COLUMNS}, (SELECT state FROM captures "
+            "WHERE captures.stream_id = streams.id) FROM streams WHERE id = ?",
+            (stream_id,),
+        )
         if not rows:
             return None
         row = rows[0]
+        state = row[8]
         return StreamInfo(
             id=row[0],
             title=row[1],
@@ -148,6 +168,7 @@ class Storage:
             input_format=row[5],
             redactions=tuple(json.loads(row[6])),
             parent=row[7],
+            end="" if state in (None, LIVE, ENDINGS["complete"]) else str(state),
         )
 
     def raw(self, stream_id: str) -> bytes | None:

@@ -85,13 +85,18 @@ def compare(
     options: Options | None = None,
     left: Policy = "exact-key",
     right: Policy = "adr-0019",
+    *,
+    end: str = "",
 ) -> Comparison:
-    """Assemble the same records under two policies and align the steps."""
+    """Assemble the same records under two policies and align the steps (`end`: why the
+    records stop before the stream's end, `Trace.without_end`, "" when they do not)."""
     base = options or Options()
     traces = [
         assemble(records, Options(policy, base.path, base.server_tools, base.choice))
         for policy in (left, right)
     ]
+    if end:
+        traces = [trace.without_end(end) for trace in traces]
     left_trace, right_trace = traces
     left_walk, right_walk = _Landings(left_trace), _Landings(right_trace)
     with paused_gc():

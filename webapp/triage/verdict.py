@@ -320,9 +320,13 @@ def _provider_part(contract: Contract, provider: str | None, ran: Sequence[Grade
     does harm in the table) with the clause it breaks, then the harmless ones."""
     who = f"The provider ({provider})" if provider else "The provider"
     ended = ""
+    if contract.end is not None:
+        withheld = f" ({', '.join(contract.withheld)} not judged)" if contract.withheld else ""
+        ended = (f"The stream's end was not recorded ({contract.end}): nothing is judged "
+                 f"on how it ends{withheld}. ")  # fmt: skip
     if contract.error is not None:
         message = _short(contract.error).rstrip(".")
-        ended = f"{who} ended the stream with an error: {message}. "
+        ended += f"{who} ended the stream with an error: {message}. "
     if not contract.quirks:
         return f"{ended}{who} keeps the contract otherwise." if ended else (
             f"{who} keeps the contract: no quirk."
@@ -349,7 +353,7 @@ def _departures(contract: Contract, who: str, ran: Sequence[Graded]) -> str:
     else:
         text = f"{who} departs from the contract only in ways every client handles: "
         text += f"{_and(harmless)}."
-    if contract.intended is None:
+    if contract.intended is None and contract.end is None:
         text += f" The stream admits more than one reading ({contract.why})."
     return text
 
@@ -359,6 +363,9 @@ def _codes(found: Sequence[Found]) -> list[str]:
 
 
 def _file_part(contract: Contract, parties: Sequence[Party], ran: Sequence[Graded]) -> str:
+    if contract.end is not None:
+        return (f"Nothing to file from these bytes: the stream's end was not recorded "
+                f"({contract.end}); capture it again to its end.")  # fmt: skip
     if not parties:
         if not ran:
             return "Nothing to file that this report can show (no client ran)."
@@ -372,6 +379,8 @@ def _parties(
     """Who to file with: the provider when its quirks did harm (or, with no client run, are
     harmful in the table), or the stream admits more than one reading, or it ended with an
     error; else, with no quirk, each library that is not intact."""
+    if contract.end is not None:
+        return ()  # the bytes hold part of a stream: who cut it is no bug they prove
     ran = [g for g in grades if g.grade is not None]
     hurt = [g for g in ran if g.grade != "intact"]
     harmful = [found for found in contract.quirks if found.harm != "none"]

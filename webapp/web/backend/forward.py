@@ -39,7 +39,8 @@ import orjson
 from starlette.types import Message, Receive, Scope, Send
 
 from webapp.core.words import title_from
-from webapp.storage.capture import ENDINGS, Facts, Part
+from webapp.storage.capture import Facts, Part
+from webapp.storage.store import ENDINGS
 from webapp.web.backend.capture.target import OutsideBase, forwarded_path
 
 log = logging.getLogger(__name__)
@@ -356,9 +357,9 @@ class Batcher:
             self._ticker.cancel()
             await asyncio.gather(self._ticker, return_exceptions=True)
             await self.flush()
-            if self.truncated:
-                more = f"stored the first {self.total:,} bytes (--max-bytes)"
-                detail = f"{detail}; {more}" if detail else more
+            if self.truncated:  # the stored bytes stop before the stream's end, however it ended
+                more = f"{state}; stored the first {self.total:,} bytes (--max-bytes)"
+                state, detail = ENDINGS["truncated"], f"{more}; {detail}" if detail else more
             try:
                 await self._in_thread(self.sink.end, state, detail)
             except Exception as error:

@@ -292,7 +292,8 @@ class Service:
             view.recall = self._recall(har_entry, view.source, view.trace)
             return view
 
-        view = self._cached(("trace", stream_id, har_entry, canon, info.size), TraceView, make)
+        key = ("trace", stream_id, har_entry, canon, info.size, info.end)
+        view = self._cached(key, TraceView, make)
         return _as_asked(view, info, options)
 
     def cached_view(
@@ -301,7 +302,8 @@ class Service:
         """The view under `options` (of HAR entry `har_entry`) if this worker has it cached,
         else None (making nothing)."""
         info = self.info(stream_id)
-        view = self.cache.peek(("trace", stream_id, har_entry, options.canonical(), info.size))
+        key = ("trace", stream_id, har_entry, options.canonical(), info.size, info.end)
+        view = self.cache.peek(key)
         return _as_asked(view, info, options) if isinstance(view, TraceView) else None
 
     def _load(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView | None:
@@ -312,7 +314,11 @@ class Service:
         if data is None:
             return None
         with self._heavy_for(info):
-            return _unpacked(info, options, har_entry, data)
+            view = _unpacked(info, options, har_entry, data)
+        contract = None if view is None else view.trace.contract
+        if info.end and contract is not None and contract.end is None:
+            return None  # kept before its end was judged: made again
+        return view
 
     def _assemble(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView:
         """Read (or take the cached reading, an upload's say) and assemble; keep the view in the
@@ -324,6 +330,8 @@ class Service:
             except Exception as error:  # a core bug must not become a 500 for the user
                 log.exception("assembling stream %s failed", info.id)
                 raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
+            if info.end:  # a capture cut: what is judged at the end is not (`without_end`)
+                trace = trace.without_end(info.end)
             source = Source(info, replace(result, records=()), len(result.records), har_entry)
             view = TraceView.build(source, options, trace)
         self._warm_soon(view)  # first: the steps right after need it, a restart the packing
@@ -364,7 +372,8 @@ class Service:
         using it end. At a million chunks the server then holds after an upload what it holds
         after a restart (bench/README.md). The parse marks found so far move over."""
         source = view.source
-        key = ("trace", source.info.id, source.har_entry, view.options, source.info.size)
+        info = source.info
+        key = ("trace", info.id, source.har_entry, view.options, info.size, info.end)
         if self.cache.peek(key) is not view:
             return  # evicted, or made again meanwhile
         fresh = _unpacked(source.info, view.options, source.har_entry, data)
@@ -427,7 +436,9 @@ class Service:
                 reading = self._reading(info, har_entry)
                 with self._heavy_for(reading.info):
                     try:
-                        made = compare(reading.result.records, canon, left=left, right=right)
+                        made = compare(
+                            reading.result.records, canon, left=left, right=right, end=info.end
+                        )
                     except Exception as error:  # a core bug must not become a 500 for the user
                         log.exception("comparing stream %s failed", stream_id)
                         raise Unreadable(
@@ -435,7 +446,7 @@ class Service:
                         ) from error
                 return _Compared(made, reading.info.size)
 
-        key = ("comparison", stream_id, har_entry, canon, left, right, info.size)
+        key = ("comparison", stream_id, har_entry, canon, left, right, info.size, info.end)
         return self._cached(key, _Compared, make).comparison
 
     def close(self) -> None:

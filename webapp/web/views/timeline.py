@@ -58,11 +58,16 @@ class Summary:
     tools: tuple[str, ...]
     others: tuple[str, ...]
     meta: tuple[Fact, ...]
+    end: str = ""
+    """Why the stored bytes stop before the stream's end ("" when they reach it)."""
+    withheld: tuple[str, ...] = ()
+    """What would be reported of these bytes on how the stream ends, and is not."""
 
 
 def summary(view: TraceView) -> Summary:
     """What a person sees first: counts, rules fired, anomalies, and where the input came from."""
     trace, result, info = view.trace, view.source.found, view.source.info
+    contract = trace.contract
     chunks = view.trace.chunk_count
     calls = sum(1 for block in trace.blocks if truthy(block.name))
     facts = [
@@ -90,6 +95,8 @@ def summary(view: TraceView) -> Summary:
             for entry in result.others
         ),
         meta=tuple(Fact(str(key), _short(value)) for key, value in result.meta.items()),
+        end=contract.end or "" if contract else "",
+        withheld=contract.withheld if contract else (),
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import webapp.lenses
+from webapp.core.contract import read_contract
 from webapp.lenses import Lens, LensResult, lenses_key
 from webapp.lenses.feed import sse_text
 from webapp.lenses.runner import MEMORY, TIMEOUT
@@ -214,7 +215,12 @@ class ClientJobs:
         reading = service.reading(stream_id, har_entry)
         with service.gate.heavy_for(reading.info.size < LIGHT_BELOW):
             result = reading.result
-            verdict = results_verdict(result.records, results, model=result.model)
+            contract = read_contract(result.records)
+            if reading.info.end:  # a capture cut: what is judged at the end is not
+                contract = contract.without_end(reading.info.end)
+            verdict = results_verdict(
+                result.records, results, contract=contract, model=result.model
+            )
         with self._lock:
             self._done[key] = verdict
             self._done.move_to_end(key)

@@ -1,0 +1,76 @@
+"""A capture whose end was not recorded is never judged on how it ends (issue 31): the page, the
+trace JSON, the report and the library say the end is missing instead of reporting
+`no-finish` or `missing-finish-reason`, which the same bytes, ended, do report."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from tests.streamkit import chunk, frag, sse
+from tests.web.livekit import captured, events, start
+from webapp.core.options import Options
+from webapp.settings import Settings
+from webapp.storage.capture import ENDINGS
+from webapp.web.backend.service import Service
+
+CUT = sse(
+    chunk(content="", role="assistant"),
+    chunk(frag(0, "call_1", "get_weather", "")),
+    chunk(frag(0, args='{"city": "Par')),
+    done=False,
+)
+"""What a capture holds when the exchange stopped mid-arguments: no finish_reason, no [DONE]."""
+
+AT_END = {"no-finish", "arguments-not-json", "missing-finish-reason", "incomplete-arguments"}
+
+
+def judged(client: TestClient, stream_id: str) -> tuple[set[str], set[str], dict[str, object]]:
+    """(quirk codes, anomaly codes, the trace's "end") as the API answers them."""
+    document = client.get(f"/api/streams/{stream_id}/trace").json()
+    quirks = {quirk["code"] for quirk in document["quirks"]}
+    anomalies = {anomaly["code"] for anomaly in document["anomalies"]}
+    return quirks, anomalies, document.get("end") or {}
+
+
+@pytest.mark.parametrize("state", ["client", "upstream", "server", "truncated"])
+def test_a_cut_capture_is_not_judged_on_its_end(
+    app: FastAPI, client: TestClient, state: str
+) -> None:
+    cut = captured(app.state.service.storage, CUT, [20.0] * 3, end=False)
+    cut.end(ENDINGS[state])
+    quirks, anomalies, end = judged(client, cut.stream_id)
+    assert not (quirks | anomalies) & AT_END
+    assert end == {"recorded": False, "why": ENDINGS[state], "withheld": sorted(AT_END)}
+    page = client.get(f"/s/{cut.stream_id}").text
+    assert f"end was not recorded ({ENDINGS[state]})" in page
+    report = client.get(f"/s/{cut.stream_id}/report.md").text
+    assert "Nothing to file from these bytes" in report and "File with" not in report
+
+
+def test_the_same_bytes_ended_are_judged(app: FastAPI, client: TestClient) -> None:
+    whole = captured(app.state.service.storage, CUT, [20.0] * 3)  # complete: the upstream ended
+    quirks, anomalies, end = judged(client, whole.stream_id)
+    assert quirks | anomalies >= AT_END and end == {}
+    assert "end was not recorded" not in client.get(f"/s/{whole.stream_id}").text
+
+
+def test_a_view_made_while_live_is_not_served_once_the_capture_is_cut(settings: Settings) -> None:
+    """The same bytes, live then cut: a cached view of the live bytes (judged as if ended) is
+    not the cut capture's view, in this worker or another."""
+    recorder, other = Service(settings), Service(settings)
+    try:
+        recording = start(recorder.storage)
+        recording.add(events(CUT), [20.0] * 3)
+        for service in (recorder, other):
+            live = service.view(recording.stream_id, Options()).trace
+            assert live.contract is not None and live.contract.end is None
+        recording.end(ENDINGS["client"])
+        for service in (recorder, other):
+            cut = service.view(recording.stream_id, Options()).trace
+            assert cut.contract is not None and cut.contract.end == ENDINGS["client"]
+            assert not cut.contract.codes & AT_END
+    finally:
+        recorder.close()
+        other.close()
