@@ -57,6 +57,8 @@ class Fake:
     pause_s: float = 0.0
     status: int = 200
     content_type: str = "text/event-stream"
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    """More response headers (a Content-Encoding, say)."""
     hold_headers: threading.Event | None = None
     """Send no status or headers until this is set (an upstream that does not answer)."""
     drop_after: int | None = None
@@ -100,7 +102,11 @@ class Fake:
             {
                 "type": "http.response.start",
                 "status": self.status,
-                "headers": [(b"content-type", self.content_type.encode()), (b"x-fake", b"1")],
+                "headers": [
+                    (b"content-type", self.content_type.encode()),
+                    (b"x-fake", b"1"),
+                    *self.headers,
+                ],
             }
         )
         try:

@@ -41,6 +41,7 @@ from starlette.types import Message, Receive, Scope, Send
 from webapp.core.words import title_from
 from webapp.storage.capture import Facts, Part
 from webapp.storage.store import ENDINGS
+from webapp.web.backend.capture.coding import Inflater, inflater_for
 from webapp.web.backend.capture.target import OutsideBase, forwarded_path
 
 log = logging.getLogger(__name__)
@@ -295,10 +296,15 @@ class Batcher:
     """A recorded stream's pieces, written to its sink in batches from a worker thread, one
     write at a time and in order, the stream's end after the last (`to_the_end`)."""
 
-    def __init__(self, sink: Sink, limits: Limits, writers: Executor) -> None:
+    def __init__(
+        self, sink: Sink, limits: Limits, writers: Executor, coding: Inflater | str | None = None
+    ) -> None:
         self.sink = sink
         self.writers = writers
         self.limits = limits
+        self.coding = coding
+        """The body's content coding: undone before storing (an `Inflater`), or, in words,
+        one that is not (`webapp.web.backend.capture.coding.inflater_for`)."""
         self._data: list[bytes] = []
         self._ends: list[int] = []
         self._ms: list[float] = []
@@ -315,6 +321,10 @@ class Batcher:
         """One more piece (written now if the batch is full, else within `batch_ms`)."""
         if self.failed or self.truncated:
             return
+        if isinstance(self.coding, Inflater):
+            piece = self.coding.feed(piece, self.limits.stored_bytes - self.total)
+            if not piece:
+                return
         if self.total + len(piece) > self.limits.stored_bytes:
             self.truncated = True
             return
@@ -357,6 +367,9 @@ class Batcher:
             self._ticker.cancel()
             await asyncio.gather(self._ticker, return_exceptions=True)
             await self.flush()
+            if self.coding is not None:
+                said = self.coding if isinstance(self.coding, str) else self.coding.finish()
+                detail = f"{detail}; {said}" if detail else said
             if self.truncated:  # the stored bytes stop before the stream's end, however it ended
                 more = f"{state}; stored the first {self.total:,} bytes (--max-bytes)"
                 state, detail = ENDINGS["truncated"], f"{more}; {detail}" if detail else more
@@ -620,7 +633,8 @@ class Forwarder:
             log.warning("a stream from upstream %s was not recorded (%s)", exchange.upstream, error)
             return None
         exchange.stream_id = sink.stream_id
-        return Batcher(sink, self.limits, self.writers)
+        coding = inflater_for(response.headers.get("content-encoding", ""))
+        return Batcher(sink, self.limits, self.writers, coding)
 
     async def _pump(
         self, exchange: Exchange, response: httpx.Response, send: Send, batcher: Batcher | None
