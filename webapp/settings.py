@@ -76,6 +76,8 @@ class Settings:
     """A captured stream's bytes are stored in batches of at most this many bytes..."""
     capture_batch_ms: int = 100
     """... or every this many milliseconds while they arrive."""
+    capture_sweep_s: float = 2.0
+    """Seconds between a worker's looks for the live captures of a worker that stopped."""
     proxy_drain_s: float = 1.0
     """How long an upstream is read on after its client left having been sent every piece, to
     see whether the body ends there (`webapp.web.backend.forward.Limits.drain_s`)."""

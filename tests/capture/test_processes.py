@@ -8,12 +8,14 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import httpx
@@ -169,3 +171,48 @@ def test_two_recorders_on_one_folder_keep_every_stream_whole(tmp_path: Path) -> 
         timing = json.loads(path.with_suffix(".timing.json").read_text())
         assert timing["file"] == path.name and timing["ends"][-1] == len(b"".join(pieces))
     assert len(list(out.iterdir())) == 12
+
+
+def test_a_worker_killed_mid_capture_has_its_captures_ended_by_another(tmp_path: Path) -> None:
+    """Issue 31: with --workers 2, a worker killed while it records leaves its capture live;
+    the surviving worker (or the one started in its place) ends it within seconds, its bytes
+    kept, and says why."""
+    pieces = corpus_pieces("no-index.sse")
+    fake = Fake(script=pieces, gates={2: threading.Event()})  # holds the stream open
+    db = tmp_path / "w.sqlite3"
+    with (
+        serving(fake) as upstream,
+        running("serve", "--db", str(db), "--upstream", upstream, "--workers", "2") as (base, _),
+    ):
+        with httpx.stream(
+            "POST", f"{base}/proxy/default/v1/chat/completions",
+            json={"model": "m", "stream": True}, timeout=30,
+        ) as response:  # fmt: skip
+            stream_id = response.headers["streamviz-stream-id"]
+            next(response.iter_raw())
+            owner = _owner_of(db, stream_id)
+            os.kill(int(owner.split()[1]), signal.SIGKILL)  # the worker recording it
+        deadline = time.monotonic() + 30  # a bound, not a timing: a sweep runs every 2 s
+        while True:
+            capture = httpx.get(f"{base}/api/streams/{stream_id}/timing", timeout=30).json()
+            if not capture["capture"]["live"]:
+                break
+            assert time.monotonic() < deadline, "the killed worker's capture is still live"
+            time.sleep(0.1)
+        fake.gates[2].set()
+    assert capture["capture"]["state"] == "cut: the worker stopped"
+    assert owner in capture["capture"]["detail"]
+
+
+def _owner_of(db: Path, stream_id: str) -> str:
+    """The process recording a capture, as the store names it ("host pid start-time")."""
+    deadline = time.monotonic() + 30
+    while True:
+        with closing(sqlite3.connect(db)) as connection:
+            row = connection.execute(
+                "SELECT owner FROM captures WHERE stream_id = ?", (stream_id,)
+            ).fetchone()
+        if row and row[0]:
+            return str(row[0])
+        assert time.monotonic() < deadline, "the capture has no owner"
+        time.sleep(0.05)

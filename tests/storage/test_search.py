@@ -134,6 +134,7 @@ def test_a_store_of_schema_7_gains_the_search(db_url: str) -> None:
         run("DROP TABLE lens_results", ())  # and the migrations after 8
         run("ALTER TABLE minimise_jobs DROP COLUMN owner", ())
         run("ALTER TABLE captures DROP COLUMN request_masked", ())
+        run("ALTER TABLE captures DROP COLUMN owner", ())
         run("DELETE FROM schema_migrations WHERE version >= 8", ())
         run(
             "INSERT INTO streams (id, title, created, size, format) "

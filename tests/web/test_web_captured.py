@@ -5,16 +5,21 @@ crashed server left live are ended when the next one starts."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.streamkit import chunk, frag, sse
-from tests.web.livekit import PIECES, TOOL_CALL, captured, events, start
+from tests.web.livekit import FACTS, PIECES, TOOL_CALL, captured, events, start
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage import open_storage
-from webapp.storage.capture import ENDINGS, ORPHANED, Captures, Facts
+from webapp.storage.capture import ENDINGS, ORPHANED, Captures, Facts, Part
+from webapp.storage.owners import owner_tag, process_tag
 from webapp.storage.team import Library
 from webapp.web.backend import stored
 from webapp.web.backend.service import STORE_FROM, Service
@@ -119,3 +124,39 @@ def test_a_request_kept_before_keys_were_masked_is_masked_as_it_is_served(
         "member 'api_key' of the posted JSON",
         "API key (line 1)",
     ]
+
+
+def test_the_live_captures_of_a_stopped_process_of_this_host_are_ended(db_url: str) -> None:
+    """Issue 31: a worker killed mid-capture left its captures live for good; a sibling (or
+    its restart) now ends them, and only them."""
+    host = socket.gethostname()
+    dead = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                            stdin=subprocess.PIPE)  # fmt: skip
+    dead_tag = f"{host} {process_tag(dead.pid)}"
+    dead.communicate(b"")  # it has stopped, its tag is no one's
+    storage = open_storage(db_url)
+    captures = Captures(storage)
+    owners = {
+        "dead": dead_tag,
+        "alive": owner_tag(),  # this process
+        "reused": f"{host} {os.getpid()} 1",  # this pid, but an earlier process's start time
+        "elsewhere": "another-host 1 1",  # cannot be told from here
+        "unowned": "",  # recorded before captures had owners: the next start ends it
+    }
+    started = {}
+    for name, owner in owners.items():
+        info = captures.start(FACTS, title=name, format="sse", owner=owner)
+        captures.append(info.id, 0, Part(PIECES[0], (len(PIECES[0]),), (5.0,)))
+        started[name] = info.id
+    ended = set(captures.end_gone(host))
+    assert ended == {started["dead"], started["reused"]}
+    for name, stream_id in started.items():
+        capture = captures.get(stream_id)
+        assert capture is not None
+        if stream_id in ended:
+            assert capture.state == ENDINGS["worker"] and owners[name] in capture.detail
+            assert storage.raw(stream_id) == PIECES[0]  # what arrived is kept
+        else:
+            assert capture.live, name
+    assert captures.end_gone(host) == []
+    storage.close()

@@ -19,6 +19,7 @@ from typing import Any
 
 from webapp.core.readers.timing import Arrivals
 from webapp.core.redact.request import mask_request
+from webapp.storage import owners
 from webapp.storage.store import ENDINGS, LIVE, Storage, StreamInfo, new_id
 
 ORPHANED = "still live when its server stopped; ended when the next one started"
@@ -148,8 +149,9 @@ class Captures:
         self.storage = storage
         self._run = storage.backend.run
 
-    def start(self, facts: Facts, *, title: str, format: str) -> StreamInfo:
-        """A new live stream, in the library at once, with no bytes yet."""
+    def start(self, facts: Facts, *, title: str, format: str, owner: str = "") -> StreamInfo:
+        """A new live stream, in the library at once, with no bytes yet; `owner` is the
+        process recording it (`webapp.storage.owners.owner_tag`)."""
         created = datetime.now(UTC).isoformat(timespec="seconds")
         info = StreamInfo(new_id(), title, created, 0, format, "auto", ())
         with self.storage.backend.transaction() as run:
@@ -161,7 +163,7 @@ class Captures:
             run(
                 "INSERT INTO captures (stream_id, upstream, method, path, model, streamed, "
                 "tools, status, content_type, state, started, headers_ms, request, "
-                "request_masked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "request_masked, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.id,
                     facts.upstream,
@@ -177,6 +179,7 @@ class Captures:
                     facts.headers_ms,
                     facts.request,
                     _listed_text(facts),
+                    owner,
                 ),
             )
         return info
@@ -299,6 +302,21 @@ class Captures:
             for stream_id in self.live()
             if self.finish(stream_id, ENDINGS["server"], detail)
         ]
+
+    def end_gone(self, host: str) -> list[str]:
+        """End the live captures whose recording process, on `host`, has stopped (killed, or
+        crashed: a worker of a server run with --workers) as "cut: the worker stopped", their
+        bytes kept; their ids. Another host's captures, and those of a live process, stay."""
+        rows = self._run(
+            "SELECT stream_id, owner FROM captures WHERE state = ? AND owner LIKE ?",
+            (LIVE, host.replace("%", "_") + " %"),  # `gone` checks the host exactly
+        )
+        ended = []
+        for stream_id, owner in ((str(row[0]), str(row[1])) for row in rows):
+            why = f"its recording process ({owner}) stopped"
+            if owners.gone(owner, host) and self.finish(stream_id, ENDINGS["worker"], why):
+                ended.append(stream_id)
+        return ended
 
     def live(self) -> list[str]:
         """The ids of the captures still live, newest first."""

@@ -257,6 +257,16 @@ MIGRATIONS = (
             "ALTER TABLE captures ADD COLUMN request_masked TEXT",
         ),
     ),
+    Migration(
+        12,
+        "live captures owned",
+        (
+            # The process recording a live capture ("host pid start-time"): a worker of the
+            # same host ends the live captures of a process that is gone ("cut: the worker
+            # stopped") within seconds, instead of leaving them live until the next start.
+            "ALTER TABLE captures ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

@@ -22,6 +22,7 @@ ENDINGS = {
     "client": "cut by the client",
     "upstream": "cut by the upstream",
     "server": "cut: the server stopped",
+    "worker": "cut: the worker stopped",
     "truncated": "cut: stored up to --max-bytes",
 }
 """How a capture ends, by the cause's name: the state it is stored with (`Captures`). Every

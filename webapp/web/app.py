@@ -18,6 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from webapp.settings import Settings
 from webapp.tuning import serving
 from webapp.web.backend.capture.live import Pace
+from webapp.web.backend.capture.recorder import StoreRecorder
 from webapp.web.backend.forward import Forwarder
 from webapp.web.backend.inflight import RequestScope
 from webapp.web.backend.ingest import UploadSlots
@@ -77,9 +78,15 @@ def create_app(settings: Settings) -> FastAPI:
             sweeping = await retention.start()
             backfill.start()  # the streams stored before there were search terms
             await asyncio.to_thread(interrupt_orphans, service)
+            recorder = None if forwarder is None else forwarder.recorder
+            watching = None
+            if isinstance(recorder, StoreRecorder):  # the captures of a sibling worker that died
+                watching = asyncio.ensure_future(recorder.sweeping(settings.capture_sweep_s))
             try:
                 yield
             finally:
+                if watching is not None:
+                    watching.cancel()
                 await backfill.stop()
                 if sweeping is not None:
                     sweeping.cancel()

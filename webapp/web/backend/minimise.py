@@ -9,13 +9,11 @@ worker answers a poll. The result is stored as a new stream whose `parent` is th
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 from webapp.core.options import Options
@@ -24,6 +22,7 @@ from webapp.core.records import Record
 from webapp.core.rules import POLICIES, Policy
 from webapp.lenses.ours import trace_result
 from webapp.storage.jobs import Job, Jobs
+from webapp.storage.owners import gone, owner_tag
 from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import FINGERPRINT, Until, parse_until, traces_differ
 from webapp.triage.verdict import grade
@@ -62,41 +61,14 @@ INTERRUPTED = (
 )
 
 
-def process_tag(pid: int) -> str:
-    """A process as no later one is: its pid and its start time since boot (Linux's
-    /proc/PID/stat field 22), "" when it is gone; the pid alone where there is no /proc."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except FileNotFoundError:
-        return ""
-    except OSError:
-        return str(pid)
-    fields = stat.rsplit(")", 1)[-1].split()  # after the command's name, which may hold spaces
-    return f"{pid} {fields[19]}" if len(fields) > 19 else str(pid)
-
-
-def owner_tag() -> str:
-    """The process running a job: "host pid start-time" (`Jobs.start`'s owner)."""
-    return f"{socket.gethostname()} {process_tag(os.getpid())}"
-
-
 def interrupt_orphans(service: Service) -> int:
     """At a server's start: the jobs left running by this host's processes that are gone (the
     server stopped or crashed mid-job) end as interrupted, and say so on their page; another
     host's, or a live sibling worker's, are left alone. How many were ended."""
     jobs = Jobs(service.storage)
     host = socket.gethostname()
-    gone = [
-        job_id
-        for job_id, owner in jobs.owners(host).items()
-        if process_tag(_pid(owner)) != owner.removeprefix(host + " ")
-    ]
-    return jobs.interrupt(gone, INTERRUPTED)
-
-
-def _pid(owner: str) -> int:
-    parts = owner.split()
-    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+    stopped = [job_id for job_id, owner in jobs.owners(host).items() if gone(owner, host)]
+    return jobs.interrupt(stopped, INTERRUPTED)
 
 
 class Busy(RuntimeError):

@@ -10,7 +10,9 @@ HAR entry's `timings` for a HAR, null when the input has none.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import socket
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -25,6 +27,7 @@ from webapp.core.readers.timing import (
 )
 from webapp.core.records import ReadResult
 from webapp.storage.capture import Captures, Facts, Part
+from webapp.storage.owners import owner_tag
 from webapp.web.backend.capture.timing import captured
 from webapp.web.backend.library.indexing import index
 from webapp.web.backend.service import Service, Unreadable
@@ -62,9 +65,26 @@ class StoreRecorder:
         self.captures = Captures(service.storage)
 
     def open(self, facts: Facts, title: str, format: str) -> StoreSink:
-        """A new live stream (a kept request's keys masked)."""
-        info = self.captures.start(facts.masked(), title=title, format=format)
+        """A new live stream (a kept request's keys masked), owned by this process."""
+        info = self.captures.start(facts.masked(), title=title, format=format, owner=owner_tag())
         return StoreSink(self, info.id)
+
+    def sweep(self) -> list[str]:
+        """End the live captures of a recording process of this host that has stopped (a
+        worker killed, or crashed); their ids."""
+        return self.captures.end_gone(socket.gethostname())
+
+    async def sweeping(self, every: float) -> None:
+        """`sweep` now and every `every` seconds, until cancelled (a worker's life)."""
+        while True:
+            try:
+                ended = await asyncio.to_thread(self.sweep)
+            except Exception:  # a store down now may be up at the next sweep
+                log.warning("the sweep of stopped workers' captures failed", exc_info=True)
+            else:
+                if ended:
+                    log.warning("ended %d capture(s) of a worker that stopped", len(ended))
+            await asyncio.sleep(every)
 
     def forget(self, stream_id: str) -> None:
         """Drop what this worker cached of the stream (made from the bytes it had then)."""
