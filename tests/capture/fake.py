@@ -55,6 +55,8 @@ class Fake:
     gates: dict[int, threading.Event] = field(default_factory=dict)
     """Before sending piece N, wait until gates[N] is set (N = len(script): before the end)."""
     pause_s: float = 0.0
+    lead_s: float = 0.0
+    """A pause after the headers, before the first piece (a model thinking)."""
     status: int = 200
     content_type: str = "text/event-stream"
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
@@ -124,6 +126,8 @@ class Fake:
                     return
                 if self.pause_s and number:
                     await asyncio.sleep(self.pause_s)
+                elif self.lead_s and not number:
+                    await asyncio.sleep(self.lead_s)
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
                 self.sent.append(piece)
                 self.sending.set()
