@@ -32,7 +32,9 @@ from webapp.web.backend.overview import Bucket
 from webapp.web.backend.runs import Run, Runs
 
 MAGIC = b"SVZVIEW\0"
-FORMAT = 1
+FORMAT = 2
+"""2: a view is made only of input that holds a stream, and a capture cut short is judged
+without its end (issue 31); a view of format 1 may be of neither, so it is made again."""
 _HEAD = struct.Struct("<8sII")
 _LENGTH = struct.Struct("<Q")
 
