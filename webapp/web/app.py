@@ -71,30 +71,21 @@ def create_app(settings: Settings) -> FastAPI:
     backfill = Backfill(service)
     forwarder = proxy.forwarder(settings, service)
 
+    recorder = None if forwarder is None else forwarder.recorder
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         with serving():  # the process's tuning (webapp.tuning), before the worker threads start
             warm(app.state.templates)
-            sweeping = await retention.start()
-            backfill.start()  # the streams stored before there were search terms
-            await asyncio.to_thread(interrupt_orphans, service)
-            recorder = None if forwarder is None else forwarder.recorder
-            watching = None
-            if isinstance(recorder, StoreRecorder):  # the captures of a sibling worker that died
-                watching = asyncio.ensure_future(recorder.sweeping(settings.capture_sweep_s))
             try:
-                yield
-            finally:
-                if watching is not None:
-                    watching.cancel()
-                await backfill.stop()
-                if sweeping is not None:
-                    sweeping.cancel()
+                async with _beside(service, retention, backfill, recorder, settings):
+                    yield
                 if forwarder is not None:
                     await forwarder.aclose()
                 clients = getattr(app.state, "clients", None)
                 if clients is not None:  # the lenses' threads end before the store closes
                     await asyncio.to_thread(clients.close, settings.lens_timeout + 5)
+            finally:
                 service.close()
 
     app = FastAPI(
@@ -117,6 +108,33 @@ def create_app(settings: Settings) -> FastAPI:
     _routes(app)
     errors.install(app)
     return app
+
+
+@asynccontextmanager
+async def _beside(
+    service: Service,
+    retention: Retention,
+    backfill: Backfill,
+    recorder: object,
+    settings: Settings,
+) -> AsyncIterator[None]:
+    """What a worker does beside its requests, for as long as it serves: retention's sweeps,
+    the search terms of streams stored before there were any, and the end of the minimise
+    jobs and the captures (`recorder`'s, when it is the store's) whose process stopped."""
+    sweeping = await retention.start()
+    backfill.start()
+    await asyncio.to_thread(interrupt_orphans, service)
+    watching = None
+    if isinstance(recorder, StoreRecorder):  # the captures of a sibling worker that died
+        watching = asyncio.ensure_future(recorder.sweeping(settings.capture_sweep_s))
+    try:
+        yield
+    finally:
+        if watching is not None:
+            watching.cancel()
+        await backfill.stop()
+        if sweeping is not None:
+            sweeping.cancel()
 
 
 def _middleware(
