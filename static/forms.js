@@ -1,5 +1,6 @@
 // streamviz: the paste form (Ctrl+Enter submits, file drops, a note when the box holds text
-// and a file is chosen). The form works without it; loaded by home.html.
+// and a file is chosen) and the playground's form (typing into an unticked key ticks it).
+// Both forms work without it; loaded by home.html and play.html.
 (function () {
   "use strict";
 
@@ -105,8 +106,43 @@
     });
   }
 
+  // ---- the playground (templates/play.html)
+
+  // Typing into a key whose box is unticked ticks it: the edit is what the user meant (an
+  // unticked key's text is not sent as part of the fragment). The first time, a note after
+  // that fragment says so, and the status line tells a screen reader.
+  function playground() {
+    var form = el("play-form");
+    if (!form) return;
+    var hint = el("play-ticks-hint");
+    if (hint) hint.hidden = false;
+    var told = false;
+    // capture: ticked before htmx (listening on the form) reads it
+    form.addEventListener("input", function (event) {
+      var field = event.target;
+      var key = field && field.type === "text" && field.closest(".play-key");
+      var box = key && key.querySelector("input[type=checkbox]");
+      if (!box || box.checked) return;
+      box.checked = true;
+      if (told) return;
+      told = true;
+      var name = key.querySelector(".key-name");
+      var words = (name ? name.textContent : "That key") + " is ticked: typing into a key puts " +
+        "it in the fragment (untick it to take it out again).";
+      var shown = document.createElement("p");
+      shown.className = "play-ticked";
+      shown.id = "play-ticked";
+      shown.textContent = words;
+      var fragment = key.closest(".play-frag");
+      if (fragment) fragment.appendChild(shown);
+      var status = el("play-status");
+      if (status) status.textContent = words;
+    }, true);
+  }
+
   function ready() {
     pasteForm();
+    playground();
   }
 
   if (document.readyState === "loading") {

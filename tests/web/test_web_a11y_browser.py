@@ -89,6 +89,7 @@ PAGES = {
     "example-compare": "/examples/ambiguous/compare",
     "clients": "/examples/ambiguous/clients",
     "rules": "/rules",
+    "play-ticked": "/play#tick",
     "tour": "/tour",
     "present-stream": "/examples/ambiguous?present=1",
     "present-compare": "/examples/continuation/compare?present=1&step=2",
@@ -104,7 +105,7 @@ PAGES = {
 }
 """Each page audited; `#open-share`: with its Share menu (and the other size's snippet) open;
 `#open-compare-with`: with its "compare with..." control open; `#both`: text pasted and a file
-chosen (the note about the pair shown)."""
+chosen (the note about the pair shown); `#tick`: an unticked key typed into (ticked, said)."""
 
 
 @pytest.fixture(scope="module", params=SCHEMES)
@@ -136,6 +137,9 @@ def test_no_serious_or_critical_violation(
             "#file", files=[{"name": "w.sse", "mimeType": "text/plain", "buffer": b"x"}]
         )
         page.locator("#pair-note button").first.wait_for()
+    if then == "tick":
+        page.locator("input[name='c2.f0.index']").press_sequentially("0")
+        page.locator("#play-ticked").wait_for()
     found = violations(page)
     page.close()
     assert found == [], "\n".join(found)

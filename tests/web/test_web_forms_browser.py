@@ -1,15 +1,17 @@
-"""The paste form in a real browser: the button on screen, Ctrl+Enter, a file and a paste
-together."""
+"""The paste form and the playground's form in a real browser: the button on screen, Ctrl+Enter,
+a file and a paste together, typing into an unticked key."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.web.webkit import CONTINUATION, Watched
+from webapp.web.views.playground import decode
 
 pytestmark = pytest.mark.browser
 
@@ -113,3 +115,44 @@ def test_without_javascript_the_server_refuses_the_pair_and_keeps_the_text(
     expect(page.locator("#text")).to_have_value("data: pasted\n")
     assert in_viewport(page, "#submit-button")
     context.close()
+
+
+def holds_both(url: str) -> bool:
+    """The playground's address holds chunk 2's index 0 and chunk 3's name "x"."""
+    token = parse_qs(urlsplit(url).query).get("s")
+    if not token:
+        return False
+    chunks = decode(token[0])
+    return (
+        chunks[2].fragments[0].keys.get("index") == 0
+        and chunks[3].fragments[0].keys.get("name") == "x"
+    )
+
+
+def test_typing_into_an_unticked_key_ticks_it_and_the_link_keeps_it(watched: Watched) -> None:
+    page = watched.page
+    page.goto(f"{watched.base}/play")
+    verdict = page.locator("#play-verdict")
+    expect(verdict).to_contain_text("adr-0019: 1 block (")
+    address = page.url
+    box = page.locator("input[name='c2.f0.index.on']")
+    expect(box).not_to_be_checked()
+    page.locator("input[name='c2.f0.index']").press_sequentially("0")
+    expect(box).to_be_checked()
+    # said once, after that fragment, and to a screen reader
+    told = page.locator("#frag-2-0 .play-ticked")
+    expect(told).to_contain_text("index is ticked")
+    expect(page.locator("#play-status")).to_contain_text("index is ticked")
+    page.locator("input[name='c3.f0.name']").press_sequentially("x")
+    expect(page.locator("input[name='c3.f0.name.on']")).to_be_checked()
+    expect(page.locator(".play-ticked")).to_have_count(1)
+    # the run used both, and the page's address holds the ticked keys
+    page.wait_for_url(holds_both)
+    assert page.url != address
+    expect(verdict).to_contain_text("adr-0019: 2 blocks")  # the name "x" opened a call
+    page.goto(page.url)
+    expect(page.locator("input[name='c2.f0.index.on']")).to_be_checked()
+    expect(page.locator("input[name='c2.f0.index']")).to_have_value("0")
+    expect(page.locator("input[name='c3.f0.name.on']")).to_be_checked()
+    expect(page.locator("input[name='c3.f0.name']")).to_have_value("x")
+    watched.assert_clean()
