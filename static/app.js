@@ -1,4 +1,5 @@
-// streamviz: keyboard stepping, keeping the timeline in step with the stage, file drops.
+// streamviz: keyboard stepping, keeping the timeline in step with the stage, copy buttons
+// (the paste form's and the playground's enhancements are forms.js's).
 // Everything here enhances pages that already work without JavaScript.
 (function () {
   "use strict";
@@ -211,25 +212,6 @@
     copyButtons();
     // an example's story, a live capture's banner stays in view (the rows' box still follows)
     syncTimeline(true, !!(document.getElementById("story") || document.getElementById("live-view")));
-    var zone = document.getElementById("dropzone");
-    var input = document.getElementById("file");
-    var text = document.getElementById("text");
-    if (!zone || !input) return;
-    function over(event) { event.preventDefault(); zone.classList.add("over"); }
-    function leave() { zone.classList.remove("over"); }
-    function drop(event) {
-      event.preventDefault();
-      leave();
-      if (event.dataTransfer && event.dataTransfer.files.length) {
-        input.files = event.dataTransfer.files;
-      }
-    }
-    [zone, text].forEach(function (element) {
-      if (!element) return;
-      element.addEventListener("dragover", over);
-      element.addEventListener("dragleave", leave);
-      element.addEventListener("drop", drop);
-    });
   }
 
   if (document.readyState === "loading") {

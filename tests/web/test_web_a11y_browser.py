@@ -81,6 +81,7 @@ def streams(live_server: str) -> dict[str, str]:
 
 PAGES = {
     "home": "/",
+    "home-pair": "/#both",
     "stream": "/s/{run}?step=3",
     "stream-end": "/s/{continuation}?step=5&policy=exact-key",
     "example": "/examples/ambiguous",
@@ -88,6 +89,7 @@ PAGES = {
     "example-compare": "/examples/ambiguous/compare",
     "clients": "/examples/ambiguous/clients",
     "rules": "/rules",
+    "play-ticked": "/play#tick",
     "tour": "/tour",
     "present-stream": "/examples/ambiguous?present=1",
     "present-compare": "/examples/continuation/compare?present=1&step=2",
@@ -102,7 +104,8 @@ PAGES = {
     "compare-with-open": "/s/{continuation}#open-compare-with",
 }
 """Each page audited; `#open-share`: with its Share menu (and the other size's snippet) open;
-`#open-compare-with`: with its "compare with..." control open."""
+`#open-compare-with`: with its "compare with..." control open; `#both`: text pasted and a file
+chosen (the note about the pair shown); `#tick`: an unticked key typed into (ticked, said)."""
 
 
 @pytest.fixture(scope="module", params=SCHEMES)
@@ -128,6 +131,15 @@ def test_no_serious_or_critical_violation(
         page.locator("#share .share-size > summary").click()
     if then == "open-compare-with":
         page.locator("#compare-with > summary").click()
+    if then == "both":
+        page.fill("#text", CONTINUATION)
+        page.set_input_files(
+            "#file", files=[{"name": "w.sse", "mimeType": "text/plain", "buffer": b"x"}]
+        )
+        page.locator("#pair-note button").first.wait_for()
+    if then == "tick":
+        page.locator("input[name='c2.f0.index']").press_sequentially("0")
+        page.locator("#play-ticked").wait_for()
     found = violations(page)
     page.close()
     assert found == [], "\n".join(found)

@@ -79,6 +79,27 @@ def test_submit_a_file(client: TestClient) -> None:
     assert "weather.sse" in client.get(response.headers["location"]).text
 
 
+def test_a_paste_and_a_file_together_are_refused_naming_both(client: TestClient) -> None:
+    """Neither wins silently: the form comes back (422) with the text, and nothing is stored."""
+    text = CONTINUATION.replace("\n", "\r\n")  # as a browser sends a textarea
+    upload = {"file": ("weather <1>.sse", CONTINUATION.encode(), "text/plain")}
+    response = client.post("/streams", data={"text": text, "title": "mine"}, files=upload)
+    assert response.status_code == 422
+    assert template(response) == "home.html"
+    html = response.text
+    said = (
+        f"You pasted {len(CONTINUATION):,} characters and chose the file "
+        "'weather <1>.sse': streamviz reads one stream at a time."
+    )
+    assert str(escape(said)) in html
+    assert 'role="alert"' in html and 'value="mine"' in html
+    assert str(escape(text)) + "</textarea>" in html
+    assert client.get("/api/streams").json()["total"] == 0
+    # a box holding only blank lines is no paste: the file is read
+    blank = client.post("/streams", data={"text": " \r\n "}, files=upload)
+    assert blank.status_code == 303
+
+
 def test_unreadable_input_gets_the_form_back_with_the_text(client: TestClient) -> None:
     text = "hello <b>world</b>, not a stream"
     response = submit(client, text, title="mine")

@@ -2,7 +2,7 @@
 
 A stream pasted or uploaded is read, checked for secrets (the user chooses what to mask when
 any are found) and stored, then the browser is sent to its timeline (303); a form that does
-not read comes back with the text and the reason.
+not read, or holds both a paste and a file, comes back with the text and the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from webapp.core.options import Options
 from webapp.core.readers import decode
 from webapp.core.records import ReaderError
 from webapp.core.rules import POLICIES
-from webapp.core.words import count
+from webapp.core.words import count, excerpt
 from webapp.examples import EXAMPLES
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend import masking
@@ -112,6 +112,8 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
     except BadQuery as error:
         raise _Refused(str(error), 400, text) from error
     upload = await form_file(form, "file", limit)
+    if upload is not None and text.strip():
+        raise _Refused(_both(text, upload[1]), 422, text)
     # A file's name comes back from the secrets preview in a field of its own.
     raw, file_name = upload if upload is not None else (encode_text(text), "")
     file_name = clean_title(file_name or form_text(form, "file_name"), "")
@@ -147,6 +149,18 @@ class _Preview(Exception):
         self.text = text
         self.title = title
         self.fields = fields
+
+
+def _both(text: str, file_name: str) -> str:
+    """Why a paste and a chosen file together are refused (neither is picked silently)."""
+    name = clean_title(file_name, "")
+    chosen = f"the file {excerpt(name, 80)}" if name else "a file"
+    typed = len(text.replace("\r\n", "\n"))  # as the box counts them; a form sends CRLF
+    return (
+        f"You pasted {count(typed, 'character')} and chose {chosen}: streamviz reads "
+        "one stream at a time. The pasted text is kept below: show its timeline as it is, or "
+        "clear the box and choose the file again."
+    )
 
 
 def _redisplayed(raw: bytes) -> str:
