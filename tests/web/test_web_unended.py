@@ -45,6 +45,8 @@ def test_a_cut_capture_is_not_judged_on_its_end(
     assert end == {"recorded": False, "why": ENDINGS[state], "withheld": sorted(AT_END)}
     page = client.get(f"/s/{cut.stream_id}").text
     assert f"end was not recorded ({ENDINGS[state]})" in page
+    assert "keeps the contract" not in page and "admits more than one reading" not in page
+    assert "never sent" not in page  # the finish_reason: not recorded, not "never sent"
     report = client.get(f"/s/{cut.stream_id}/report.md").text
     assert "Nothing to file from these bytes" in report and "File with" not in report
 

@@ -237,6 +237,8 @@ def _intended(view: TraceView) -> str:
         return ""
     if contract.intended is not None:
         return f"The stream means: {contract.intended.describe()}"
+    if contract.end is not None:
+        return f"What this stream means is not read: {contract.why}"
     return f"The stream admits more than one reading: {contract.why}" if contract.why else ""
 
 

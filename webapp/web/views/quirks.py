@@ -126,10 +126,20 @@ class Reading:
         """Calls not shown."""
         return self.total - len(self.calls or ())
 
+    unended: bool = False
+    """There is none because the stream's end was not recorded (a capture cut short)."""
+
     @property
     def ambiguous(self) -> bool:
-        """The stream admits more than one reading."""
+        """There is no single reading (`lead` says why, in words)."""
         return self.calls is None
+
+    @property
+    def lead(self) -> str:
+        """What the panel says before `why` when there is no single reading."""
+        if self.unended:
+            return "What this stream means is not read:"
+        return "This stream admits more than one reading:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,10 +162,12 @@ def panel(contract: Contract | None, links: Links) -> QuirkPanel:
     for found in contract.quirks:  # in order of first step
         by_code.setdefault(found.code, []).append(found)
     items = tuple(_item(code, found, links) for code, found in by_code.items())
-    return QuirkPanel(_headline(items), items, reading(contract), clients)
+    return QuirkPanel(_headline(items, contract.end), items, reading(contract), clients)
 
 
-def _headline(items: Sequence[QuirkItem]) -> str:
+def _headline(items: Sequence[QuirkItem], end: str | None = None) -> str:
+    if not items and end is not None:
+        return "none in what was recorded (its end was not)"
     if not items:
         return "none: the stream keeps the contract"
     silent = sum(1 for item in items if item.harm == "silent")
@@ -222,7 +234,9 @@ def reading(contract: Contract) -> Reading:
     intended = contract.intended
     if intended is None:
         why = clipped_head(one_line(contract.why or "the stream does not say"), MESSAGE_SHOWN)
-        return Reading(None, (), why.head + ("…" if why.hidden else ""))
+        return Reading(
+            None, (), why.head + ("…" if why.hidden else ""), 0, contract.end is not None
+        )
     calls = tuple(
         IntendedCall(
             name=call.name if isinstance(call.name, str) and call.name else "(no name)",

@@ -13,6 +13,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from webapp.core.trace import Trace
 from webapp.core.words import number
 from webapp.web.backend.capture.timing import Timing
 from webapp.web.backend.overview import Bucket, Strip
@@ -169,7 +170,7 @@ def panel(view: TraceView, timing: Timing, links: Links, *, live: bool = False) 
             fragment,
             "none yet" if live else "none in this stream",
         ),
-        at("finish_reason", finish, "not yet" if live else "never sent"),
+        at("finish_reason", finish, "not yet" if live else _unsent(trace)),
     ]
     milestones.append(_end(timing, records, live))
     last_record = records - 1 if live else records  # while live the end step has not come
@@ -184,6 +185,13 @@ def panel(view: TraceView, timing: Timing, links: Links, *, live: bool = False) 
         plot=plot(timing, links, records, fragment, finish, live=live) if timing.per_step else None,
         live=live,
     )
+
+
+def _unsent(trace: Trace) -> str:
+    """A finish_reason that never came, in words: never sent, or not recorded when the
+    stream's end was not."""
+    end = trace.contract.end if trace.contract is not None else None
+    return "never sent" if end is None else f"not recorded (the end was not: {end})"
 
 
 def _end(timing: Timing, records: int, live: bool) -> Milestone:
