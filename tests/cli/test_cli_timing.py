@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.clikit import CLEAN, Invoke, Write
-from tests.streamkit import har, sse
+from tests.streamkit import chunk, frag, har, sse
 from webapp.core.readers.cassette import to_cassette
 from webapp.core.readers.timing import Arrivals
 
@@ -90,3 +90,23 @@ def test_a_har_entrys_timings_past_the_float_range_are_a_note(write: Write, invo
     assert "timing" not in _document(invoke, path)
     checked = invoke("check", path)
     assert "timings.blocked is 1e+308, not a time in ms" in checked.output
+
+
+def test_a_recording_cut_short_is_not_judged_on_its_end(tmp_path: Path, invoke: Invoke) -> None:
+    """A `.sse` that `streamviz record` wrote of an exchange cut short: `trace` and `check`
+    report nothing only its end could show (issue 31), as the same bytes ended are judged."""
+    path = tmp_path / "cut.sse"
+    data = sse(chunk(frag(0, "c1", "get_weather", "")), chunk(frag(0, args='{"a": ')), done=False)
+    path.write_bytes(data.encode())
+    _sidecar(path, data.encode())
+    ended = _document(invoke, str(path))
+    assert "no-finish" in {q["code"] for q in ended["quirks"]} and "end" not in ended
+    _sidecar(path, data.encode(), state="cut by the client")
+    cut = _document(invoke, str(path))
+    assert not {q["code"] for q in cut["quirks"]} & {"no-finish", "arguments-not-json"}
+    assert "missing-finish-reason" not in {a["code"] for a in cut["anomalies"]}
+    assert cut["end"]["why"] == "cut by the client"
+    checked = json.loads(invoke("check", str(path), "--format", "json").stdout)
+    assert not {a["code"] for a in checked["anomalies"]} & {"missing-finish-reason"}
+    assert not {q["code"] for q in checked["quirks"]} & {"no-finish"}
+    assert "no-finish" in checked["end"]["withheld"]

@@ -62,3 +62,18 @@ def input_timing(file: str, source: ReadResult) -> dict[str, Any] | None:
         end=None if live else arrivals.ms[-1],
         source="capture",
     )
+
+
+def missing_end(file: str) -> str:
+    """Why the stream `streamviz record` wrote to FILE stops before its end, as the
+    `.timing.json` beside it says ("cut by the client"); "" when it does not say so."""
+    from webapp.storage.store import missing_end as of_state
+
+    beside = sidecar(file)
+    if beside is None:
+        return ""
+    try:
+        value = json.loads(beside.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""  # `input_timing` says why it is not used
+    return of_state(value.get("state")) if isinstance(value, dict) else ""

@@ -18,6 +18,7 @@ from webapp.cli.render import check_lines, trace_lines
 from webapp.cli.report import check_document
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
+from webapp.core.trace import Trace
 from webapp.core.tracejson import trace_document_stream
 from webapp.tuning import ending, paused_gc
 
@@ -120,7 +121,7 @@ def _trace(given: Input, chosen: Options, output: str) -> None:
 
         timing = input_timing(given.file, source)
     # JSON needs only the records' count: each payload's text goes once it is assembled.
-    result = assemble(source.records, chosen, consume=output == "json")
+    result = _unended(given, assemble(source.records, chosen, consume=output == "json"))
     if output == "json":
         document = with_timing(trace_document_stream(result, source), timing)
         emit(itertools.chain(document, [b"\n"]))
@@ -130,7 +131,7 @@ def _trace(given: Input, chosen: Options, output: str) -> None:
 
 def _check(given: Input, chosen: Options, output: str) -> set[str]:
     source = given.load()
-    result = assemble(source.records, chosen, consume=True)  # only their count is shown
+    result = _unended(given, assemble(source.records, chosen, consume=True))  # count shown
     write(
         output,
         lambda: check_document(result, source),
@@ -138,6 +139,15 @@ def _check(given: Input, chosen: Options, output: str) -> set[str]:
     )
     found = {anomaly.severity for anomaly in result.anomalies}
     return found | ({"quirk"} if result.contract is not None and result.contract.quirks else set())
+
+
+def _unended(given: Input, trace: Trace) -> Trace:
+    """The trace, judged without its end when the file is a recording whose end was not
+    recorded (its `.timing.json` says it was cut): `Trace.without_end`."""
+    from webapp.cli.timing import missing_end
+
+    why = missing_end(given.file)
+    return trace.without_end(why) if why else trace
 
 
 def _compare(given: Input, chosen: Options, output: str) -> None:

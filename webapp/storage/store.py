@@ -29,6 +29,13 @@ ENDINGS = {
 state but "complete" and `LIVE` says the stored bytes stop before the stream's end."""
 
 
+def missing_end(state: object) -> str:
+    """Why a capture in `state` holds no end of its stream: the state itself when it is one
+    of `ENDINGS` that stops before the end, else "" (complete, live, or not a capture)."""
+    cut = isinstance(state, str) and state in ENDINGS.values() and state != ENDINGS["complete"]
+    return str(state) if cut else ""
+
+
 class Backend(Protocol):
     """What a database offers the store: statements with `?` placeholders, a migration lock."""
 
@@ -169,7 +176,7 @@ class Storage:
             input_format=row[5],
             redactions=tuple(json.loads(row[6])),
             parent=row[7],
-            end="" if state in (None, LIVE, ENDINGS["complete"]) else str(state),
+            end=missing_end(state),
         )
 
     def raw(self, stream_id: str) -> bytes | None:
