@@ -8,6 +8,7 @@ with them alive, its first pass would walk every object made during the pause.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 
 import click
@@ -144,6 +145,9 @@ def _check(given: Input, chosen: Options, output: str) -> set[str]:
 def _unended(given: Input, trace: Trace) -> Trace:
     """The trace, judged without its end when the file is a recording whose end was not
     recorded (its `.timing.json` says it was cut): `Trace.without_end`."""
+    beside = os.path.splitext(given.file)[0] + ".timing.json"  # `timing.sidecar`, cheaply:
+    if given.file == "-" or not os.path.isfile(beside):  # `check`'s start loads no pathlib
+        return trace
     from webapp.cli.timing import missing_end
 
     why = missing_end(given.file)
