@@ -210,8 +210,11 @@
   function ready() {
     keepTouched();
     copyButtons();
-    // an example's story, a live capture's banner stays in view (the rows' box still follows)
-    syncTimeline(true, !!(document.getElementById("story") || document.getElementById("live-view")));
+    // an example's story, a live capture's banner, the note saying which HAR entry the page
+    // opened on and why stay in view (the rows' box still follows)
+    var still = document.getElementById("story") || document.getElementById("live-view") ||
+      document.getElementById("entry-opened");
+    syncTimeline(true, !!still);
   }
 
   if (document.readyState === "loading") {

@@ -19,6 +19,7 @@ from webapp.core.readers import http
 from webapp.core.redact import redact
 from webapp.core.redact.content import scan
 from webapp.core.redact.text import redact_text
+from webapp.web.backend.library.holdings import leaves
 
 N = 16_000
 KEY = b"linear-key-0123"
@@ -88,6 +89,19 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
             f'{{"a":"{"b" * 150}","data":"Zm9v{i:08d}YmFyQmF6cXV4Zm9vYmFyYmF6cXV4Zm9v","c":0}}'
             for i in range(n // 230)
         ),
+    ),
+    # The library reads the values in a call's arguments, whole or broken, token by token.
+    "escaped quotes, never closed (argument values)": (
+        lambda text: list(leaves(text)),
+        lambda n: '"\\"' * (n // 3),
+    ),
+    "strings never closed (argument values)": (
+        lambda text: list(leaves(text)),
+        lambda n: '{"a' * (n // 3),
+    ),
+    "keys before long blanks (argument values)": (
+        lambda text: list(leaves(text)),
+        lambda n: '"k"' + " " * n + ':"v"',
     ),
 }
 

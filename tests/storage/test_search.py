@@ -7,7 +7,15 @@ import pytest
 
 from webapp.storage import Storage, open_storage
 from webapp.storage.schema import MIGRATIONS, migrate
-from webapp.storage.search import MAX_PER_KIND, TERMS_VERSION, Search, after_prefix, words
+from webapp.storage.search import (
+    MAX_PER_KIND,
+    MAX_VALUE_WORDS,
+    TERMS_VERSION,
+    VALUE_CHARS,
+    Search,
+    after_prefix,
+    words,
+)
 from webapp.storage.team import Library
 
 HOLDS = {
@@ -76,6 +84,23 @@ def test_terms_are_bounded_and_storable(storage: Storage) -> None:
     assert Search(storage).index(info.id, {"tool": ["again"]})  # replaced, not added to
     assert Search(storage).terms(info.id) == {"tool": ["again"]}
     assert not Search(storage).index("no-such-stream", HOLDS)
+    storage.close()
+
+
+def test_values_are_found_by_each_word_and_bounded(storage: Storage) -> None:
+    info = storage.add(b"x", title="", format="sse")
+    long = "word " * 100 + "farbeyond"
+    values = ["Edinburgh, Scotland", "NVDA", "2024-05-01", 42, None, long]
+    assert Search(storage).index(info.id, {"value": values})
+    for search in ("edinburgh", "SCOTLAND", "nvda", "2024-05", "05-01", "word"):
+        assert _found(storage, search) == [info.id], search
+    assert _found(storage, "farbeyond") == []  # past a value's first VALUE_CHARS
+    assert len(long) > VALUE_CHARS
+    assert _found(storage, "burgh") == []  # a word's start, as for every term
+    many = [f"v{n} w{n}" for n in range(MAX_VALUE_WORDS)]  # twice as many words
+    assert Search(storage).index(info.id, {"value": many})
+    kept = Search(storage).terms(info.id)["value"]
+    assert len(kept) == MAX_VALUE_WORDS and "w127" in kept and "v128" not in kept
     storage.close()
 
 

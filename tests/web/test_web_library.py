@@ -4,6 +4,7 @@ holds, search by what it holds, notes only their author rewrites, and a deleted 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from fastapi import FastAPI
@@ -18,6 +19,7 @@ from webapp.storage.capture import Facts
 from webapp.storage.search import Search
 from webapp.web.app import create_app
 from webapp.web.backend.forward import title_of
+from webapp.web.backend.library.holdings import ARGUMENT_CHARS, CALLS_READ
 
 TWO_TOOLS = sse(
     chunk(frag(0, "call_W1x", "get_weather", ""), model="gpt-4o"),
@@ -31,6 +33,13 @@ PHANTOM = sse(
     chunk(frag(args='{"q": 1}')),  # a bare continuation: exact-key's phantom, a quirk
     chunk(finish="tool_calls"),
 )
+VALUES = sse(
+    chunk(frag(0, "call_E1", "get_forecast", '{"location": {"city": "Edinburgh, Scot'), model="m"),
+    chunk(frag(0, args='land", "days": 3}')),
+    chunk(frag(1, "call_T2", "get_quote", '{"ticker": "NVDA", "note": "say \\"hi\\" x')),
+    chunk(finish="tool_calls"),  # the second call's arguments cut short: its values count
+)
+"""Values in the arguments, one call's split across pieces, one call's JSON never closed."""
 
 
 def _api_store(client: TestClient, text: str, **extra: Any) -> dict[str, Any]:
@@ -144,6 +153,14 @@ def test_a_capture_and_a_paste_are_titled_by_the_same_function() -> None:
         ("gpt-4o flight", {"two"}),  # every word
         ("gpt-4o search_docs", set()),
         ("phant", {"phantom"}),  # the title still counts
+        ("Edinburgh", {"values"}),  # a value in the arguments, nested, split across pieces
+        ("scotland", {"values"}),  # each word of a value
+        ("nvda", {"values"}),  # a ticker, in arguments that never closed
+        ('"hi"', {"values"}),  # its escapes read
+        ("3", {"values"}),  # a number
+        ("paris", {"two"}),
+        ("city", set()),  # a key is no value
+        ("location", set()),
     ],
 )
 def test_the_library_searches_what_streams_hold(
@@ -152,7 +169,8 @@ def test_the_library_searches_what_streams_hold(
     with TestClient(create_app(Settings(db=db_url, list_streams=True))) as client:
         _api_store(client, TWO_TOOLS, title="two")
         _api_store(client, PHANTOM, title="phantom")
-        found = {row["title"] for row in _library(client, f"?q={query}")}
+        _api_store(client, VALUES, title="values")
+        found = {row["title"] for row in _library(client, f"?q={quote(query)}")}
         assert found == expected
 
 
@@ -179,6 +197,40 @@ def test_streams_stored_before_are_indexed_and_titled_at_start(db_url: str) -> N
     assert rows[kept.id]["title"] == "their own title"
     storage = open_storage(db_url)
     assert Search(storage).unindexed(10) == []
+    storage.close()
+
+
+def test_the_values_searched_are_bounded(db_url: str) -> None:
+    padding = "x" * ARGUMENT_CHARS
+    many = sse(
+        chunk(frag(0, "c0", "f", f'{{"pad": "{padding}", "city": "Farway"}}')),
+        *(chunk(frag(n, f"c{n}", "f", f'{{"city": "town{n}"}}')) for n in range(1, 70)),
+        chunk(finish="tool_calls"),
+    )
+    with TestClient(create_app(Settings(db=db_url, list_streams=True))) as client:
+        stream_id = _api_store(client, many, title="many")["id"]
+        assert [row["id"] for row in _library(client, "?q=town63")] == [stream_id]
+        assert CALLS_READ == 64
+        assert _library(client, "?q=town64") == []  # past the first CALLS_READ calls
+        assert _library(client, "?q=farway") == []  # past the first ARGUMENT_CHARS
+        assert [row["id"] for row in _library(client, "?q=xxxx")] == [stream_id]
+
+
+def test_streams_indexed_before_the_values_are_indexed_again(db_url: str) -> None:
+    storage = open_storage(db_url)
+    old = storage.add(VALUES.encode(), title="indexed by an older build", format="sse")
+    assert Search(storage).index(old.id, {"tool": ["get_forecast", "get_quote"]})
+    storage.backend.run("UPDATE streams SET terms_version = 1 WHERE id = ?", (old.id,))
+    assert Search(storage).unindexed(10) == [old.id]
+    storage.close()
+    with TestClient(create_app(Settings(db=db_url, list_streams=True))) as client:
+        app: Any = client.app
+        assert app.state.backfill.finished.wait(30)
+        assert [row["id"] for row in _library(client, "?q=edinburgh")] == [old.id]
+        assert [row["id"] for row in _library(client, "?q=nvda get_quote")] == [old.id]
+    storage = open_storage(db_url)
+    assert Search(storage).unindexed(10) == []
+    assert "edinburgh" in Search(storage).terms(old.id)["value"]
     storage.close()
 
 
@@ -260,7 +312,7 @@ def test_the_library_page_searches_what_streams_hold(db_url: str) -> None:
         _api_store(client, TWO_TOOLS, title="two")
         _api_store(client, PHANTOM, title="phantom")
         page = client.get("/streams?q=weather").text
-        assert "Search by title, model, tool, call id, anomaly or quirk" in page
+        assert "Search by title, model, tool, call id, anomaly, quirk or a value in" in page
         table = page.split("<tbody>")[1].split("</tbody>")[0]
         assert ">two</a>" in table and "phantom" not in table
         assert "<code>gpt-4o</code>" in table and "<code>get_weather</code>" in table

@@ -409,20 +409,38 @@ def test_report_md_has_the_verdict_and_the_notes(client: TestClient) -> None:
     assert response.headers["content-type"] == "text/markdown; charset=utf-8"
     text = response.text
     assert text.startswith("# weather\n") and "**Verdict:**" in text
-    # each note links to its step: relative links without --public-url
-    assert f"- Step [1](/s/{stream_id}?step=1): bad\\|cell" in text
+    # each note links to its step, absolute (pasted into a tracker): without --public-url,
+    # from the address the request came to
+    assert f"- Step [1](http://testserver/s/{stream_id}?step=1): bad\\|cell" in text
     assert "### exact-key" in text and "### adr-0019" in text
-    assert "](http" not in text  # no public URL: no absolute links
+    assert "](/s/" not in text  # no relative link left
     assert client.get("/s/nope/report.md").status_code == 404
     assert client.get(f"/s/{stream_id}/report.md?policy=nope").status_code == 400
 
 
 def test_report_links_are_absolute_with_a_public_url(db_url: str) -> None:
-    settings = Settings(db=db_url, public_url="https://viz.example")
+    settings = Settings(db=db_url, public_url="https://viz.example/team")
     with TestClient(create_app(settings)) as client:
         stream_id = created(client)["id"]
         text = client.get(f"/s/{stream_id}/report.md?policy=exact-key").text
-    assert f"](https://viz.example/s/{stream_id}?step=1)" in text
+        other_host = client.get(
+            f"/s/{stream_id}/report.md?policy=exact-key", headers={"Host": "localhost:8000"}
+        ).text
+    assert f"](https://viz.example/team/s/{stream_id}?step=1)" in text
+    assert other_host == text  # the public URL wins over the name the request used
+    assert "](/s/" not in text and "testserver" not in text
+
+
+def test_report_links_without_a_public_url_take_the_requests_own_address(db_url: str) -> None:
+    app = create_app(Settings(db=db_url))
+    with TestClient(app, base_url="http://localhost:8000", root_path="/viz") as client:
+        stream_id = created(client)["id"]
+        note = {"step": 1, "text": "here"}
+        assert client.post(f"/api/streams/{stream_id}/notes", json=note).status_code == 201
+        text = client.get(f"/s/{stream_id}/report.md?policy=exact-key").text
+    # scheme, host with its port, and the root path the app is mounted under
+    assert f"- Step [1](http://localhost:8000/viz/s/{stream_id}?step=1): here" in text
+    assert "](/s/" not in text and "](/viz/" not in text
 
 
 def test_the_fixture_bundle_replays_to_its_expected_traces(client: TestClient) -> None:

@@ -1,9 +1,10 @@
 """The library's search: what a stream is found by besides its title, kept when it is stored.
 
 A stream's terms are lowercased strings of a few kinds (its model, the tools it calls or
-declares, its call ids, its anomaly and quirk codes), each also kept from every `_`, `-`, `.`,
-`:` or `/` on (so "weather" finds get_weather). A search is words; a stream matches when each
-word is in its title or starts one of its terms. A term prefix is a range over an index
+declares, its call ids, its anomaly and quirk codes, and the values in its calls' arguments,
+each word of them apart), each also kept from every `_`, `-`, `.`, `:` or `/` on (so "weather"
+finds get_weather). A search is words; a stream matches when each word is in its title or
+starts one of its terms. A term prefix is a range over an index
 (`term >= 'get' AND term < 'geu'`), the same SQL on SQLite and PostgreSQL (whose column is
 collated by code point, as SQLite's BINARY is).
 """
@@ -16,15 +17,19 @@ from typing import Any
 
 from webapp.storage.store import LIVE, Storage
 
-TERMS_VERSION = 1
-"""Streams whose terms are of an older version (0: stored before there were terms) are
-indexed again by `webapp.web.backend.search.backfill`."""
-KINDS = ("model", "tool", "call", "anomaly", "quirk")
+TERMS_VERSION = 2
+"""Streams whose terms are of an older version (0: stored before there were terms, 1: before
+the arguments' values) are indexed again by `webapp.web.backend.library.indexing.Backfill`."""
+KINDS = ("model", "tool", "call", "anomaly", "quirk", "value")
 MAX_TERM = 120
 """A longer name or id is kept cut to this many characters (a search word is a prefix)."""
 MAX_PER_KIND = 64
 """At most this many values of one kind per stream (a stream of 90,000 phantom calls keeps its
 first 64 ids)."""
+MAX_VALUE_WORDS = 256
+"""At most this many words of the arguments' values per stream (the first calls' first)."""
+VALUE_CHARS = 200
+"""Of a longer value only the words in its first this many characters are kept."""
 MAX_WORDS = 8
 """A search's words past this many are ignored."""
 _SPLIT = re.compile(r"[_\-.:/]+")
@@ -43,28 +48,39 @@ def _suffixes(term: str) -> Iterable[str]:
             yield rest
 
 
+def _value_words(values: Iterable[object]) -> Iterable[str]:
+    """Each word of each value (a value in an argument: `"Edinburgh, Scotland"` is found by
+    either word), cut the way a search's words are."""
+    for value in values:
+        if isinstance(value, str):
+            yield from words(value[:VALUE_CHARS], None)
+
+
 def terms_of(found: Mapping[str, Iterable[object]]) -> set[tuple[str, str]]:
     """(kind, term) pairs from the values found per kind; non-strings and empties are left out."""
     pairs: set[tuple[str, str]] = set()
     for kind in KINDS:
         seen: set[str] = set()
-        for value in found.get(kind, ()):
+        given = found.get(kind, ())
+        most = MAX_VALUE_WORDS if kind == "value" else MAX_PER_KIND
+        for value in _value_words(given) if kind == "value" else given:
             if not isinstance(value, str):
                 continue
             term = _UNSTORABLE.sub("\ufffd", " ".join(value.lower().split()))[:MAX_TERM]
             if not term or term in seen:
                 continue
             seen.add(term)
-            if len(seen) > MAX_PER_KIND:
+            if len(seen) > most:
                 break
             pairs.update((kind, part[:MAX_TERM]) for part in _suffixes(term))
     return pairs
 
 
-def words(search: str) -> list[str]:
-    """The words of a search, lowercased, punctuation around them dropped."""
+def words(search: str, most: int | None = MAX_WORDS) -> list[str]:
+    """The words of a search (the first `most`, None: all), lowercased, punctuation around
+    them dropped."""
     found = [word.strip(_EDGES) for word in _UNSTORABLE.sub("\ufffd", search.lower()).split()]
-    return [word for word in found if word][:MAX_WORDS]
+    return [word for word in found if word][:most]
 
 
 def after_prefix(word: str) -> str | None:

@@ -53,7 +53,7 @@ from webapp.web.views import timeline as views
 from webapp.web.views.anomaly_list import panel as anomaly_panel
 from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
-from webapp.web.views.entries import entries
+from webapp.web.views.entries import opening, picker
 from webapp.web.views.live import (
     arriving,
     following_step,
@@ -93,12 +93,17 @@ def live_view_of(
     request: Request, shown: StreamSource, embed: bool = False
 ) -> tuple[Live, Links, int]:
     """As `view_of`, the view as a live capture's page shows it (`webapp.web.backend.capture.live`):
-    every page and partial of a live stream shows the same view, made at its pace."""
+    every page and partial of a live stream shows the same view, made at its pace. A HAR file
+    whose URL names no entry opens on its first entry with anomalies (`views.entries.opening`),
+    and the links then name it."""
     links = links_of(shown, embed)
     step = parse_int(shown.query.get("step"), "step", 0)
-    live = pace_of(request).view(
-        service_of(request), shown.stream_id, links.options, links.har_entry
-    )
+    service, pace = service_of(request), pace_of(request)
+    live = pace.view(service, shown.stream_id, links.options, links.har_entry)
+    chosen = opening(service, live.view) if links.har_entry is None else None
+    if chosen is not None:
+        links = replace(links, har_entry=chosen)
+        live = pace.view(service, shown.stream_id, links.options, chosen)
     return live, links, live.view.clamp(step)
 
 
@@ -161,6 +166,8 @@ def _stream(
     if partial:
         return render(templates, request, "_stage.html", context)
     context.update(_page(request, live, links, step, pinned))
+    named = "har_entry" in shown.query
+    context["entries"] = picker(service_of(request), live.view, links, named)
     response = render(templates, request, "stream.html", context)
     saw(request, response, shown.stream_id, "o")  # this browser's library holds it now
     return response
@@ -195,7 +202,6 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
         paths=PATHS,
         overview=timed_strip(overview, columns, timing),
         quirks=None if live.live else quirk_panel(view.trace.contract, links),
-        entries=entries(view, links),
         minimise=None if live.live else minimise_routes.section(request, view, links),
         timing=None if timing is None else timing_panel(view, timing, links, live=live.live),
         live=live_panel(live, links, step, pinned=pinned, poll_ms=settings.live_poll_ms),

@@ -28,7 +28,7 @@ from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
-from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.appstate import service_of, settings_of, site_root, templates_of
 from webapp.web.backend.capture.recorder import fixture_cassette, record_timing
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.heavy.fixture import Fixtures, fixture_kind
@@ -355,11 +355,10 @@ def _views(request: Request, stream_id: str) -> tuple[TraceView, TraceView]:
 
 @router.get("/s/{stream_id}/report.md")
 def report(request: Request, stream_id: str) -> Response:
-    """The Markdown report (`webapp.triage.report`), with the notes; links absolute with
-    `--public-url`."""
+    """The Markdown report (`webapp.triage.report`), with the notes; its step links absolute
+    (pasted into a tracker), from `--public-url`, else from the address the request came to."""
     view, other = _views(request, stream_id)
     notes = [Note(n.step, n.author, n.text) for n in notes_of(service_of(request), stream_id)]
-    base = settings_of(request).public_url
     har_entry = view.source.har_entry
     reading = service_of(request).reading(stream_id, har_entry)  # every record
     # The clients' verdict on this entry when its clients page computed it (as `streamviz
@@ -373,7 +372,7 @@ def report(request: Request, stream_id: str) -> Response:
         other.trace,
         title=view.source.info.title or "Untitled stream",
         notes=notes,
-        links=ReportLinks(base, stream_id, har_entry),  # no --public-url: /s/ID?step=N
+        links=ReportLinks(site_root(request), stream_id, har_entry),
         judged=judged,
     )
     return Response(

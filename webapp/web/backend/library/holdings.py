@@ -4,10 +4,18 @@ Taken from its trace view under the default options once, when it is stored (the
 its first page shows): the terms the search finds it by (`webapp.storage.search`), the
 numbers its library row shows, and the title it gets when it was given none
 (`webapp.core.words.title_from`).
+
+The values in the calls' arguments (`Edinburgh`, a ticker: what teammates remember) are read
+from each call's final arguments text token by token, the way JSON is written but without
+needing it whole: a stream's arguments are often what is broken, cut short or run together,
+and their values should find it still. Its strings that are no keys, and its numbers, are
+kept; the scan reads each character once.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +27,18 @@ from webapp.web.backend.traceview import TraceView
 
 TOOLS_SHOWN = 8
 """Tool names a library row keeps at most."""
+CALLS_READ = 64
+"""The values of the first this many calls' arguments are searched."""
+ARGUMENT_CHARS = 16 * 1024
+"""Of a longer arguments text only the start is read for its values."""
+VALUES_KEPT = 512
+"""Values taken per stream at most (`webapp.storage.search` keeps fewer words still)."""
+_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[^"\d-]+|.', re.S
+)
+"""A string (to its closing quote, else to the end), a number, or anything else: every
+character starts a token, so the scan never reads a character twice."""
+_KEY_AFTER = re.compile(r"\s*:")
 
 
 def declared_tools(found: ReadResult) -> Iterator[str]:
@@ -52,6 +72,53 @@ def called_tools(view: TraceView) -> list[str]:
     return names
 
 
+def leaves(text: str) -> Iterator[str]:
+    """The strings that are no object keys, and the numbers, in JSON text (whole or not)."""
+    for token in _TOKEN.finditer(text):
+        found = token.group()
+        if found[0] == '"':
+            if _KEY_AFTER.match(text, token.end()) is None:
+                yield _unquoted(found)
+        elif found[-1].isdigit():
+            yield found
+
+
+def _unquoted(literal: str) -> str:
+    """A JSON string literal's text (one cut short closed first; a bad escape kept as sent)."""
+    closed = literal if len(literal) > 1 and literal.endswith('"') else literal + '"'
+    try:
+        value = json.loads(closed)
+    except ValueError:
+        return literal.strip('"')
+    return value if isinstance(value, str) else literal.strip('"')
+
+
+def _start(pieces: list[str], most: int) -> str:
+    """The first `most` characters of the joined pieces, joining no more of them than that."""
+    taken: list[str] = []
+    size = 0
+    for piece in pieces:
+        taken.append(piece)
+        size += len(piece)
+        if size >= most:
+            break
+    return "".join(taken)[:most]
+
+
+def argument_values(view: TraceView) -> list[str]:
+    """The values in the first calls' final arguments (a freeform call's input whole)."""
+    found: list[str] = []
+    calls = (block for block in view.trace.blocks if block.kind == "toolCall")
+    for _, block in zip(range(CALLS_READ), calls, strict=False):
+        if block.custom_input is not None:
+            found.append(_start(block.custom_input, ARGUMENT_CHARS))
+        else:
+            found.extend(leaves(_start(block.pieces, ARGUMENT_CHARS)))
+        if len(found) >= VALUES_KEPT:
+            break
+    return found[:VALUES_KEPT]
+
+
 def terms(view: TraceView) -> dict[str, list[object]]:
     """What the search finds the stream by, per kind (`webapp.storage.search.KINDS`)."""
     trace = view.trace
@@ -63,6 +130,7 @@ def terms(view: TraceView) -> dict[str, list[object]]:
         "call": [block.id for block in trace.blocks[:200]],
         "anomaly": sorted({anomaly.code for anomaly in trace.anomalies}),
         "quirk": sorted(contract.codes) if contract is not None else [],
+        "value": [*argument_values(view)],
     }
 
 
