@@ -14,6 +14,7 @@ from tests.lenses.streams import STREAMS, load_golden, normal
 from webapp.lenses.pins import BY_CLIENT, CLIENTS
 from webapp.lenses.results import result_from_json
 from webapp.lenses.runner import lens_for
+from webapp.triage.headline import HEADLINE
 
 
 def test_the_records_example_with_the_real_libraries(invoke: Invoke) -> None:
@@ -27,17 +28,22 @@ def test_the_records_example_with_the_real_libraries(invoke: Invoke) -> None:
         got = result_from_json(column["client"], column["version"], column)
         assert column["install"] is None
         assert normal(got, STREAMS["record-example"]) == golden["results"][column["client"]]
-    assert document["comparison"].startswith("2 of 5 clients get search_docs's arguments wrong")
+    assert document["comparison"].startswith(
+        "Against what the stream means: 2 of 5 clients get search_docs's arguments wrong "
+        "(pi-ai, langchain)"
+    )
     grades = {graded["client"]: graded["grade"] for graded in document["grades"]}
     assert grades == {
         "pi-ai": "damaged", "openai-python": "flagged", "langchain": "damaged",
         "vercel-ai": "intact", "litellm": "intact", "adr-0019": "intact", "exact-key": "damaged",
     }  # fmt: skip
     assert [q["code"] for q in document["quirks"]] == ["missing-index", "bare-continuation"]
-    assert document["verdict"].startswith(
-        "The provider (example-model) departs from the contract: missing-index and "
-        "bare-continuation break"
+    assert document["verdict"] == (
+        "The provider (example-model) broke the contract: missing-index and bare-continuation. "
+        "Damaged silently: pi-ai, langchain, exact-key. Flagged: openai-python. "
+        "Intact: vercel-ai, litellm, adr-0019."
     )
+    assert len(document["verdict"]) <= HEADLINE
     assert [party["kind"] for party in document["file"]] == ["provider"]
 
 
@@ -55,14 +61,20 @@ def test_text_shows_every_column_each_call_and_the_verdict(
     lines = result.output.splitlines()
     assert any(line.startswith("  pi-ai ") and "ok" in line for line in lines)
     assert any("unavailable" in line and "make clients" in line for line in lines)
-    compared = next(line for line in lines if line.startswith("compared with adr-0019"))
-    assert "openai-python fails (openai-python crashed (exit status 139)" in compared
-    assert "not installed: litellm" in compared
+    compared = next(line for line in lines if line.startswith("compared "))
+    assert compared == (
+        "compared Against what the stream means: 1 of 2 clients gets get_weather's id wrong "
+        "(pi-ai); openai-python fails; not installed: litellm"
+    )
+    assert "crashed (exit status 139)" in next(line for line in lines if "  openai-python" in line)
     verdict = next(line for line in lines if line.startswith("verdict"))
-    assert "The provider (gpt-4o-mini) keeps the contract: no quirk." in verdict
-    assert "Flagged: openai-python 3.57.0 (fails: openai-python crashed" in verdict
-    assert "Not run: litellm (make clients)" in verdict
-    assert "File with openai 3.57.0: the stream keeps the contract" in verdict
+    assert verdict == (
+        "verdict  The provider (gpt-4o-mini) keeps the contract: a client bug in pi-ai and "
+        "openai-python. Damaged silently: pi-ai. Flagged: openai-python. Intact: adr-0019, "
+        "exact-key. Not run: litellm."
+    )
+    said = "file     File with openai 3.57.0: the stream keeps the contract, so the fault is"
+    assert any(line.startswith(said) for line in lines)
     assert "get_weather (call_Q2x8)" in lines
 
 

@@ -4,7 +4,6 @@ JSON; a HAR entry on either side (`--har-entry-a N`, `FILE#N`); standard input r
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -134,12 +133,12 @@ def test_clients_grades_both_sides_with_the_lenses(
 ) -> None:
     import webapp.lenses
 
-    def fake_view(records: Any, lenses: Any = None, *, timeout: float = 60.0) -> Any:
+    def fake_columns(records: Any, lenses: Any = None, *, timeout: float = 60.0) -> Any:
         arguments = "{}" if len(records) > 3 else '{"city": "Paris"}'  # PIECES is the longer
         call = LensCall("call_1", "get_weather", arguments)
-        return SimpleNamespace(columns=(LensResult("pi-ai", "1.6.0", "ok", (call,)),))
+        return (LensResult("pi-ai", "1.6.0", "ok", (call,)),)
 
-    monkeypatch.setattr(webapp.lenses, "clients_view", fake_view)
+    monkeypatch.setattr(webapp.lenses, "client_columns", fake_columns)
     a, b = write(PARIS, "a.sse"), write(PIECES, "b.sse")
     result = invoke("diff", a, b, "--clients", "--format", "json")
     assert result.exit_code == 0, result.output  # the same calls: a client's damage is besides

@@ -139,7 +139,10 @@ def test_clients_reads_the_har_entry_asked_for(
     assert [call["name"] for call in policies["adr-0019"]] == ["get_weather"]
     grades = {g["client"]: g["grade"] for g in second["grades"]}
     assert grades == {"pi-ai": "damaged", "adr-0019": "intact", "exact-key": "damaged"}
-    assert second["verdict"].startswith("The provider departs from the contract")
+    assert second["verdict"] == (
+        "The provider broke the contract: missing-index and bare-continuation. "
+        "Damaged silently: pi-ai, exact-key. Intact: adr-0019."
+    )
     assert_usage_error(invoke("clients", path, "--har-entry", "3"), "there is no entry 3")
 
 
@@ -151,8 +154,16 @@ def test_clients_text_shows_the_grades_and_the_verdict(
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert '  pi-ai      damaged  get_weather gets {} instead of {"city": "Paris"}' in lines
-    assert any(line.startswith("verdict  The provider departs from the contract") for line in lines)
+    verdict = next(at for at, line in enumerate(lines) if line.startswith("verdict  "))
+    assert lines[verdict] == (
+        "verdict  The provider broke the contract: missing-index and bare-continuation. "
+        "Damaged silently: pi-ai, exact-key. Intact: adr-0019."
+    )
+    assert verdict < lines.index("clients")  # the headline first, then the columns, the grades
     assert any(line.startswith("quirk    missing-index: block #0 get_weather") for line in lines)
+    assert any(
+        line.startswith("file     File with the provider: a provider bug:") for line in lines
+    )
 
 
 def test_report_and_clients_agree_and_report_says_where_to_file(

@@ -1,7 +1,9 @@
 """Rewrite the golden files: `python -m tests.lenses.regen` (needs `make clients`).
 
 Each stream's lens results (golden/NAME.json), and the grades made from them against the
-stream's intended reading (golden/grades/NAME.json).
+stream's intended reading (golden/grades/NAME.json). `python -m tests.lenses.regen --grades`
+rewrites only the grades, from the lens results kept (no library is run): for a change in how
+they are graded or worded.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from tests.lenses.streams import (
     golden_path,
     grade_document,
     grade_path,
+    load_golden,
     normal,
     pinned_versions,
     run_in_batches,
@@ -24,7 +27,19 @@ from webapp.lenses.pins import POLICY_COLUMNS
 from webapp.lenses.runner import default_lenses
 
 
+def grades_only() -> int:
+    """Rewrite the grade goldens from the lens goldens kept."""
+    for name in STREAMS:
+        path = grade_path(name)
+        document = grade_document(name, load_golden(name))
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--grades"]:
+        return grades_only()
     names = list(STREAMS)
     texts = [STREAMS[name] for name in names]
     by_lens = {}

@@ -15,6 +15,7 @@ from tests.contract.streams import QUIRK_STREAMS
 from tests.streamkit import chunk, frag, sse
 from webapp.core.contract import read_contract
 from webapp.core.readers import read
+from webapp.lenses.matrix import build
 from webapp.lenses.pins import PINS
 from webapp.lenses.results import LensResult, result_from_json
 from webapp.lenses.runner import Lens, run_lens
@@ -114,18 +115,22 @@ def pinned_versions() -> dict[str, str]:
 
 
 def golden_verdict(name: str, golden: dict[str, Any]) -> Verdict:
-    """The verdict on a stream from its golden lens results: what the grade goldens hold."""
+    """The verdict on a stream from its golden lens results, the columns lined up on what the
+    stream means: what the grade goldens hold."""
     versions = golden["versions"]
     columns = [result_from_json(client, versions[client], found)
                for client, found in golden["results"].items()]  # fmt: skip
     columns += [result_from_json(policy, BUILD, found)
                 for policy, found in golden["policies"].items()]  # fmt: skip
-    contract = read_contract(read(STREAMS[name], "sse").records)
-    return judge(contract, columns)
+    source = read(STREAMS[name], "sse")
+    contract = read_contract(source.records)
+    matrix = build(columns, contract.intended)
+    return judge(contract, columns, model=source.model, matrix=matrix)
 
 
 def grade_document(name: str, golden: dict[str, Any]) -> dict[str, Any]:
-    """A grade golden: the stream's quirks and intended reading, every grade, the sentence."""
+    """A grade golden: the stream's quirks and intended reading, every grade, the headline,
+    what to file with whom, and the comparison against what the stream means."""
     verdict = golden_verdict(name, golden)
     contract = verdict.contract
     return {
@@ -135,8 +140,9 @@ def grade_document(name: str, golden: dict[str, Any]) -> dict[str, Any]:
         "intended": None if contract.intended is None else contract.intended.to_json(),
         "why": contract.why,
         "grades": {g.client: {"grade": g.grade, "detail": g.detail} for g in verdict.grades},
-        "verdict": verdict.sentence,
-        "file": [party.kind for party in verdict.parties],
+        "verdict": verdict.headline,
+        "file": [{"kind": party.kind, "says": party.says} for party in verdict.parties],
+        "comparison": verdict.matrix.comparison if verdict.matrix is not None else None,
     }
 
 

@@ -47,12 +47,16 @@ def test_the_envoy_shape_damages_pi_ai_flags_openai_python_and_adr_0019_is_intac
     )  # fmt: skip
     assert verdict.contract.codes == {"missing-index", "bare-continuation"}
     assert verdict.contract.intended is not None and len(verdict.contract.intended.calls) == 1
-    assert verdict.sentence.startswith("The provider")
-    assert "File with the provider: a provider bug:" in verdict.sentence
-    assert "omits `index` on tool_calls entries (missing-index)" in verdict.sentence
-    assert "pi-ai 1.6.0 silently:" in verdict.sentence
+    assert verdict.headline.startswith("The provider")
+    assert "broke the contract: missing-index and bare-continuation." in verdict.headline
+    assert "Damaged silently: pi-ai, langchain, exact-key. Flagged: openai-python." in (
+        verdict.headline
+    )
     (party,) = verdict.parties
     assert party.kind == "provider"
+    assert party.says.startswith("File with the provider: a provider bug:")
+    assert "omits `index` on tool_calls entries (missing-index)" in party.says
+    assert "pi-ai 1.6.0 and langchain 1.7.4 hand the application wrong calls" in party.says
     assert any(line.startswith("openai-python 3.57.0: flagged: fails:") for line in party.evidence)
 
 
@@ -60,7 +64,10 @@ def test_two_open_calls_then_bare_continuations_have_no_reading_and_no_client_is
     verdict = golden_verdict("two-calls-open", load_golden("two-calls-open"))
     assert verdict.contract.intended is None
     assert set(_grades("two-calls-open").values()) <= {"guessed", "flagged"}
-    assert "admits more than one reading" in verdict.sentence
+    assert "the stream admits more than one reading" in verdict.headline
+    assert verdict.matrix is not None and verdict.matrix.comparison.startswith(
+        "No intended reading to grade the calls against"
+    )
 
 
 def test_with_no_quirk_a_client_that_is_not_intact_is_at_fault() -> None:
@@ -68,7 +75,8 @@ def test_with_no_quirk_a_client_that_is_not_intact_is_at_fault() -> None:
     every client reads it intact: nothing to file."""
     clean = golden_verdict("clean", load_golden("clean"))
     assert clean.contract.quirks == () and clean.parties == ()
-    assert "Nothing to file" in clean.sentence
+    assert clean.headline.startswith("Nobody broke the contract")
+    assert clean.unfiled.startswith("Nothing to file")
 
 
 def test_a_harmless_quirk_blames_nobody() -> None:
@@ -78,7 +86,7 @@ def test_a_harmless_quirk_blames_nobody() -> None:
     ):
         verdict = golden_verdict(name, load_golden(name))
         assert verdict.parties == (), name
-        assert "only in ways every client handles" in verdict.sentence
+        assert "only in ways every client here reads intact" in verdict.headline
 
 
 def test_every_grade_is_one_of_the_four() -> None:

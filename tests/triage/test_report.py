@@ -130,7 +130,7 @@ def test_the_clients_matrix_is_included_when_there_is_one() -> None:
         LensResult("adr-0019", "", "ok", calls),
         LensResult("exact-key", "", "ok", (Call("", "", "{}"),)),
     ]
-    matrix = build(columns)
+    matrix = build(columns, None)
     with_matrix = _report(TWO_HEADERS, clients=matrix)
     assert "## Every client's view" in with_matrix
     assert "| call | openai-python 3.57.0 | vercel-ai 7.0.173 |" in with_matrix

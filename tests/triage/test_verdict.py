@@ -1,4 +1,4 @@
-"""Grades against the intended reading, the verdict sentence, where to file, the fingerprint."""
+"""Grades against the intended reading, the headline, where to file, the fingerprint."""
 
 from __future__ import annotations
 
@@ -76,9 +76,11 @@ def test_with_no_quirk_a_client_that_is_not_intact_is_at_fault() -> None:
     verdict = judge(_no_quirk(), [column(Call("call_1", "get_weather", "{}"))])
     (party,) = verdict.parties
     assert (party.kind, party.name) == ("client", "@earendil-works/pi-ai 1.6.0")
-    assert "the fault is the client's" in party.says
-    assert verdict.sentence.startswith("The provider (gpt-4o) keeps the contract: no quirk.")
-    assert "Damaged silently: pi-ai 1.6.0 (get_weather gets {}" in verdict.sentence
+    assert "the fault is the client's: it hands the application other calls" in party.says
+    assert "get_weather gets {}" not in party.says  # the grade's detail says it, once
+    assert verdict.headline == (
+        "The provider (gpt-4o) keeps the contract: a client bug in pi-ai. Damaged silently: pi-ai."
+    )
 
 
 def test_a_lens_at_its_memory_cap_is_not_graded_and_nobody_is_blamed() -> None:
@@ -88,8 +90,8 @@ def test_a_lens_at_its_memory_cap_is_not_graded_and_nobody_is_blamed() -> None:
     assert (graded.grade, graded.limited) == (None, True)
     assert graded.detail.startswith("pi-ai ran out of its 1 GiB memory cap")
     assert verdict.parties == ()  # the cap is ours: nothing to file with pi-ai
-    assert "Flagged" not in verdict.sentence and "make clients" not in verdict.sentence
-    assert "Not graded: pi-ai 1.6.0 (pi-ai ran out of its 1 GiB memory cap" in verdict.sentence
+    assert "Flagged" not in verdict.headline and "make clients" not in verdict.headline
+    assert verdict.headline.endswith("Not graded (a limit): pi-ai.")
 
 
 def _contract(*values: dict[str, Any]) -> Contract:
@@ -101,11 +103,14 @@ def test_a_quirk_no_client_minds_blames_nobody() -> None:
                        chunk(finish="stop"))  # fmt: skip
     verdict = judge(forced, [column(Call("call_1", "get_weather", '{"city": "Paris"}'))])
     assert verdict.parties == ()
-    assert "only in ways every client handles: stop-with-calls" in verdict.sentence
-    assert verdict.sentence.endswith("Nothing to file: every client that ran reads it intact.")
+    assert verdict.headline == (
+        "The provider departs from the contract only in ways every client here reads intact: "
+        "stop-with-calls; nothing to file. Intact: pi-ai."
+    )
+    assert verdict.unfiled == "Nothing to file: every client that ran reads it as it means."
 
 
-def test_the_provider_first_then_survivors_then_silent_damage_then_where_to_file() -> None:
+def test_the_headline_names_the_provider_then_each_grade_and_its_party_says_what_to_file() -> None:
     envoy = _contract(
         chunk(frag(0, "call_1", "get_weather", "")),
         chunk(frag(args='{"city": "Paris"}')),
@@ -118,17 +123,19 @@ def test_the_provider_first_then_survivors_then_silent_damage_then_where_to_file
             "vercel-ai", "7.0.173", "ok", (Call("call_1", "get_weather", WEATHER.arguments),)
         ),
     ]
-    sentence = judge(envoy, columns, model="bedrock-claude").sentence
-    order = [
-        "The provider (bedrock-claude) departs from the contract: missing-index and "
-        "bare-continuation break",
-        "Intact: vercel-ai 7.0.173.",
-        "Damaged silently: pi-ai 1.6.0 (get_weather gets {}",
-        "Flagged: openai-python 3.57.0 (fails: RuntimeError",
-        "File with the provider: a provider bug: bedrock-claude omits `index`",
-    ]
-    places = [sentence.index(part) for part in order]
-    assert places == sorted(places), sentence
+    verdict = judge(envoy, columns, model="bedrock-claude")
+    assert verdict.headline == (
+        "The provider (bedrock-claude) broke the contract: missing-index and bare-continuation. "
+        "Damaged silently: pi-ai. Flagged: openai-python. Intact: vercel-ai."
+    )
+    (party,) = verdict.parties
+    assert party.says == (
+        "File with the provider: a provider bug: bedrock-claude omits `index` on tool_calls "
+        "entries (missing-index) and sends argument pieces with no index, no id and no name "
+        "(bare-continuation); pi-ai 1.6.0 hands the application wrong calls without a word; "
+        "openai-python 3.57.0 raises or flags the calls."
+    )  # what each gets is in its grade and in the evidence, not here
+    assert "pi-ai 1.6.0: damaged: get_weather gets {}" in "\n".join(party.evidence)
 
 
 def test_without_clients_the_table_s_harm_decides_whom_to_name() -> None:

@@ -1,12 +1,13 @@
 """Whose fault in a real browser: a quirk's step link selects that step, a grade cell says why on
-hover and on focus. The server runs fake client lenses (no library is run)."""
+hover and on focus, the headline is on screen as the clients page loads. The server runs fake
+client lenses (no library is run)."""
 
 from __future__ import annotations
 
 import re
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -17,6 +18,7 @@ from playwright.sync_api import expect
 from tests.lenses.fakes import CRASHES, answering, missing, program
 from tests.web.webkit import Watched
 from webapp.settings import Settings
+from webapp.triage.headline import HEADLINE
 from webapp.web.app import create_app
 from webapp.web.routes.clients import ClientJobs
 
@@ -77,7 +79,7 @@ def test_a_grade_cell_says_why_on_hover_and_on_focus(watched: Watched) -> None:
     stream_id = watched.store(ENVOY, "envoy")
     page.goto(f"{watched.base}/s/{stream_id}/clients")
     expect(page.locator("#grades")).to_be_visible(timeout=30_000)  # polled until computed
-    expect(page.locator("#verdict")).to_contain_text("The provider (example-model) departs")
+    expect(page.locator("#verdict")).to_contain_text("The provider (example-model) broke")
     cell = page.locator("#grade-pi-ai td.grade")
     tip = page.locator("#why-pi-ai")
     expect(cell).to_have_text(re.compile(r"^\s*damaged"))
@@ -85,7 +87,7 @@ def test_a_grade_cell_says_why_on_hover_and_on_focus(watched: Watched) -> None:
     cell.hover()
     expect(tip).to_be_visible()
     expect(tip).to_contain_text("damaged: it receives other calls or arguments and says nothing")
-    expect(tip).to_contain_text("pi-ai 1.6.0: search_docs gets {} instead of")
+    expect(page.locator("#grade-pi-ai td.detail")).to_contain_text("search_docs gets {} instead")
     page.mouse.move(0, 0)
     expect(tip).to_be_hidden()
     page.locator("#grade-openai-python td.grade").focus()
@@ -94,4 +96,37 @@ def test_a_grade_cell_says_why_on_hover_and_on_focus(watched: Watched) -> None:
     page.keyboard.press("Tab")  # on to the next grade cell: it says why in its turn
     expect(page.locator("#why-openai-python")).to_be_hidden()
     expect(page.locator("#why-litellm")).to_be_visible()
+    watched.assert_clean()
+
+
+@pytest.mark.parametrize("computed", [True, False], ids=["kept", "polled"])
+@pytest.mark.parametrize("size", [(1366, 768), (390, 844)], ids=["1366x768", "390x844"])
+def test_the_headline_is_on_screen_when_the_clients_page_loads(
+    watch: Callable[[int, int], Watched], size: tuple[int, int], computed: bool
+) -> None:
+    """The headline (at most 400 characters) is the first thing in the panel, its whole box
+    inside the viewport as the page loads, whether the verdict was kept or is polled for; it
+    and what to file are each on screen once."""
+    width, height = size
+    watched = watch(width, height)
+    page = watched.page
+    stream_id = watched.store(ENVOY, f"envoy {width} {computed}")
+    if computed:
+        answer = httpx.get(f"{watched.base}/api/streams/{stream_id}/clients?wait=true", timeout=60)
+        assert answer.status_code == 200
+    page.goto(f"{watched.base}/s/{stream_id}/clients")
+    headline = page.locator("#verdict")
+    expect(headline).to_contain_text("The provider (example-model) broke the contract",
+                                     timeout=30_000)  # fmt: skip
+    assert page.evaluate("window.scrollY") == 0
+    box = headline.bounding_box()
+    assert box is not None and box["width"] > 0 and box["height"] > 0
+    assert box["x"] >= 0 and box["y"] >= 0, box
+    assert box["x"] + box["width"] <= width and box["y"] + box["height"] <= height, box
+    text = headline.inner_text()
+    assert len(text) <= HEADLINE
+    shown = page.locator("main").inner_text()  # what is rendered: no tooltip, no folded block
+    assert shown.count(text) == 1
+    says = page.locator(".file-with p").first.inner_text()
+    assert says.startswith("File with the provider") and shown.count(says) == 1
     watched.assert_clean()

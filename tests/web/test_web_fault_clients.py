@@ -1,12 +1,15 @@
 """Whose fault, graded: the clients page, its API, `streamviz clients` and report.md show the same
-grades and sentence; with a HAR file of two event streams, everything derived from the stream
-(the lens table, report.md's lens section, Minimise, fixture.zip) uses the entry on screen."""
+grades and headline, and the page says each sentence once; with a HAR file of two event
+streams, everything derived from the stream (the lens table, report.md's lens section,
+Minimise, fixture.zip) uses the entry on screen."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ from fastapi.testclient import TestClient
 
 import webapp.lenses
 from tests.lenses.fakes import CRASHES, answering, missing, program
+from tests.lenses.streams import STREAMS, load_golden
 from tests.streamkit import chunk, frag, har_of, sse
 from tests.web.webkit import HX, Store
 from webapp.cli import main
@@ -93,9 +97,17 @@ def test_the_api_answers_what_the_cli_prints(
         "adr-0019": ("intact", "this build"),
         "exact-key": ("damaged", "this build"),
     }
-    assert document["verdict"].startswith("The provider (example-model) departs from the contract")
+    assert document["verdict"] == (
+        "The provider (example-model) broke the contract: missing-index and bare-continuation. "
+        "Damaged silently: pi-ai, exact-key. Flagged: openai-python. Intact: vercel-ai, adr-0019. "
+        "Not run: litellm."
+    )
     assert [q["code"] for q in document["quirks"]] == ["missing-index", "bare-continuation"]
-    assert document["comparison"].startswith("1 of 3 clients gets search_docs's arguments wrong")
+    assert document["reference"] == "intended"
+    assert document["comparison"] == (
+        "Against what the stream means: 1 of 3 clients gets search_docs's arguments wrong "
+        "(pi-ai); openai-python fails; not installed: litellm"
+    )
     assert [party["kind"] for party in document["file"]] == ["provider"]
 
 
@@ -106,24 +118,26 @@ def test_the_page_shows_every_grade_with_its_version_and_why(
     document = api(client, stream_id)
     page = client.get(f"/s/{stream_id}/clients")
     view = page.context["page"]
-    assert view.sentence == document["verdict"]  # the same sentence, provider-first
+    assert view.headline == document["verdict"]  # the same headline, the party at fault first
     assert [(row.client, row.grade, row.version) for row in view.grades] == [
         (g["client"], g["grade"] or "not run", g["version"]) for g in document["grades"]
     ]
     html = page.text
-    sentence = _escaped(document["verdict"])
-    assert f'<p class="verdict whose-fault" id="verdict">{sentence}</p>' in html
+    headline = _escaped(document["verdict"])
+    assert f'<p class="verdict whose-fault" id="verdict">{headline}</p>' in html
     row = html.split('id="grade-pi-ai"', 1)[1].split("</tr>", 1)[0]
     assert "@earendil-works/pi-ai 1.6.0" in row
     # the grade cell: focusable, described by its tooltip, which says why in words
     assert 'class="grade grade-damaged" tabindex="0" aria-describedby="why-pi-ai"' in row
     tip = row.split('id="why-pi-ai">', 1)[1].split("</span>", 1)[0]
-    assert tip.startswith("<b>damaged</b>: it receives other calls or arguments and says nothing")
-    assert "search_docs gets {} instead of" in tip
-    assert '<td class="detail">search_docs gets {} instead of' in row  # and in text beside it
+    assert tip == (
+        "<b>damaged</b>: it receives other calls or arguments and says nothing: the dangerous case"
+    )
+    assert '<td class="detail">search_docs gets {} instead of' in row  # what it gets, beside it
     assert 'class="grade grade-not-run"' in html.split('id="grade-litellm"', 1)[1]
-    # where to file: the provider, with the evidence ready to paste
+    # where to file: the provider, with the evidence ready to paste (folded)
     assert '<section class="file-with kind-provider"' in html
+    assert '<details class="evidence-box">' in html
     assert "File with the provider: a provider bug: example-model omits `index`" in html
     assert "pi-ai 1.6.0: damaged: search_docs gets {}" in html
     # the quirks and what the stream means, the matrix below
@@ -136,7 +150,7 @@ def _escaped(text: str) -> str:
             .replace("<", "&lt;"))  # fmt: skip
 
 
-def test_report_md_has_the_same_grades_and_sentence(
+def test_report_md_has_the_same_grades_and_headline(
     lenses: None, client: TestClient, store: Store
 ) -> None:
     stream_id = store(ENVOY)
@@ -161,7 +175,9 @@ def test_a_clean_stream_with_a_damaging_client_files_with_the_client(
 ) -> None:
     document = api(client, store(CLEAN))
     assert [q["code"] for q in document["quirks"]] == []
-    assert document["verdict"].startswith("The provider keeps the contract: no quirk.")
+    assert document["verdict"].startswith(
+        "The provider keeps the contract: a client bug in pi-ai, openai-python and vercel-ai."
+    )
     parties = [(party["kind"], party["name"]) for party in document["file"]]
     assert ("client", "@earendil-works/pi-ai 1.6.0") in parties
     assert all(kind == "client" for kind, _ in parties)  # no quirk: the clients' fault
@@ -204,7 +220,7 @@ def test_the_entry_on_screen_drives_the_lenses_the_report_and_the_fixture(
     assert "## Every client's view" in report and "get_time" not in report
     assert f"**Whose fault:** {cell(second['verdict'])}" in report
     clients_page = client.get(f"/s/{stream_id}/clients?har_entry=2")
-    assert clients_page.context["page"].sentence == second["verdict"]
+    assert clients_page.context["page"].headline == second["verdict"]
     assert "HAR entry 2" in clients_page.text and "get_time" not in clients_page.text
     assert f'href="/api/streams/{stream_id}/clients?wait=true&amp;har_entry=2"' in (
         clients_page.text
@@ -306,3 +322,51 @@ def test_report_step_links_open_the_entry_reported(tmp_path: Path) -> None:
         main, ["report", str(path), "--har-entry", "2", "--public-url", public]
     )
     assert f"({public}?step=1&har_entry=2)" in cli.stdout
+
+
+# Each sentence once: the headline, then the grades, then where to file.
+
+
+def _answering_as_golden(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The default lenses answer what each library answered for the lens golden `name`."""
+    golden = load_golden(name)
+    chosen = tuple(answering(found, client) for client, found in golden["results"].items())
+    monkeypatch.setattr(webapp.lenses, "default_lenses", lambda: chosen)
+
+
+def _on_screen(html: str) -> str:
+    """The text of the clients panel a reader sees without hovering or opening anything:
+    the tables' cells, the tooltips and folded evidence left out."""
+    panel = html.split('<section id="clients-matrix"', 1)[1]
+    panel = re.sub(r"<table\b.*?</table>", " ", panel, flags=re.S)
+    panel = re.sub(r"(<details\b[^>]*>\s*<summary>.*?</summary>).*?</details>", r"\1", panel,
+                   flags=re.S)  # fmt: skip
+    text = unescape(re.sub(r"<[^>]+>", " ", panel))
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.mark.parametrize(
+    "name", ["record-example", "two-calls-open", "real-tgi-241-tool-calls-object"]
+)
+def test_the_clients_page_says_each_sentence_once(
+    monkeypatch: pytest.MonkeyPatch, client: TestClient, store: Store, name: str
+) -> None:
+    """The headline first, each grade's detail in the grades table, what to file under "where
+    to file", the comparison above the calls: none of them said again."""
+    _answering_as_golden(monkeypatch, name)
+    stream_id = store(STREAMS[name])
+    document = api(client, stream_id)
+    html = client.get(f"/s/{stream_id}/clients").text
+    prose = _on_screen(html)
+    sentences = [s for s in re.split(r"(?<=[.;:])\s+", prose) if len(s) >= 30]
+    repeated = {s for s in sentences if sentences.count(s) > 1}
+    assert not repeated, repeated
+    assert prose.count(document["verdict"]) == 1
+    assert prose.index(document["verdict"]) < prose.index("Grades against what the stream means")
+    assert prose.index("Grades against") < prose.index("Where to file")
+    for graded in document["grades"]:
+        assert graded["detail"] not in prose, graded  # in its row of the grades table only
+    for party in document["file"]:
+        assert prose.count(party["says"]) == 1
+        assert party["says"] not in document["verdict"]
+    assert prose.count(document["comparison"]) == 1

@@ -1,4 +1,5 @@
-"""Text view of every client's view: the grades, the verdict, then each call's cells."""
+"""Text view of every client's view: the headline, the grades, where to file, then each call's
+cells."""
 
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ ARGUMENTS_SHOWN = 60
 
 
 def clients_lines(verdict: Verdict, source: ReadResult | None, paint: Painter) -> Iterator[str]:
-    """What `streamviz clients` prints."""
+    """What `streamviz clients` prints: the headline first, each grade's detail, each party's
+    sentence (report.md adds the evidence), then the calls."""
     matrix = verdict.matrix
     assert matrix is not None, "the clients ran"
     yield from input_lines(source, paint)
+    yield f"{paint('verdict', 'bold')}  {escape(verdict.headline)}"
     width = max(len(column.client) for column in matrix.columns)
     yield paint("clients", "bold")
     for column in matrix.columns:
@@ -37,8 +40,12 @@ def clients_lines(verdict: Verdict, source: ReadResult | None, paint: Painter) -
         yield f"{paint('means', 'bold')}    {escape(contract.intended.describe())}"
     else:
         yield f"{paint('means', 'bold')}    no single reading: {escape(contract.why or '')}"
-    yield f"{paint('verdict', 'bold')}  {escape(verdict.sentence)}"
-    yield f"{paint('compared with adr-0019', 'dim')}  {escape(matrix.verdict)}"
+    for party in verdict.parties:
+        yield f"{paint('file', 'bold')}     {escape(party.says)}"
+    if not verdict.parties:
+        yield f"{paint('file', 'bold')}     {escape(verdict.unfiled)}"
+    yield f"{paint('compared', 'bold')} {escape(matrix.comparison)}"
+    yield paint(f"         {matrix.legend}", "dim")
     for row in matrix.rows:
         yield ""
         yield paint(escape(row.label), "bold")

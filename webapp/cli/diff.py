@@ -182,9 +182,9 @@ def _diff(
             raise InputError(f"{'stdin' if given.file == '-' else given.file}: {error}") from None
         lenses: tuple[LensResult, ...] = ()
         if run_clients:
-            from webapp.lenses import clients_view  # subprocesses: only when asked for
+            from webapp.lenses import client_columns  # subprocesses: only when asked for
 
-            lenses = clients_view(result.records, timeout=timeout).columns
+            lenses = client_columns(result.records, timeout=timeout)
         label = given.file if given.har_entry is None else f"{given.file}#{given.har_entry}"
         made.append(side(result, label=label, choice=choice, lenses=lenses,
                          har_entry=given.har_entry))  # fmt: skip

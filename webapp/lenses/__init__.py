@@ -2,7 +2,8 @@
 
 Each lens (`pins.PINS`) runs in a capped subprocess (`runner`) and reports the tool calls its
 library hands the application, or the error it raised (`results`). Our own assembler's two
-policies are two more columns (`ours`), and `matrix` lines them all up with a verdict.
+policies are two more columns (`ours`), and `matrix` lines them all up on the calls the stream
+means, with a comparison in one line.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from webapp.core.contract import Intended
 from webapp.core.records import Record
 from webapp.lenses.feed import sse_text
 from webapp.lenses.matrix import Matrix, build
@@ -31,19 +33,37 @@ def run_lenses(
         return tuple(future.result()[0] for future in futures)
 
 
-def clients_view(
+def client_columns(
     records: Sequence[Record], lenses: Sequence[Lens] | None = None, *, timeout: float = TIMEOUT
-) -> Matrix:
-    """Every client's view of a stream, plus adr-0019 and exact-key, lined up."""
+) -> tuple[LensResult, ...]:
+    """Every client's result on a stream, then adr-0019's and exact-key's."""
     chosen = default_lenses() if lenses is None else lenses
-    return matrix_of(records, run_lenses(chosen, sse_text(records), timeout=timeout))
+    return columns_of(records, run_lenses(chosen, sse_text(records), timeout=timeout))
 
 
-def matrix_of(records: Sequence[Record], results: Sequence[LensResult]) -> Matrix:
-    """The clients' results (run now, or kept from an earlier run) lined up with our two
-    policies' on the same records."""
-    policies = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
-    return build((*results, *policies))
+def columns_of(records: Sequence[Record], results: Sequence[LensResult]) -> tuple[LensResult, ...]:
+    """The clients' results (run now, or kept from an earlier run), then our two policies' on
+    the same records."""
+    return (*results, *(policy_result(records, policy) for policy in POLICY_COLUMNS))
+
+
+def clients_view(
+    records: Sequence[Record],
+    lenses: Sequence[Lens] | None = None,
+    *,
+    intended: Intended | None,
+    timeout: float = TIMEOUT,
+) -> Matrix:
+    """Every client's view of a stream, plus adr-0019 and exact-key, lined up on the calls
+    the stream means (`intended`; None when it has no single reading)."""
+    return build(client_columns(records, lenses, timeout=timeout), intended)
+
+
+def matrix_of(
+    records: Sequence[Record], results: Sequence[LensResult], *, intended: Intended | None
+) -> Matrix:
+    """`clients_view` from the clients' results already known."""
+    return build(columns_of(records, results), intended)
 
 
 def lenses_key(lenses: Sequence[Lens]) -> str:
@@ -57,7 +77,9 @@ __all__ = [
     "Lens",
     "LensResult",
     "Matrix",
+    "client_columns",
     "clients_view",
+    "columns_of",
     "default_lenses",
     "lenses_key",
     "matrix_of",

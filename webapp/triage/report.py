@@ -99,7 +99,7 @@ def render(
         f"# {cell(title)}",
         _input(source, trace),
         f"**Verdict:** {cell(verdict(trace))}",
-        *((f"**Whose fault:** {cell(judged.sentence)}",) if judged else ()),
+        *((f"**Whose fault:** {cell(judged.headline)}",) if judged else ()),
         "## Quirks",
         _quirks(trace, links),
         "## What the stream means",
@@ -176,7 +176,7 @@ def _grades(judged: Verdict) -> str:
 
 def _file(judged: Verdict, links: Links | None) -> str:
     if not judged.parties:
-        return cell(judged.sentence.rsplit(". ", 1)[-1]) if judged.grades else (
+        return cell(judged.unfiled) if judged.grades or judged.contract.end else (
             "Nothing to file from the quirks alone: run the clients (`--clients`) to see "
             "whether any of them mishandles the stream."
         )  # fmt: skip
@@ -286,10 +286,13 @@ def _notes(notes: Sequence[Note], links: Links | None) -> str:
 
 
 def _clients(matrix: Matrix) -> str:
-    """One row per call, one column per client and policy; `≠` marks a cell unlike adr-0019's."""
+    """One row per call, one column per client and policy; `≠` marks a cell unlike the row's
+    call (what the stream means, or with no intended reading adr-0019's guess)."""
     heads = [f"{column.client} {column.version}".strip() for column in matrix.columns]
     lines = [
-        f"**{cell(matrix.verdict)}**",
+        f"**{cell(matrix.comparison)}**",
+        "",
+        cell(matrix.legend),
         "",
         "| call | " + " | ".join(cell(head) for head in heads) + " |",
         "|---" * (len(heads) + 1) + "|",

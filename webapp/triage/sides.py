@@ -180,7 +180,7 @@ class Side:
             "steps": len(self.trace.steps),
             "timing": None if self.timing is None else self.timing.to_json(),
             "grades": [graded.to_json() for graded in self.verdict.grades],
-            "verdict": self.verdict.sentence,
+            "verdict": self.verdict.headline,
         }
 
 

@@ -8,10 +8,12 @@ compared with the calls the stream means (`webapp.core.contract`), never with ad
 - `flagged`: it raised, or reported the problem on the calls that are wrong;
 - `guessed`: there is no intended reading, and this is what it chose.
 
-The verdict sentence then says what the provider did (each quirk with the contract clause it
-breaks), which clients survive it, which damage it silently, and where to file; with no quirk,
-a client that is not intact is at fault itself. `Verdict.to_json()` is what `streamviz clients
---format json` prints and what the API returns.
+The headline (`webapp.triage.headline`, at most 400 characters) then says who broke the
+contract (the provider and its quirk codes; with no quirk, a client that is not intact) and
+every column's grade by name; each grade's detail says what that client gets, and each party
+to file with (`Party`) says what to file, with the evidence ready to paste. None repeats
+another. `Verdict.to_json()` is what `streamviz clients --format json` prints and what the API
+returns.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ from webapp.core.contract import QUIRK, Contract, Found, Intended, read_contract
 from webapp.core.contract.quirks import CLAUSES
 from webapp.core.records import Record
 from webapp.core.words import count
+from webapp.lenses.matrix import not_json
+from webapp.lenses.matrix import same_meaning as same_arguments
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import BY_CLIENT, INSTALL, POLICY_COLUMNS
 from webapp.lenses.results import Call, LensResult
 from webapp.lenses.runner import TIMEOUT
+from webapp.triage.headline import headline
 
 if TYPE_CHECKING:
     from webapp.lenses.matrix import Matrix
@@ -56,8 +61,6 @@ class Graded:
     grade: Grade | None
     """None when the client could not run (not installed)."""
     detail: str
-    brief: str = ""
-    """The detail's first point, for a sentence (the detail itself when empty)."""
     limited: bool = False
     """Not graded because the lens stopped at a limit streamviz sets (its memory cap), not
     because the library is missing."""
@@ -77,11 +80,6 @@ class Graded:
             "detail": self.detail,
         }
 
-    @property
-    def short(self) -> str:
-        """The brief, or the detail."""
-        return self.brief or self.detail
-
 
 @dataclass(frozen=True, slots=True)
 class Party:
@@ -90,7 +88,8 @@ class Party:
     kind: Literal["provider", "client", "build"]
     name: str
     says: str
-    """One sentence: what to file."""
+    """One sentence: what to file, and which libraries it hurts (their detail is in their
+    grades and in the evidence)."""
     evidence: tuple[str, ...]
     """Lines ready to paste: steps, quirks, each client's outcome with its version."""
 
@@ -101,11 +100,12 @@ class Party:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The contract, every column's grade, the sentence, and who to file with."""
+    """The contract, every column's grade, the headline, and who to file with."""
 
     contract: Contract
     grades: tuple[Graded, ...]
-    sentence: str
+    headline: str
+    """Who broke the contract and each grade's clients (`webapp.triage.headline`)."""
     parties: tuple[Party, ...]
     matrix: Matrix | None = None
     """The clients' calls lined up (`webapp.lenses.matrix`), when the lenses ran."""
@@ -114,18 +114,28 @@ class Verdict:
         """A column's grade by name (None when it did not run or is not here)."""
         return next((g.grade for g in self.grades if g.client == client), None)
 
+    @property
+    def unfiled(self) -> str:
+        """Why there is nothing to file, in one sentence ("" when there is a party)."""
+        if self.parties:
+            return ""
+        if self.contract.end is not None:
+            return (f"Nothing to file from these bytes: the stream's end was not recorded "
+                    f"({self.contract.end}); capture it again to its end.")  # fmt: skip
+        if not any(g.grade is not None for g in self.grades):
+            return "Nothing to file that this report can show (no client ran)."
+        return "Nothing to file: every client that ran reads it as it means."
+
     def to_json(self) -> dict[str, Any]:
-        """The clients report: `{"clients", "policies", "rows", "comparison", "grades",
-        "quirks", "intended", "why", "verdict", "file"}`."""
-        out: dict[str, Any] = {}
-        if self.matrix is not None:
-            matrix = self.matrix.to_json()
-            out = {**matrix, "comparison": matrix["verdict"]}
+        """The clients report: `{"clients", "policies", "reference", "rows", "comparison",
+        "grades", "quirks", "intended", "why", "verdict", "file"}` ("verdict" is the headline;
+        the lenses' keys only when they ran)."""
+        out = self.matrix.to_json() if self.matrix is not None else {}
         return {
             **out,
             "grades": [graded.to_json() for graded in self.grades],
             **self.contract.to_json(),
-            "verdict": self.sentence,
+            "verdict": self.headline,
             "file": [party.to_json() for party in self.parties],
         }
 
@@ -137,11 +147,11 @@ def judge(
     model: str | None = None,
     matrix: Matrix | None = None,
 ) -> Verdict:
-    """Grade every column against the contract's intended reading and word the verdict."""
+    """Grade every column against the contract's intended reading and word the headline."""
     grades = tuple(grade(column, contract.intended) for column in columns)
     provider = model or contract.model
     parties = _parties(contract, grades, provider)
-    return Verdict(contract, grades, _sentence(contract, grades, parties, provider), parties,
+    return Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
                    matrix)  # fmt: skip
 
 
@@ -159,7 +169,7 @@ def grade(column: LensResult, intended: Intended | None) -> Graded:
     if column.status == "error":
         said = f"fails: {_short(column.error)}"
         handed = f"; it still hands {_calls(column.calls)}" if column.calls else ""
-        return Graded(client, version, "flagged", said + handed, said)
+        return Graded(client, version, "flagged", said + handed)
     if intended is None:
         flags = [call for call in column.calls if call.invalid]
         chose = f"hands {_calls(column.calls)}" if column.calls else "hands no call"
@@ -169,11 +179,9 @@ def grade(column: LensResult, intended: Intended | None) -> Graded:
         return Graded(client, version, "guessed", chose)
     silent, flagged = _problems(intended, column.calls)
     if silent:
-        brief = silent[0] + (f" and {count(len(silent) - 1, 'more problem')}" if len(silent) > 1
-                             else "")  # fmt: skip
-        return Graded(client, version, "damaged", "; ".join(silent + flagged), brief)
+        return Graded(client, version, "damaged", "; ".join(silent + flagged))
     if flagged:
-        return Graded(client, version, "flagged", "; ".join(flagged), flagged[0])
+        return Graded(client, version, "flagged", "; ".join(flagged))
     return Graded(client, version, "intact", _intact(intended))
 
 
@@ -263,114 +271,7 @@ def _pair(
     return list(zip(wanted, matched, strict=True)), extra
 
 
-_MISSING = object()
-
-
-def same_arguments(got: str | None, want: str | None) -> bool:
-    """Equal as JSON when both parse, else equal as text; blank arguments mean `{}`."""
-    a, b = _meaning(got), _meaning(want)
-    if a is _MISSING or b is _MISSING:
-        return (got or "").strip() == (want or "").strip()
-    return bool(a == b)
-
-
-def _meaning(text: str | None) -> Any:
-    if text is None or not text.strip():
-        return {}
-    try:
-        return json.loads(text)
-    except ValueError:
-        return _MISSING
-
-
-# The sentence and the parties.
-
-
-def _sentence(
-    contract: Contract, grades: Sequence[Graded], parties: Sequence[Party], provider: str | None
-) -> str:
-    ran = [g for g in grades if g.grade is not None]
-    parts = [_provider_part(contract, provider, ran)]
-    by = {grade: [g for g in ran if g.grade == grade] for grade in GRADES}
-    if by["intact"]:
-        parts.append(f"Intact: {_labels(by['intact'])}.")
-    for graded, head in _HEADS:
-        if by[graded]:
-            shown = "; ".join(f"{g.label} ({g.short})" for g in by[graded])
-            parts.append(f"{head}: {shown}.")
-    absent = [g.client for g in grades if g.grade is None and not g.limited]
-    if absent:
-        parts.append(f"Not run: {', '.join(absent)} ({INSTALL}).")
-    stopped = [g for g in grades if g.grade is None and g.limited]
-    if stopped:
-        parts.append(f"Not graded: {'; '.join(f'{g.label} ({g.detail})' for g in stopped)}.")
-    parts.append(_file_part(contract, parties, ran))
-    return " ".join(parts)
-
-
-_HEADS: tuple[tuple[Grade, str], ...] = (
-    ("damaged", "Damaged silently"),
-    ("flagged", "Flagged"),
-    ("guessed", "Guessed"),
-)
-
-
-def _provider_part(contract: Contract, provider: str | None, ran: Sequence[Graded]) -> str:
-    """What the provider did: each quirk that did harm here (or, when no client ran, that
-    does harm in the table) with the clause it breaks, then the harmless ones."""
-    who = f"The provider ({provider})" if provider else "The provider"
-    ended = ""
-    if contract.end is not None:
-        withheld = f" ({', '.join(contract.withheld)} not judged)" if contract.withheld else ""
-        ended = (f"The stream's end was not recorded ({contract.end}): nothing is judged "
-                 f"on how it ends{withheld}. ")  # fmt: skip
-    if contract.error is not None:
-        message = _short(contract.error).rstrip(".")
-        ended += f"{who} ended the stream with an error: {message}. "
-    if not contract.quirks:
-        return f"{ended}{who} keeps the contract otherwise." if ended else (
-            f"{who} keeps the contract: no quirk."
-        )  # fmt: skip
-    return ended + _departures(contract, who, ran)
-
-
-def _departures(contract: Contract, who: str, ran: Sequence[Graded]) -> str:
-    hurt = any(g.grade != "intact" for g in ran)
-    breaking = [f for f in contract.quirks if hurt or (not ran and f.harm != "none")]
-    harmless = _codes([f for f in contract.quirks if f not in breaking])
-    clauses: dict[str, list[Found]] = {}
-    for found in breaking:
-        clauses.setdefault(QUIRK[found.code].clause, []).append(found)
-    said = [
-        f"{_and(_codes(found))} {'breaks' if len(_codes(found)) == 1 else 'break'} "
-        f"\u201c{CLAUSES[clause]}\u201d"
-        for clause, found in clauses.items()
-    ]
-    if said:
-        text = f"{who} departs from the contract: {'; '.join(said)}."
-        if harmless:
-            text += f" Harmless here: {_and(harmless)}."
-    else:
-        text = f"{who} departs from the contract only in ways every client handles: "
-        text += f"{_and(harmless)}."
-    if contract.intended is None and contract.end is None:
-        text += f" The stream admits more than one reading ({contract.why})."
-    return text
-
-
-def _codes(found: Sequence[Found]) -> list[str]:
-    return [item.code for item in _once(found)]
-
-
-def _file_part(contract: Contract, parties: Sequence[Party], ran: Sequence[Graded]) -> str:
-    if contract.end is not None:
-        return (f"Nothing to file from these bytes: the stream's end was not recorded "
-                f"({contract.end}); capture it again to its end.")  # fmt: skip
-    if not parties:
-        if not ran:
-            return "Nothing to file that this report can show (no client ran)."
-        return "Nothing to file: every client that ran reads it intact."
-    return " ".join(party.says for party in parties)
+# The parties to file with.
 
 
 def _parties(
@@ -397,7 +298,7 @@ def _parties(
         pin = BY_CLIENT.get(graded.client)
         where = f"{pin.package} {graded.version}" if pin else f"streamviz's {graded.client}"
         says = (f"File with {where}: the stream keeps the contract, so the fault is the "
-                f"client's: it is {graded.grade} ({graded.detail}).")  # fmt: skip
+                f"client's: {_FAULT[graded.grade or 'damaged']}.")  # fmt: skip
         evidence = ("no quirk: the stream keeps the contract", _reading(contract),
                     f"{graded.label}: {graded.grade}: {graded.detail}")  # fmt: skip
         parties.append(Party(kind, where, says, evidence))
@@ -422,9 +323,8 @@ def _provider_party(
         said.insert(0, f"ends the stream with an error ({_short(contract.error)})")
     what = _and(said)
     libraries = [g for g in hurt if g.version != BUILD]  # our own columns are not filed
-    tail = [f"{g.label} {g.short}" for g in libraries if g.grade == "flagged"]
-    tail += [f"{g.label} silently: {g.short}" for g in libraries if g.grade == "damaged"]
-    tail += [f"{g.label} guesses: {g.short}" for g in libraries if g.grade == "guessed"]
+    tail = [f"{_labels(chosen)} {_HURT[grade][len(chosen) > 1]}" for grade in _HURT
+            if (chosen := [g for g in libraries if g.grade == grade])]  # fmt: skip
     says = f"File with the provider: a provider bug: {name} {what}" + (
         f"; {'; '.join(tail)}." if tail else "."
     )  # fmt: skip
@@ -439,6 +339,24 @@ def _provider_party(
     )
     title = f"The provider ({provider})" if provider else "The provider"
     return Party("provider", title, says, evidence)
+
+
+_HURT: dict[Grade, tuple[str, str]] = {
+    "damaged": (
+        "hands the application wrong calls without a word",
+        "hand the application wrong calls without a word",
+    ),
+    "flagged": ("raises or flags the calls", "raise or flag the calls"),
+    "guessed": ("guesses", "guess"),
+}
+"""What a library does with the provider's bug, by its grade (one library, several)."""
+_FAULT: dict[Grade, str] = {
+    "damaged": "it hands the application other calls and says nothing",
+    "flagged": "it raises on, or flags, calls the stream means as they are",
+    "guessed": "it guesses",
+    "intact": "it reads the stream as it means",
+}
+"""A library's own fault, by its grade."""
 
 
 def _says(found: Found) -> str:
@@ -462,7 +380,7 @@ def _reading(contract: Contract) -> str:
 
 
 def _intact(intended: Intended) -> str:
-    if any(_meaning(call.arguments) is _MISSING for call in intended.calls):
+    if any(not_json(call.arguments) for call in intended.calls):
         return "hands the calls as the stream sent them (arguments that are not JSON included)"
     return f"hands {count(len(intended.calls), 'call')} as the stream means them"
 
@@ -512,8 +430,8 @@ def clients_verdict(
     """Run every client lens on the stream (`webapp.lenses.clients_view`) and judge them."""
     from webapp.lenses import clients_view  # subprocesses: loaded when a verdict is asked for
 
-    matrix = clients_view(records, lenses, timeout=timeout)
     found = read_contract(records) if contract is None else contract
+    matrix = clients_view(records, lenses, intended=found.intended, timeout=timeout)
     return judge(found, matrix.columns, model=model, matrix=matrix)
 
 
@@ -528,8 +446,8 @@ def results_verdict(
     policies' columns and the grades are computed again, no library is run."""
     from webapp.lenses import matrix_of
 
-    matrix = matrix_of(records, results)
     found = read_contract(records) if contract is None else contract
+    matrix = matrix_of(records, results, intended=found.intended)
     return judge(found, matrix.columns, model=model, matrix=matrix)
 
 

@@ -1,10 +1,11 @@
-"""The clients page's view model: every column graded, the verdict, where to file, the matrix.
+"""The clients page's view model: the headline, every column graded, where to file, the matrix.
 
 The verdict (`webapp.triage.verdict.Verdict`) is the one `streamviz clients` prints and the API
-returns; this only arranges it for the page: one grade row per column (each client library
-with its package and version, then this build's two policies), the sentence provider-first,
-one section per party to file with, the quirks with their steps as links, what the stream
-means, and the matrix of calls below.
+returns; this only arranges it for the page: the headline first (who broke the contract, each
+grade's clients), one grade row per column (each client library with its package and version,
+then this build's two policies) with what it gets, one section per party to file with and its
+evidence, the quirks with their steps as links, what the stream means, and the matrix of calls
+below with its comparison. Each says its own thing once.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ class GradeRow:
     """What the grade means, in words."""
     detail: str
     """What the application gets (or why the client did not run)."""
-    brief: str
     policy: bool
 
 
@@ -52,31 +52,41 @@ class FileWith:
     name: str
     says: str
     evidence: str
+    lines: int
+    """How many lines the evidence holds (it is folded under its summary)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ClientsView:
     """The clients page once the lenses ran."""
 
-    sentence: str
+    headline: str
+    """At most 400 characters (`webapp.triage.headline`), the JSON's "verdict"."""
     grades: tuple[GradeRow, ...]
     parties: tuple[FileWith, ...]
+    unfiled: str
+    """Why there is nothing to file, when there is no party."""
     quirks: QuirkPanel
     matrix: Matrix | None
     comparison: str
-    """The matrix's own line: who differs from adr-0019 (not a grade)."""
+    """The matrix's own line: which clients get which call wrong, against what the stream
+    means (with no intended reading, how many different choices they make)."""
+    legend: str
+    """What the matrix's rows are and what `≠` marks."""
 
 
 def clients_view(verdict: Verdict, links: Links) -> ClientsView:
     """The page's view of a verdict; step links under `links` (the HAR entry on screen)."""
     matrix = verdict.matrix
     return ClientsView(
-        sentence=one_line(verdict.sentence),  # whole: the page, the CLI and the API agree
+        headline=one_line(verdict.headline),  # whole: the page, the CLI and the API agree
         grades=tuple(_row(graded) for graded in verdict.grades),
         parties=tuple(_party(party) for party in verdict.parties),
+        unfiled=verdict.unfiled,
         quirks=panel(verdict.contract, links),
         matrix=matrix,
-        comparison=one_line(matrix.verdict) if matrix is not None else "",
+        comparison=one_line(matrix.comparison) if matrix is not None else "",
+        legend=matrix.legend if matrix is not None else "",
     )
 
 
@@ -94,7 +104,7 @@ def _row(graded: Graded) -> GradeRow:
     )
     version = graded.version if graded.version != BUILD else BUILD
     return GradeRow(graded.client, package, version, grade, meaning, _clip(graded.detail),
-                    _clip(graded.short), policy)  # fmt: skip
+                    policy)  # fmt: skip
 
 
 def _party(party: Party) -> FileWith:
@@ -102,7 +112,8 @@ def _party(party: Party) -> FileWith:
     if len(party.evidence) > EVIDENCE_SHOWN:
         more = len(party.evidence) - EVIDENCE_SHOWN
         lines.append(f"... and {count(more, 'more line')} (report.md has them all)")
-    return FileWith(party.kind, party.name, _clip(party.says), "\n".join(lines))
+    return FileWith(party.kind, party.name, _clip(party.says), "\n".join(lines),
+                    len(party.evidence))  # fmt: skip
 
 
 def _clip(text: str) -> str:
