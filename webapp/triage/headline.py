@@ -74,7 +74,7 @@ def _who(
         codes = _codes(contract)
         if not codes:
             return head + tail
-        joint = " and " if failed else ": "
+        joint = "; quirks: " if failed else ": "
         return head + joint + _listed(codes, room - len(head) - len(joint) - len(tail)) + tail
     if contract.quirks:
         codes = _codes(contract)
