@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import pytest
@@ -263,3 +264,47 @@ def test_a_shared_step_link_lands_on_its_answer(
     expect(page.locator("#anomalies .agroup")).to_have_count(2)
     assert errors == []
     context.close()
+
+
+@pytest.mark.parametrize("motion", ["reduce", "no-preference"])
+def test_stepping_on_a_phone_brings_the_steps_detail_into_view(
+    browser: Browser, live_server: str, motion: Literal["reduce", "no-preference"]
+) -> None:
+    """At 390x844 the timeline comes before the stage: next and previous, pressed or by their
+    keys, show the step's detail, not only the row's highlight (smoothly unless the user
+    asks for reduced motion)."""
+    stream_id = stored(live_server, TWO_OPEN, "two open")
+    noted(live_server, stream_id, (2, "the guess"))
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, reduced_motion=motion
+    )
+    page, errors = open_page(context, f"{live_server}/s/{stream_id}?step=1")
+    assert not on_screen(page, "#detail-title")
+    presses = [("#next", "2"), ("ArrowLeft", "1"), ("j", "2"), ("#prev", "1")]
+    for press, step in presses:
+        page.evaluate("scrollTo(0, 0)")
+        if press.startswith("#"):
+            page.locator(press).click()
+        else:
+            page.keyboard.press(press)
+        expect(page.locator("#stage")).to_have_attribute("data-step", step)
+        expect(page.locator("#detail-title")).to_contain_text(f"Step {step}")
+        page.wait_for_function(ON_SCREEN, arg="#detail .fragment .reason")  # the scroll's end
+        assert on_screen(page, "#detail-title"), press
+    assert errors == []
+    context.close()
+
+
+def test_the_overview_below_the_stage_brings_its_step_into_view(
+    laptop: BrowserContext, live_server: str
+) -> None:
+    """On a page opened at a step the overview strip is below the stage: a click on it shows
+    the step it picked."""
+    stream_id = stored(live_server, TWO_OPEN, "two open")
+    page, errors = open_page(laptop, f"{live_server}/s/{stream_id}?step=0")
+    page.locator("#overview").scroll_into_view_if_needed()
+    assert not on_screen(page, "#detail-title")
+    page.locator("#overview .oc").nth(2).click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "2")
+    page.wait_for_function(ON_SCREEN, arg="#detail-title")
+    assert errors == []
