@@ -308,3 +308,25 @@ def test_the_overview_below_the_stage_brings_its_step_into_view(
     expect(page.locator("#stage")).to_have_attribute("data-step", "2")
     page.wait_for_function(ON_SCREEN, arg="#detail-title")
     assert errors == []
+
+
+def test_presenter_mode_is_one_click_from_the_stage(
+    laptop: BrowserContext, live_server: str
+) -> None:
+    stream_id = stored(live_server, TWO_OPEN, "two open")
+    page, errors = open_page(laptop, f"{live_server}/s/{stream_id}?step=1")
+    link = page.locator("#present-link")
+    expect(link).to_be_visible()
+    expect(link).to_have_text("Present")
+    assert on_screen(page, "#present-link")
+    page.locator("#next").click()  # the link follows the step
+    expect(link).to_have_attribute("href", re.compile(r"\?step=2&.*present=1"))
+    link.click()
+    expect(page.locator("body")).to_have_class(re.compile(r"\bpresent\b"))
+    expect(page.locator("#stage")).to_have_attribute("data-step", "2")
+    expect(link).to_have_text("Stop presenting")
+    assert on_screen(page, "#present-link")
+    link.click()
+    expect(page.locator("body")).not_to_have_class(re.compile(r"\bpresent\b"))
+    expect(page).to_have_url(re.compile(r"\?step=2&policy=adr-0019&path=client$"))
+    assert errors == []
