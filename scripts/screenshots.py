@@ -135,7 +135,8 @@ def main() -> None:
                 shoot(page, f"{continuation}/compare", "compare")
                 page.set_viewport_size({"width": 1440, "height": 900})
                 shoot(page, f"{base}/", "home")
-                # A laptop: the diagnosis of two calls open when continuations arrive.
+                # A laptop: a link to the step where two calls are open when a continuation
+                # arrives, as it lands.
                 page.set_viewport_size({"width": 1366, "height": 900})
                 ambiguous = open_example(base, "ambiguous").split("?")[0]
                 shoot(page, f"{ambiguous}?step=2", "diagnosis-1366")
@@ -143,12 +144,13 @@ def main() -> None:
                 page.set_viewport_size({"width": 390, "height": 844})
                 shoot(page, f"{ambiguous}?step=2", "phone-390")
                 # Whose fault: the Envoy AI Gateway's Bedrock shape, its quirks beside the
-                # anomalies, at a laptop's and a phone's size.
+                # anomalies, at a laptop's and a phone's size (the page as it opens, with no
+                # step named: the findings before the timeline).
                 envoy = store(base, ROOT / "tests" / "corpus" / "no-index.sse",
                               "Envoy AI Gateway (Bedrock) before PR #1468")  # fmt: skip
                 for width, height in ((1366, 768), (390, 844)):
                     page.set_viewport_size({"width": width, "height": height})
-                    shoot_quirks(page, f"{envoy}?step=2", f"quirks-{width}")
+                    shoot_quirks(page, envoy, f"quirks-{width}")
                 # The Share menu, opened from the button at the top of the page.
                 page.set_viewport_size({"width": 1366, "height": 768})
                 page.goto(f"{ambiguous}?step=2")

@@ -35,6 +35,7 @@
   // The timeline shows a window of rows; mark the stage's step and bring it into view,
   // loading the window around it when the step is outside the rows on the page.
   var requested = null;  // the step whose timeline window was last asked for
+  var forStep = false;  // whether the stepping links asked for it (see revealStep)
 
   function syncTimeline(center, still) {
     var stage = document.getElementById("stage");
@@ -46,6 +47,7 @@
       var url = stage.getAttribute("data-timeline-url");
       if (url && window.htmx && requested !== step) {
         requested = step;
+        forStep = still === "step";
         window.htmx.ajax("GET", url, { target: "#timeline", swap: "outerHTML" });
       }
       return;
@@ -60,7 +62,8 @@
 
   // Scroll the rows' own box to the row; then, only if the row is still off screen (the
   // box reaches below the window's edge, or a pinned bar covers it), the page as little as
-  // needed; `still` leaves the page where it is (an example just opened: its story in view).
+  // needed; `still` leaves the page where it is (an example just opened: its story in view;
+  // "step": revealStep decides).
   function reveal(box, row, center, still) {
     if (!box) return;
     var outer = box.getBoundingClientRect();
@@ -74,24 +77,73 @@
     }
     if (still) return;
     var shown = row.getBoundingClientRect();
+    if (shown.top < 0 || shown.bottom > visibleBottom()) {
+      row.scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  // The bottom of what is seen of the window: its edge, or a pinned stepping bar (phones).
+  function visibleBottom() {
     var bar = document.querySelector(".step-buttons");
     var bottom = window.innerHeight;
     if (bar && getComputedStyle(bar).position === "fixed") {
       bottom = Math.min(bottom, bar.getBoundingClientRect().top);
     }
-    if (shown.top < 0 || shown.bottom > bottom) {
-      row.scrollIntoView({ block: "nearest" });
-    }
+    return bottom;
   }
 
-  // htmx 4 fires this on the element that made the request (a row, a step link, a
-  // "more rows" sentinel), or on the document when that element was swapped away.
+  // The requests made by the stage's stepping links (first, prev, next, last, the anomalies',
+  // the rules'; the keys and play press them too) and by the overview's columns, known by
+  // their request's context: by the time of the swap htmx names the new stage as its source.
+  var stepping = new WeakSet();
+  document.addEventListener("htmx:before:request", function (event) {
+    var ctx = event.detail && event.detail.ctx;
+    var source = event.target;
+    if (ctx && source && source.closest && source.closest(".stepper, .ov-strip")) {
+      stepping.add(ctx);
+    }
+  });
+
+  // After a step from the stepping links, the new step's detail comes first: when its
+  // heading is off screen it is brought into view (on a phone the stage is below the
+  // timeline: "next" would otherwise change only a row's highlight), smoothly unless the
+  // user asks for reduced motion; else the page moves to show the row only if the heading
+  // stays in view (a laptop, the timeline beside the stage).
+  function revealStep() {
+    var heading = document.getElementById("detail-title");
+    var detail = document.getElementById("detail");
+    var stage = document.getElementById("stage");
+    if (!heading || !detail || !stage) return;
+    var bottom = visibleBottom();
+    var box = heading.getBoundingClientRect();
+    if (box.top < 0 || box.bottom > bottom) {
+      var reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+      detail.scrollIntoView({ block: "start", behavior: reduced ? "auto" : "smooth" });
+      return;
+    }
+    var row = document.getElementById("row-" + stage.getAttribute("data-step"));
+    if (!row) return;
+    var shown = row.getBoundingClientRect();
+    var by = shown.top < 0 ? shown.top : Math.max(0, shown.bottom - bottom);
+    if (by && box.top - by >= 0 && box.bottom - by <= bottom) window.scrollBy(0, by);
+  }
+
+  // htmx 4 fires this on the element that made the request (a row, a "more rows" sentinel),
+  // or on the document when that element was swapped away.
   document.addEventListener("htmx:after:swap", function (event) {
     var source = event.target;
+    var ctx = event.detail && event.detail.ctx;
     if (source && source.classList && source.classList.contains("more")) return;
     // a live page's poll grew it in place: follow in the rows' box, never scroll the page
     if (source && source.id === "live-view") { syncTimeline(false, true); return; }
-    syncTimeline(!!(source && source.id === "timeline"));
+    if (ctx && stepping.has(ctx)) { syncTimeline(false, "step"); revealStep(); return; }
+    // a window of rows asked for above (htmx names the body as the source of that request;
+    // its target is the timeline)
+    if (ctx && ctx.target && ctx.target.id === "timeline") {
+      if (forStep) { syncTimeline(true, "step"); revealStep(); } else { syncTimeline(true); }
+      return;
+    }
+    syncTimeline(false);
     revealClicked(source);
   });
 

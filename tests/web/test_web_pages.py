@@ -230,6 +230,52 @@ def test_step_links_have_real_hrefs(client: TestClient, store: Store) -> None:
             assert href.group(1) == get.group(1)
 
 
+TWO_HEADERS = sse(
+    chunk(frag(0, "call_1", "get_weather", ""), frag(1, "call_2", "book_flight", "")),
+    chunk(frag(args='{"city": ')),
+    chunk(frag(args='"Paris"}')),
+    chunk(finish="tool_calls"),
+)
+"""Two calls open, then bare continuations: anomalies at steps 1, 2 and at the end."""
+
+
+def test_a_url_that_names_a_step_puts_the_stage_before_the_notes_and_findings(
+    client: TestClient, store: Store
+) -> None:
+    """A shared step link lands on its answer (browser: test_web_share_browser.py); the page
+    without a step opens on the whole stream first, as before."""
+    stream_id = store(TWO_HEADERS)
+    for step in (1, 2):
+        noted = client.post(f"/s/{stream_id}/notes", data={"step": str(step), "text": "look"})
+        assert noted.status_code == 303
+
+    def order(html: str) -> list[str]:
+        marks = ['class="summary"', 'id="player"', 'id="stage"', 'id="notes"', 'id="overview"']
+        marks.append('id="anomalies"')
+        return sorted(marks, key=html.index)
+
+    named = client.get(f"/s/{stream_id}?step=2").text
+    assert order(named) == [
+        'class="summary"', 'id="player"', 'id="stage"', 'id="notes"', 'id="overview"',
+        'id="anomalies"',
+    ]  # fmt: skip
+    opened = client.get(f"/s/{stream_id}").text
+    assert order(opened) == [
+        'class="summary"', 'id="notes"', 'id="overview"', 'id="anomalies"', 'id="player"',
+        'id="stage"',
+    ]  # fmt: skip
+    example = client.get("/examples/ambiguous").text  # an example opens on its story
+    assert example.index('id="anomalies"') < example.index('id="stage"')
+    example = client.get("/examples/ambiguous?step=2").text
+    assert (
+        example.index('id="story"') < example.index('id="stage"') < example.index('id="anomalies"')
+    )
+    # in the step's detail: its notes, what it did, then the form to add one
+    detail = named[named.index('<section id="detail"') :]
+    assert detail.index('class="step-note"') < detail.index("<h3>Fragments</h3>")
+    assert detail.index("<h3>Fragments</h3>") < detail.index('class="add-note"')
+
+
 def test_timeline_marks_rules_blocks_and_anomalies(client: TestClient, store: Store) -> None:
     stream_id = store(CONTINUATION)
     adr = client.get(f"/s/{stream_id}?step=2&policy=adr-0019").text

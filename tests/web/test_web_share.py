@@ -7,9 +7,11 @@ import hashlib
 import re
 from html import unescape
 
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.streamkit import chunk, frag, sse
+from tests.web.livekit import PIECES, start
 from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.core.readers import read
 from webapp.core.rules import RULES
@@ -118,6 +120,54 @@ def test_the_snippet_escapes_the_title(client: TestClient, store: Store) -> None
     snippet = field(share_of(html), "share-embed")
     assert 'title="streamviz: &quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;' in snippet
     assert snippet.count("<iframe") == 1 and snippet.count('"') % 2 == 0
+
+
+def present_link(html: str) -> tuple[str, str]:
+    """The page's link into presenter mode (or out of it): its href, unescaped, and its text."""
+    found = re.findall(
+        r'<a class="present-link" id="present-link" href="([^"]*)"[^>]*>([^<]*)<', html
+    )
+    assert len(found) == 1, f"{len(found)} present links"
+    return unescape(found[0][0]), found[0][1]
+
+
+def test_every_stream_page_links_to_presenter_mode(
+    app: FastAPI, client: TestClient, store: Store
+) -> None:
+    stream_id = store(TWO_OPEN)
+    live = start(app.state.service.storage)
+    live.add(PIECES[:3], [50.0] * 3)
+    pages = {
+        f"/s/{stream_id}": f"/s/{stream_id}?step=0&policy=adr-0019&path=client&present=1",
+        f"/s/{stream_id}?step=2&policy=exact-key&anomaly=phantom-call": (
+            f"/s/{stream_id}?step=2&policy=exact-key&path=client&anomaly=phantom-call&present=1"
+        ),
+        "/examples/continuation": "/examples/continuation?step=2&policy=adr-0019&path=client"
+        "&present=1",
+        f"/s/{stream_id}/compare?step=2": f"/s/{stream_id}/compare?left=exact-key&right=adr-0019"
+        "&path=client&step=2&present=1",
+        f"/s/{stream_id}/compare": f"/s/{stream_id}/compare?left=exact-key&right=adr-0019"
+        "&path=client&present=1",
+        "/examples/ambiguous/compare": "/examples/ambiguous/compare?left=exact-key&right=adr-0019"
+        "&path=client&step=2&present=1",
+        f"/s/{live.stream_id}": f"/s/{live.stream_id}?step=2&policy=adr-0019&path=client&present=1",
+    }
+    for page, presenting in pages.items():
+        response = client.get(page)
+        assert response.status_code == 200, page
+        assert present_link(response.text) == (presenting, "Present"), page
+        # in presenter mode, the same link leads out of it, at the same step
+        shown = client.get(presenting).text
+        assert 'class="page stream-page present"' in shown or "compare-page present" in shown
+        leaving, label = present_link(shown)
+        assert label == "Stop presenting" and leaving == presenting.replace("&present=1", ""), page
+    # it follows the step, as the Share menu does: a step's swap brings its own
+    stage = client.get(f"/s/{stream_id}?step=3", headers=HX).text
+    assert present_link(stage)[0].startswith(f"/s/{stream_id}?step=3&") and "present=1" in stage
+    panel = client.get(f"/s/{stream_id}/compare/step?step=1", headers=HX).text
+    assert present_link(panel)[0].endswith("&step=1&present=1")
+    # the framed, read-only view offers none
+    assert "present-link" not in client.get(f"/embed/s/{stream_id}?step=1").text
 
 
 def test_embeds_have_no_share_menu(client: TestClient, store: Store) -> None:

@@ -1,4 +1,5 @@
-"""The Share menu and the exported file in Chromium, and what a click brings into view.
+"""The Share menu and the exported file in Chromium, what a click brings into view, and where
+a link to a step lands.
 
 The exported file is opened the way a teammate opens an attachment: from disk, in a browser
 context that is offline, with every request it makes recorded (there must be none).
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import pytest
@@ -211,3 +213,120 @@ def test_a_phone_never_scrolls_sideways(browser: Browser, live_server: str, path
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
     assert errors == []
     context.close()
+
+
+# Where a link to a step lands, and where stepping brings the eye.
+
+ON_SCREEN = (
+    "s => { const e = document.querySelector(s); if (!e) return false;"
+    " const b = e.getBoundingClientRect();"
+    " const bar = document.querySelector('.step-buttons');"
+    " const fixed = bar && getComputedStyle(bar).position === 'fixed';"
+    " const bottom = fixed ? bar.getBoundingClientRect().top : innerHeight;"
+    " const hit = document.elementFromPoint(b.left + 4, b.top + Math.min(b.height, 16) / 2);"
+    " return b.top >= 0 && b.bottom <= bottom + 1 && !!hit && e.contains(hit); }"
+)
+"""Whether the element's box is inside the window, above a pinned stepping bar (phones), and
+its top is not covered by something else (a sticky panel)."""
+
+
+def on_screen(page: Page, selector: str) -> bool:
+    return bool(page.evaluate(ON_SCREEN, selector))
+
+
+def noted(base: str, stream_id: str, *notes: tuple[int, str]) -> None:
+    for step, text in notes:
+        response = httpx.post(f"{base}/s/{stream_id}/notes", data={"step": str(step), "text": text})
+        assert response.status_code == 303
+
+
+@pytest.mark.parametrize("scripts", [True, False])
+def test_a_shared_step_link_lands_on_its_answer(
+    browser: Browser, live_server: str, scripts: bool
+) -> None:
+    """At 1366x768, a link to a step of a stream with anomalies and notes opens, without
+    scrolling, on the step's heading, its rule's reason and the blocks after it, under the
+    summary's line (title, anomaly chips); the notes and findings follow below."""
+    stream_id = stored(live_server, TWO_OPEN, "two open")
+    noted(live_server, stream_id, (1, "check this one"), (2, "the guess"), (3, "text after"))
+    context = browser.new_context(
+        viewport={"width": 1366, "height": 768}, java_script_enabled=scripts
+    )
+    page, errors = open_page(context, f"{live_server}/s/{stream_id}?step=2")
+    expect(page.locator("#detail-title")).to_contain_text("Step 2")
+    expect(page.locator("#detail .step-note")).to_contain_text("the guess")
+    reason = "#detail .fragment .reason"
+    expect(page.locator(reason).first).to_contain_text("continuation onto block #1")
+    for selector in ("#detail-title", reason, "#state-title", ".summary h1", ".fact-anomalies"):
+        assert on_screen(page, selector), selector
+    assert page.evaluate("scrollY") == 0
+    expect(page.locator("#notes li")).to_have_count(3)
+    expect(page.locator("#anomalies .agroup")).to_have_count(2)
+    assert errors == []
+    context.close()
+
+
+@pytest.mark.parametrize("motion", ["reduce", "no-preference"])
+def test_stepping_on_a_phone_brings_the_steps_detail_into_view(
+    browser: Browser, live_server: str, motion: Literal["reduce", "no-preference"]
+) -> None:
+    """At 390x844 the timeline comes before the stage: next and previous, pressed or by their
+    keys, show the step's detail, not only the row's highlight (smoothly unless the user
+    asks for reduced motion)."""
+    stream_id = stored(live_server, TWO_OPEN, "two open")
+    noted(live_server, stream_id, (2, "the guess"))
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, reduced_motion=motion
+    )
+    page, errors = open_page(context, f"{live_server}/s/{stream_id}?step=1")
+    assert not on_screen(page, "#detail-title")
+    presses = [("#next", "2"), ("ArrowLeft", "1"), ("j", "2"), ("#prev", "1")]
+    for press, step in presses:
+        page.evaluate("scrollTo(0, 0)")
+        if press.startswith("#"):
+            page.locator(press).click()
+        else:
+            page.keyboard.press(press)
+        expect(page.locator("#stage")).to_have_attribute("data-step", step)
+        expect(page.locator("#detail-title")).to_contain_text(f"Step {step}")
+        page.wait_for_function(ON_SCREEN, arg="#detail .fragment .reason")  # the scroll's end
+        assert on_screen(page, "#detail-title"), press
+    assert errors == []
+    context.close()
+
+
+def test_the_overview_below_the_stage_brings_its_step_into_view(
+    laptop: BrowserContext, live_server: str
+) -> None:
+    """On a page opened at a step the overview strip is below the stage: a click on it shows
+    the step it picked."""
+    stream_id = stored(live_server, TWO_OPEN, "two open")
+    page, errors = open_page(laptop, f"{live_server}/s/{stream_id}?step=0")
+    page.locator("#overview").scroll_into_view_if_needed()
+    assert not on_screen(page, "#detail-title")
+    page.locator("#overview .oc").nth(2).click()
+    expect(page.locator("#stage")).to_have_attribute("data-step", "2")
+    page.wait_for_function(ON_SCREEN, arg="#detail-title")
+    assert errors == []
+
+
+def test_presenter_mode_is_one_click_from_the_stage(
+    laptop: BrowserContext, live_server: str
+) -> None:
+    stream_id = stored(live_server, TWO_OPEN, "two open")
+    page, errors = open_page(laptop, f"{live_server}/s/{stream_id}?step=1")
+    link = page.locator("#present-link")
+    expect(link).to_be_visible()
+    expect(link).to_have_text("Present")
+    assert on_screen(page, "#present-link")
+    page.locator("#next").click()  # the link follows the step
+    expect(link).to_have_attribute("href", re.compile(r"\?step=2&.*present=1"))
+    link.click()
+    expect(page.locator("body")).to_have_class(re.compile(r"\bpresent\b"))
+    expect(page.locator("#stage")).to_have_attribute("data-step", "2")
+    expect(link).to_have_text("Stop presenting")
+    assert on_screen(page, "#present-link")
+    link.click()
+    expect(page.locator("body")).not_to_have_class(re.compile(r"\bpresent\b"))
+    expect(page).to_have_url(re.compile(r"\?step=2&policy=adr-0019&path=client$"))
+    assert errors == []

@@ -196,6 +196,9 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
     overview = strip(columns, len(view.trace.steps), links, step, marked)
     context.update(
         options=view.options,
+        # a URL that names a step (a shared link, a reload) lands on it: the stage comes
+        # before the notes and the findings; a live page keeps one order while it is polled
+        stage_first="step" in request.query_params and not live.live,
         summary=summary,
         window=arriving(timed_window(window, timing), live.live),
         policies=POLICIES,

@@ -1,4 +1,5 @@
-"""View model of the Share menu: a link to this step, an embed snippet, the stream as one file.
+"""View model of the Share menu: a link to this step, an embed snippet, the stream as one file,
+and beside it the way into presenter mode (and out of it).
 
 The menu sits on the stage of the timeline (and in the selected-step panel of compare), so it
 follows the step: each swap brings the menu for the step it shows. Its URLs are absolute (the
@@ -9,7 +10,7 @@ chat, a wiki or a slide. Embedding needs the sites that may frame the view
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 
 from webapp.core.rules import Policy
@@ -48,6 +49,10 @@ class Share:
     """The stream as one self-contained HTML file (relative: a download from this page)."""
     framers: tuple[str, ...]
     """The origins allowed to frame the embed (none: no site may)."""
+    present: str
+    """This view at this step in presenter mode (`present=1`), or out of it when it is in it."""
+    presenting: bool
+    """Whether the page is in presenter mode (the link then leaves it)."""
 
     @property
     def flag_example(self) -> str:
@@ -78,13 +83,16 @@ def share(
     """The Share menu of the timeline (or compare of `sides`) at `step` (None: compare with
     no row selected), its URLs on the server reached at `root` (`https://host`, no slash)."""
     page = links.page
+    toggled = replace(page, present=not links.present)
     if on_compare:
         link = page.compare(*sides, step=step)
         embed = page.compare(*sides, step=step, framed=True)
+        present = toggled.compare(*sides, step=step)
         what = "compare" if step is None else f"compare at step {step}"
     else:
         at = step or 0
         link, embed, what = page.step(at), page.embedded.step(at), f"step {at}"
+        present = toggled.step(at)
     label = f"streamviz: {title}, {what}"
     absolute = root.rstrip("/")
     snippets = tuple(snippet(absolute + embed, label, w, h) for w, h in FRAMES)
@@ -97,4 +105,6 @@ def share(
         snippets=snippets,
         export=page.export,
         framers=framers,
+        present=present,
+        presenting=links.present,
     )
