@@ -5,7 +5,8 @@ in Debian's headless Chromium, and writes docs/screenshots/: timeline, compare, 
 diagnosis at laptop (1366 px) and phone (390 px) widths, the provider's quirks beside the
 anomalies on the Envoy AI Gateway's shape (tests/corpus/no-index.sse) at both widths, the
 Share menu open, compare embedded in a 960x540 (16:9) frame, two streams side by side
-(diff), and a teammate's library searched for a tool name. `scripts/screenshots.py library`
+(diff), the clients page's verdict at a laptop's size, and a teammate's library searched for a
+tool name. `scripts/screenshots.py library`
 takes only the last.
 """
 
@@ -165,6 +166,15 @@ def main() -> None:
                 # clean call (/diff opens examples by their ids, storing nothing).
                 page.set_viewport_size({"width": 1366, "height": 900})
                 shoot(page, f"{base}{diff_url('example:ambiguous', 'example:clean')}", "diff")
+                # Whose fault, at a glance: the clients page's headline over the grades, on the
+                # same-index example (the real libraries run on it: the page waits for them).
+                page.set_viewport_size({"width": 1366, "height": 768})
+                same = open_example(base, "same-index").split("?")[0]
+                page.goto(f"{same}/clients")
+                expect(page.locator("#verdict")).to_be_visible(timeout=120_000)
+                page.wait_for_load_state("networkidle")
+                page.screenshot(path=str(OUT / "clients-1366.png"))
+                print("wrote docs/screenshots/clients-1366.png")
                 shoot_library(page, base)
                 browser.close()
         finally:
