@@ -90,7 +90,7 @@ tests/upstream/node_modules/.package-lock.json: tests/upstream/package.json test
 	cd tests/upstream && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# axe-core, which the browser tests inject into pages to audit them (tests/web/test_web_a11y_browser.py).
+# axe-core, which the browser tests inject into pages to audit them (tests/browser/test_a11y.py).
 a11y: tests/a11y/node_modules/.package-lock.json
 
 tests/a11y/node_modules/.package-lock.json: tests/a11y/package.json tests/a11y/package-lock.json

@@ -242,7 +242,7 @@ TWO_HEADERS = sse(
 def test_a_url_that_names_a_step_puts_the_stage_before_the_notes_and_findings(
     client: TestClient, store: Store
 ) -> None:
-    """A shared step link lands on its answer (browser: test_web_share_browser.py); the page
+    """A shared step link lands on its answer (browser: tests/browser/test_share.py); the page
     without a step opens on the whole stream first, as before."""
     stream_id = store(TWO_HEADERS)
     for step in (1, 2):

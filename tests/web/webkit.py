@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import httpx
-from playwright.sync_api import Page
 
 from tests.streamkit import chunk, frag, sse
 
@@ -27,27 +25,6 @@ CONTINUATION = sse(
 
 HX = {"HX-Request": "true", "HX-Request-Type": "partial"}
 """What htmx 4 sends with a swap request."""
-
-
-@dataclass
-class Watched:
-    """A page plus what it reported: console errors, uncaught errors, dialogs."""
-
-    page: Page
-    base: str
-    errors: list[str] = field(default_factory=list)
-    dialogs: list[str] = field(default_factory=list)
-
-    def store(self, text: str, title: str = "browser test") -> str:
-        """Store a stream through the API; its id."""
-        response = httpx.post(f"{self.base}/api/streams", json={"text": text, "title": title})
-        assert response.status_code == 201, response.text
-        return str(response.json()["id"])
-
-    def assert_clean(self) -> None:
-        """Nothing went to the console as an error, nothing threw, no dialog opened."""
-        assert self.errors == []
-        assert self.dialogs == []
 
 
 FILE_PART = (

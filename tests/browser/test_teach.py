@@ -7,7 +7,8 @@ import re
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.web.webkit import CONTINUATION, Watched
+from tests.browser.pagekit import Watched
+from tests.web.webkit import CONTINUATION
 
 pytestmark = pytest.mark.browser
 

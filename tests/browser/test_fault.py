@@ -15,8 +15,8 @@ import pytest
 import uvicorn
 from playwright.sync_api import expect
 
+from tests.browser.pagekit import Watched
 from tests.lenses.fakes import CRASHES, answering, missing, program
-from tests.web.webkit import Watched
 from webapp.settings import Settings
 from webapp.triage.headline import HEADLINE
 from webapp.web.app import create_app

@@ -13,8 +13,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests.browser.pagekit import Watched
 from tests.streamkit import chunk, frag, sse
-from tests.web.webkit import Watched
 
 pytestmark = pytest.mark.browser
 

@@ -9,9 +9,9 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.pagekit import Watched
 from tests.streamkit import chunk, frag, sse
 from tests.web.test_web_rows import long_run
-from tests.web.webkit import Watched
 
 pytestmark = pytest.mark.browser
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Locator, expect
 
+from tests.browser.pagekit import Watched
 from tests.streamkit import har_of
 from tests.web.test_web_har_entries import BROKEN, CLEAN, QUIRKY
-from tests.web.webkit import Watched
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.web.webkit import CONTINUATION, Watched
+from tests.browser.pagekit import Watched
+from tests.web.webkit import CONTINUATION
 from webapp.web.views.playground import decode
 
 pytestmark = pytest.mark.browser

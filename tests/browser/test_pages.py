@@ -8,8 +8,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Route, expect
 
+from tests.browser.pagekit import Watched
 from tests.streamkit import chunk, frag, sse
-from tests.web.webkit import CONTINUATION, Watched
+from tests.web.webkit import CONTINUATION
 
 pytestmark = pytest.mark.browser
 

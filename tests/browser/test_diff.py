@@ -8,8 +8,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.pagekit import Watched
 from tests.streamkit import chunk, frag, sse
-from tests.web.webkit import Watched
 
 pytestmark = pytest.mark.browser
 
