@@ -29,7 +29,7 @@ from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, site_root, templates_of
-from webapp.web.backend.capture.recorder import fixture_cassette, record_timing
+from webapp.web.backend.capture.timing import fixture_cassette, record_timing
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.heavy.fixture import Fixtures, fixture_kind
 from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form

@@ -22,7 +22,7 @@ from webapp.storage.team import Library
 from webapp.triage.diff import IDS_MODES, Diff, IdsMode, Pair, diff
 from webapp.triage.sides import DiffCall, Side, side_of
 from webapp.triage.values import NotJson
-from webapp.web.backend.capture.recorder import timing_of
+from webapp.web.backend.capture.timing import timing_of
 from webapp.web.backend.example_source import example_id
 from webapp.web.backend.service import LIGHT_BELOW, Service
 from webapp.web.links import Links, diff_api, diff_url
