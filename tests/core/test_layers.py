@@ -4,8 +4,9 @@ Bottom to top: the base (`webapp/__init__.py`, `compiled.py`, `settings.py`, `tu
 `core/`, `examples/`, `lenses/`, `triage/`, `storage/`, `proxy/`, `web/`, `cli/`. The recording
 proxy is a wing below the web: `serve` mounts it in the web app, `record` serves it alone, and
 it imports nothing of the web (nor of the CLI). Inside `web/`: the
-shared `web/*.py` helpers and `backend/` at the bottom (they may use each other), then `views/`,
-then `routes/`, then `web/app.py`, the factory, which may import anything in the web. Every
+shared request and response helpers (`http/`, `appstate.py`) and `backend/` at the bottom (they
+may use each other), then `views/`, then `routes/`, then `web/app.py`, the factory, which may
+import anything in the web. The backend is rooms by noun, at most 8 modules directly in it. Every
 import counts: those inside functions and under `if TYPE_CHECKING:` too. No web module reads the
 trace's columns (`webapp.core.columns`): it asks the `Trace` instead. The core is also imported
 in a fresh interpreter, which must load neither the web stack nor the storage (house style 1 and
@@ -27,10 +28,12 @@ PACKAGE = ROOT / "webapp"
 LAYERS = ("base", "core", "examples", "lenses", "triage", "storage", "proxy", "web", "cli")
 """Bottom to top; `base` is the modules directly in `webapp/`."""
 BASE = ("webapp", "webapp.compiled", "webapp.settings", "webapp.tuning")
-WEB_LEVELS = {"backend": 0, "views": 1, "routes": 2, "app": 3}
-"""Inside `web/`, bottom to top; any other `web/*.py` (the shared helpers) is at level 0."""
+WEB_LEVELS = {"http": 0, "backend": 0, "views": 1, "routes": 2, "app": 3}
+"""Inside `web/`, bottom to top; any other `web/*.py` (`appstate.py`) is at level 0."""
 MOST_IN_A_FOLDER = 20
 MOST_AT_THE_TOP = 12
+MOST_IN_THE_BACKEND = 8
+"""Modules directly in `web/backend/` (its `__init__.py` aside): the rest are in rooms."""
 
 
 def module_files() -> dict[str, Path]:
@@ -147,9 +150,9 @@ def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
         "webapp.core.trace": "from webapp import settings\n",
         "webapp.storage": "import webapp.core.trace\n",
         "webapp.web": "",
-        "webapp.web.text": "from webapp.web import backend\n",
+        "webapp.web.http.text": "from webapp.web import backend\n",
         "webapp.web.backend": "",
-        "webapp.web.backend.service": "from webapp.web.text import printable\n",
+        "webapp.web.backend.service": "from webapp.web.http.text import printable\n",
         "webapp.web.backend.jobs": "from webapp.web import routes\n",
         "webapp.web.views": "",
         "webapp.web.views.timeline": "from webapp.web.backend import service\n",
@@ -224,13 +227,13 @@ def test_the_check_sees_the_columns_read_from_the_web() -> None:
     sources = {
         "webapp.core.columns": "",
         "webapp.core.trace": "from webapp.core.columns import Columns\n",
-        "webapp.web.backend.runs": "from webapp.core import columns\n",
+        "webapp.web.backend.trace.runs": "from webapp.core import columns\n",
         "webapp.web.views.timeline": "import webapp.core.columns as c\n",
         "webapp.web.backend.service": "def f(trace):\n    return trace.columns.step_kind[0]\n",
         "webapp.web.views.panels": "def f(view):\n    return view.trace.steps[0]\n",
     }
     assert trace_internals(sources) == [
-        "webapp.web.backend.runs:1 imports webapp.core.columns",
+        "webapp.web.backend.trace.runs:1 imports webapp.core.columns",
         "webapp.web.views.timeline:1 imports webapp.core.columns",
         "webapp.web.backend.service:2 reads .columns",
     ]
@@ -253,6 +256,20 @@ def test_no_folder_holds_more_than_20_modules() -> None:
 
 def test_at_most_12_modules_sit_directly_in_the_package() -> None:
     assert 1 <= len(_modules_in(PACKAGE)) <= MOST_AT_THE_TOP, _modules_in(PACKAGE)
+
+
+def test_the_web_backend_is_rooms() -> None:
+    """At most 8 modules directly in `web/backend/`, the rest in rooms named by noun; the web's
+    shared helpers in one folder of their own (`web/http/`), beside only the factory."""
+    backend = PACKAGE / "web" / "backend"
+    direct = [name for name in _modules_in(backend) if name != "__init__.py"]
+    rooms = sorted(path.name for path in backend.iterdir() if (path / "__init__.py").is_file())
+    assert len(direct) <= MOST_IN_THE_BACKEND, direct
+    assert {"memory", "intake", "team", "jobs", "library", "trace", "capture"} <= set(rooms)
+    assert _modules_in(PACKAGE / "web") == ["__init__.py", "app.py", "appstate.py"]
+    assert {"htmx.py", "links.py", "problems.py", "bodies.py"} <= set(
+        _modules_in(backend.parent / "http")
+    )
 
 
 def test_the_folders_of_the_package_are_its_layers() -> None:

@@ -26,8 +26,8 @@ from webapp.proxy import guard
 from webapp.proxy.guard import AllowedHosts, host_name
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.security import embed_csp
-from webapp.web.backend.team import OWNER_COOKIE
+from webapp.web.backend.team.owners import OWNER_COOKIE
+from webapp.web.http.security import embed_csp
 
 UNSAFE = ("POST", "PUT", "PATCH", "DELETE")
 REBOUND = {"Host": "evil.example", "Origin": "http://evil.example"}

@@ -290,7 +290,7 @@ def _settings(host: str, db: str, given: dict[str, Any]) -> Settings:
     errors of their option); every other option is the setting of its own name."""
     from webapp.proxy.forward import parse_upstreams
     from webapp.settings import MB, Settings
-    from webapp.web.backend.security import embed_csp
+    from webapp.web.http.security import embed_csp
 
     given = dict(given)
     framers = tuple(o.rstrip("/") for o in given.pop("embed_origins").replace(",", " ").split())

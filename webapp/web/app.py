@@ -23,14 +23,15 @@ from webapp.settings import Settings
 from webapp.tuning import serving
 from webapp.web.backend.capture import recording
 from webapp.web.backend.capture.live import Pace
-from webapp.web.backend.inflight import RequestScope
-from webapp.web.backend.ingest import UploadSlots
+from webapp.web.backend.intake.ingest import UploadSlots
+from webapp.web.backend.jobs.minimise import interrupt_orphans
 from webapp.web.backend.library.indexing import Backfill
-from webapp.web.backend.minimise import interrupt_orphans
-from webapp.web.backend.security import CSP, SecurityHeaders
+from webapp.web.backend.memory.inflight import RequestScope
 from webapp.web.backend.service import Service
-from webapp.web.backend.team import Retention
-from webapp.web.links import EMBEDDED, EXAMPLE, STORED
+from webapp.web.backend.team.retention import Retention
+from webapp.web.http.links import EMBEDDED, EXAMPLE, STORED
+from webapp.web.http.security import CSP, SecurityHeaders
+from webapp.web.http.templating import STATIC, make_templates, warm
 from webapp.web.routes import (
     api,
     capture,
@@ -46,7 +47,6 @@ from webapp.web.routes import (
 from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
-from webapp.web.templating import STATIC, make_templates, warm
 from webapp.web.views import flow, stories
 
 TEACHING: dict[str, Callable[..., Any]] = {

@@ -32,7 +32,7 @@ from webapp.core.readers.timing import (
 from webapp.core.records import ReadResult
 from webapp.storage.capture import Capture, Captures
 from webapp.web.backend.service import Service, Unreadable
-from webapp.web.backend.traceview import TraceView
+from webapp.web.backend.trace.view import TraceView
 
 UNKNOWN = math.nan
 TIMING_BASE = 400

@@ -8,8 +8,8 @@ import re
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from webapp.web.htmx import VARY
-from webapp.web.links import EMBEDDED
+from webapp.web.http.htmx import VARY
+from webapp.web.http.links import EMBEDDED
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -29,7 +29,7 @@ EMBED_PREFIX = EMBEDDED + "/"
 _ANY_SITE = re.compile(r"\*|[a-z][a-z0-9+.-]*:(?://\*?)?/?", re.IGNORECASE)
 """`*`, `https:`, `https://*`: sources that let every site (of a scheme) frame the view."""
 REFUSAL_CSP = CSP.replace("frame-ancestors 'none'", "frame-ancestors *")
-"""The policy of an embed's refusal (`webapp.web.framing`): framable by anyone, since it
+"""The policy of an embed's refusal (`webapp.web.http.framing`): framable by anyone, since it
 shows only that the embed is refused and why, so the framing page shows that instead of the
 browser's blank error."""
 
