@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the client lenses with COMMAND..., its output and how it ended in LOG: `make run`
 # starts this in the background, and the clients page reads LOG
-# (webapp/web/backend/heavy/lensinstall.py reads the first and last lines written here).
+# (webapp/web/backend/jobs/lensinstall.py reads the first and last lines written here).
 # Usage: scripts/install-lenses.sh LOG COMMAND...
 log="$1"
 shift

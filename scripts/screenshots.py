@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from webapp.settings import Settings  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
-from webapp.web.links import diff_url  # noqa: E402
+from webapp.web.http.links import diff_url  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 CHROMIUM_ARGS = [

@@ -15,7 +15,7 @@ import psycopg_pool.base
 import pytest
 
 from tests.pgserver import PgServer, PostgresUnavailable, start_server
-from webapp.web.backend import security
+from webapp.proxy import guard
 
 STORES = ("sqlite", "postgresql")
 
@@ -42,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     (from collection on: tests/web/test_schema_fuzz.py reads the schema at import), as
     Django's test runner adds 'testserver' to ALLOWED_HOSTS. The host check itself is tested
     with the real defaults (tests/web/test_web_hosts.py)."""
-    security.ALWAYS_ALLOWED = (*security.LOOPBACK_NAMES, "testserver")
+    guard.ALWAYS_ALLOWED = (*guard.LOOPBACK_NAMES, "testserver")
     # psycopg_pool jitters each new connection's lifetime with the global `random()`, from its
     # own thread: when the pool grows while Hypothesis draws an example, Hypothesis sees the
     # global random state move and fails the test as a strategy using `random` (CI did, once,

@@ -45,7 +45,7 @@ from webapp.core.readers.cassette import decoded_cassette
 from webapp.core.records import ReaderError, Record
 from webapp.core.redact import redact
 from webapp.core.redact.content import apply, scan, scrub
-from webapp.web.text import as_sse
+from webapp.web.http.text import as_sse
 from webapp.web.views import playground
 from webapp.web.views.playground import BadPlay
 

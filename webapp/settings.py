@@ -80,7 +80,7 @@ class Settings:
     """Seconds between a worker's looks for the live captures of a worker that stopped."""
     proxy_drain_s: float = 1.0
     """How long an upstream is read on after its client left having been sent every piece, to
-    see whether the body ends there (`webapp.web.backend.forward.Limits.drain_s`)."""
+    see whether the body ends there (`webapp.proxy.forward.Limits.drain_s`)."""
     list_captures: bool = True
     """With `upstreams`, the library lists every stream the proxy captured (a proxy is its
     user's own instance), live ones first, besides the streams this browser stored."""

@@ -20,7 +20,7 @@ from tests.capture.conftest import KEY, Rig
 from tests.capture.fake import Fake, corpus_pieces, serving
 from tests.capture.test_processes import running
 from tests.capture.test_proxy import MESSAGES, TOOLS, ended, raw
-from webapp.web.backend.capture.coding import Inflater, inflater_for
+from webapp.proxy.coding import Inflater, inflater_for
 
 STREAM = b"".join(corpus_pieces("two-calls-open-continuations.sse"))
 

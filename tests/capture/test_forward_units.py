@@ -10,10 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from webapp.storage.capture import Facts, Part
-from webapp.storage.store import ENDINGS
-from webapp.web.backend.capture.target import OutsideBase, forwarded_path
-from webapp.web.backend.forward import (
+from webapp.proxy.forward import (
     Batcher,
     Forwarder,
     Limits,
@@ -23,6 +20,9 @@ from webapp.web.backend.forward import (
     request_facts,
     title_of,
 )
+from webapp.proxy.target import OutsideBase, forwarded_path
+from webapp.storage.capture import Facts, Part
+from webapp.storage.store import ENDINGS
 
 POOL = ThreadPoolExecutor(1)
 

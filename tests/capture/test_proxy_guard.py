@@ -19,11 +19,12 @@ import pytest
 from tests.capture.conftest import KEY, Rig
 from tests.capture.fake import Fake, corpus_pieces, serving
 from tests.capture.test_proxy import WAIT, capture_of, ended, stored_bytes, wait_for
-from webapp.cli.record import FileRecorder, recording_app
+from webapp.proxy.app import recording_app
+from webapp.proxy.files import FileRecorder
+from webapp.proxy.forward import Forwarder, Limits, parse_upstreams
+from webapp.proxy.guard import AllowedHosts
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.forward import Forwarder, Limits, parse_upstreams
-from webapp.web.backend.security import AllowedHosts
 
 BASE_PATH = "/openai/v1"
 

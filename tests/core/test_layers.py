@@ -1,13 +1,16 @@
 """The layers of `webapp/` are folders, and each imports only itself and the layers below it.
 
 Bottom to top: the base (`webapp/__init__.py`, `compiled.py`, `settings.py`, `tuning.py`),
-`core/`, `examples/`, `lenses/`, `triage/`, `storage/`, `web/`, `cli/`. Inside `web/`: the
-shared `web/*.py` helpers and `backend/` at the bottom (they may use each other), then `views/`,
-then `routes/`, then `web/app.py`, the factory, which may import anything in the web. Every
+`core/`, `examples/`, `lenses/`, `triage/`, `storage/`, `proxy/`, `web/`, `cli/`. The recording
+proxy is a wing below the web: `serve` mounts it in the web app, `record` serves it alone, and
+it imports nothing of the web (nor of the CLI). Inside `web/`: the
+shared request and response helpers (`http/`, `appstate.py`) and `backend/` at the bottom (they
+may use each other), then `views/`, then `routes/`, then `web/app.py`, the factory, which may
+import anything in the web. The backend is rooms by noun, at most 8 modules directly in it. Every
 import counts: those inside functions and under `if TYPE_CHECKING:` too. No web module reads the
 trace's columns (`webapp.core.columns`): it asks the `Trace` instead. The core is also imported
 in a fresh interpreter, which must load neither the web stack nor the storage (house style 1 and
-6).
+6); so are the proxy wing and `record`, which must load no module of the web.
 """
 
 from __future__ import annotations
@@ -22,13 +25,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "webapp"
-LAYERS = ("base", "core", "examples", "lenses", "triage", "storage", "web", "cli")
+LAYERS = ("base", "core", "examples", "lenses", "triage", "storage", "proxy", "web", "cli")
 """Bottom to top; `base` is the modules directly in `webapp/`."""
 BASE = ("webapp", "webapp.compiled", "webapp.settings", "webapp.tuning")
-WEB_LEVELS = {"backend": 0, "views": 1, "routes": 2, "app": 3}
-"""Inside `web/`, bottom to top; any other `web/*.py` (the shared helpers) is at level 0."""
+WEB_LEVELS = {"http": 0, "backend": 0, "views": 1, "routes": 2, "app": 3}
+"""Inside `web/`, bottom to top; any other `web/*.py` (`appstate.py`) is at level 0."""
 MOST_IN_A_FOLDER = 20
 MOST_AT_THE_TOP = 12
+MOST_IN_THE_BACKEND = 8
+"""Modules directly in `web/backend/` (its `__init__.py` aside): the rest are in rooms."""
 
 
 def module_files() -> dict[str, Path]:
@@ -145,9 +150,9 @@ def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
         "webapp.core.trace": "from webapp import settings\n",
         "webapp.storage": "import webapp.core.trace\n",
         "webapp.web": "",
-        "webapp.web.text": "from webapp.web import backend\n",
+        "webapp.web.http.text": "from webapp.web import backend\n",
         "webapp.web.backend": "",
-        "webapp.web.backend.service": "from webapp.web.text import printable\n",
+        "webapp.web.backend.service": "from webapp.web.http.text import printable\n",
         "webapp.web.backend.jobs": "from webapp.web import routes\n",
         "webapp.web.views": "",
         "webapp.web.views.timeline": "from webapp.web.backend import service\n",
@@ -160,17 +165,33 @@ def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
         "webapp.web.routes.api": "import webapp.web.app as factory\n",
         "webapp.web.app": "from webapp.web.routes import pages\nfrom webapp.cli import main\n",
         "webapp.cli": "from webapp.web.app import create_app\nfrom webapp.nowhere import x\n",
+        "webapp.cli.record": "from webapp.proxy.app import recording_app\n",
+        "webapp.proxy": "",
+        "webapp.proxy.app": "from webapp.proxy.mount import ProxyRoutes\n",
+        "webapp.proxy.mount": (
+            "from webapp.storage import Storage\nfrom ..web.backend import service\n"
+        ),
+        "webapp.proxy.store": "from webapp.cli import record\n",
+        "webapp.web.backend.recording": "from webapp.proxy.store import StoreRecorder\n",
         "webapp.examples": "from webapp.triage.report import report\n",
         "webapp.triage": "",
         "webapp.triage.report": "",
     }
-    packages = {"webapp.web.routes", "webapp.web.views", "webapp.web.backend", "webapp.web"}
+    packages = {
+        "webapp.web.routes",
+        "webapp.web.views",
+        "webapp.web.backend",
+        "webapp.web",
+        "webapp.proxy",
+    }
     assert violations(sources, packages) == [
         "webapp.web.backend.jobs:1 (web/backend) imports webapp.web.routes (web/routes)",
         "webapp.web.views.panels:3 (web/views) imports webapp.web.routes.pages (web/routes)",
         "webapp.web.routes.api:1 (web/routes) imports webapp.web.app (web/app)",
         "webapp.web.app:2 (web/app) imports webapp.cli (cli)",
         "webapp.cli:2 imports webapp.nowhere, which does not exist",
+        "webapp.proxy.mount:2 (proxy) imports webapp.web.backend.service (web/backend)",
+        "webapp.proxy.store:1 (proxy) imports webapp.cli.record (cli)",
         "webapp.examples:1 (examples) imports webapp.triage.report (triage)",
     ]
 
@@ -206,13 +227,13 @@ def test_the_check_sees_the_columns_read_from_the_web() -> None:
     sources = {
         "webapp.core.columns": "",
         "webapp.core.trace": "from webapp.core.columns import Columns\n",
-        "webapp.web.backend.runs": "from webapp.core import columns\n",
+        "webapp.web.backend.trace.runs": "from webapp.core import columns\n",
         "webapp.web.views.timeline": "import webapp.core.columns as c\n",
         "webapp.web.backend.service": "def f(trace):\n    return trace.columns.step_kind[0]\n",
         "webapp.web.views.panels": "def f(view):\n    return view.trace.steps[0]\n",
     }
     assert trace_internals(sources) == [
-        "webapp.web.backend.runs:1 imports webapp.core.columns",
+        "webapp.web.backend.trace.runs:1 imports webapp.core.columns",
         "webapp.web.views.timeline:1 imports webapp.core.columns",
         "webapp.web.backend.service:2 reads .columns",
     ]
@@ -235,6 +256,26 @@ def test_no_folder_holds_more_than_20_modules() -> None:
 
 def test_at_most_12_modules_sit_directly_in_the_package() -> None:
     assert 1 <= len(_modules_in(PACKAGE)) <= MOST_AT_THE_TOP, _modules_in(PACKAGE)
+
+
+def test_the_web_backend_is_rooms() -> None:
+    """At most 8 modules directly in `web/backend/`, the rest in rooms named by noun; the web's
+    shared helpers in one folder of their own (`web/http/`), beside only the factory."""
+    backend = PACKAGE / "web" / "backend"
+    direct = [name for name in _modules_in(backend) if name != "__init__.py"]
+    rooms = sorted(path.name for path in backend.iterdir() if (path / "__init__.py").is_file())
+    assert len(direct) <= MOST_IN_THE_BACKEND, direct
+    assert {"memory", "intake", "team", "jobs", "library", "trace", "capture"} <= set(rooms)
+    assert _modules_in(PACKAGE / "web") == ["__init__.py", "app.py", "appstate.py"]
+    assert {"htmx.py", "links.py", "problems.py", "bodies.py"} <= set(
+        _modules_in(backend.parent / "http")
+    )
+
+
+def test_the_folders_of_the_package_are_its_layers() -> None:
+    """`ls webapp/` shows the layers: each folder is one (and each layer but the base one)."""
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert folders == set(LAYERS[1:])
 
 
 LONG_FUNCTION = 50
@@ -316,6 +357,17 @@ def test_triage_imports_no_web_code() -> None:
     loaded = _loaded(WEB + STORAGE, [*triage, "webapp.core.readers.writer"])
     assert [name for name in loaded if not name.startswith("webapp")] == []
     assert [name for name in loaded if rank(name)[0] > LAYERS.index("triage")] == []
+
+
+def test_the_proxy_and_record_load_no_web_module() -> None:
+    """The wing and `record` (which serves the wing alone) load no module of `webapp/web`, nor
+    FastAPI or Jinja: the proxy is a wing the web mounts, not a corner of the web."""
+    proxy = [name for name in module_files() if name.startswith("webapp.proxy")]
+    assert {"webapp.proxy.forward", "webapp.proxy.app", "webapp.proxy.store"} <= set(proxy)
+    loaded = _loaded(WEB, [*proxy, "webapp.cli.record", "webapp.cli.serve"])
+    assert "webapp.proxy.forward" in loaded
+    assert {name.split(".")[0] for name in loaded if not name.startswith("webapp")} == {"starlette"}
+    assert [name for name in loaded if name.split(".")[:2] == ["webapp", "web"]] == []
 
 
 def test_the_check_would_see_a_web_import() -> None:

@@ -17,9 +17,9 @@ import webapp.web.routes.api
 import webapp.web.routes.pages
 from tests.web.webkit import CONTINUATION, FILE_PART, MULTIPART, Store, post_chunked
 from webapp.core.options import Options
-from webapp.web.backend.cache import Memo
-from webapp.web.backend.inflight import Busy, InFlight
-from webapp.web.backend.ingest import clean_title
+from webapp.web.backend.intake.ingest import clean_title
+from webapp.web.backend.memory.cache import Memo
+from webapp.web.backend.memory.inflight import Busy, InFlight
 from webapp.web.backend.service import Service
 
 WAIT = 30.0

@@ -21,8 +21,8 @@ from webapp.storage import open_storage
 from webapp.storage.capture import ENDINGS, ORPHANED, Captures, Facts, Part
 from webapp.storage.owners import owner_tag, process_tag
 from webapp.storage.team import Library
-from webapp.web.backend import stored
 from webapp.web.backend.service import STORE_FROM, Service
+from webapp.web.backend.trace import stored
 
 
 def test_the_numbers_of_a_live_capture_are_never_kept(app: FastAPI, client: TestClient) -> None:

@@ -23,8 +23,8 @@ from webapp.lenses.runner import Lens
 from webapp.settings import Settings
 from webapp.storage.lensresults import LensResults
 from webapp.web.app import create_app
-from webapp.web.backend.heavy.clientjobs import ClientJobs
-from webapp.web.backend.heavy.lensinstall import install_state
+from webapp.web.backend.jobs.clientjobs import ClientJobs
+from webapp.web.backend.jobs.lensinstall import install_state
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAM = (

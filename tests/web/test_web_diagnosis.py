@@ -22,8 +22,8 @@ from webapp.core.readers import read
 from webapp.core.rules import RULE_NAMES
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.overview import buckets
-from webapp.web.links import Links
+from webapp.web.backend.trace.overview import buckets
+from webapp.web.http.links import Links
 from webapp.web.views.anomaly_list import PAGE, PREVIEW
 from webapp.web.views.panels import DETAIL_ANOMALIES
 

@@ -29,9 +29,9 @@ from tests.web.webkit import Store
 from webapp.cli import main
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.team import OWNER_COOKIE
-from webapp.web.links import DIFF_PASTE, Links
-from webapp.web.query import DEFAULTS
+from webapp.web.backend.team.owners import OWNER_COOKIE
+from webapp.web.http.links import DIFF_PASTE, Links
+from webapp.web.http.query import DEFAULTS
 from webapp.web.routes.clients import ClientJobs
 
 PARIS = sse(

@@ -19,9 +19,9 @@ from webapp.cli.serve import serve
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.security import embed_csp
-from webapp.web.framing import refusal
-from webapp.web.links import Links
+from webapp.web.http.framing import refusal
+from webapp.web.http.links import Links
+from webapp.web.http.security import embed_csp
 
 ORIGINS = ("https://wiki.example.com", "https://slides.example.com")
 

@@ -30,7 +30,7 @@ from webapp.storage.jobs import Jobs
 from webapp.triage.fingerprint import fingerprint
 from webapp.triage.report import cell
 from webapp.web.app import create_app
-from webapp.web.backend.minimise import Minimiser
+from webapp.web.backend.jobs.minimise import Minimiser
 from webapp.web.routes.clients import ClientJobs
 
 ENVOY_PATH = "tests/corpus/no-index.sse"

@@ -13,7 +13,7 @@ from tests.web.webkit import HX
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.arguments import LONG, _first
+from webapp.web.backend.trace.arguments import LONG, _first
 
 PIECE = "abcdefghij" * 10
 

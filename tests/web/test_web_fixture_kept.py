@@ -16,7 +16,7 @@ import webapp.web.routes.triage as triage
 from tests.web.webkit import Store
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.heavy.fixture import KIND
+from webapp.web.backend.jobs.fixture import KIND
 
 CHUNK = (
     'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from tests.streamkit import chunk, frag, har_of, sse
 from tests.web.webkit import Store
 from webapp.core.options import Options
-from webapp.web.backend.inflight import Busy
+from webapp.web.backend.memory.inflight import Busy
 from webapp.web.views.entries import COUNTED, Tally
 
 CLEAN = sse(

@@ -22,11 +22,12 @@ from starlette.routing import Match
 
 from tests.web.webkit import CONTINUATION, post_scope
 from webapp.cli import main
+from webapp.proxy import guard
+from webapp.proxy.guard import AllowedHosts, host_name
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend import security
-from webapp.web.backend.security import AllowedHosts, embed_csp, host_name
-from webapp.web.backend.team import OWNER_COOKIE
+from webapp.web.backend.team.owners import OWNER_COOKIE
+from webapp.web.http.security import embed_csp
 
 UNSAFE = ("POST", "PUT", "PATCH", "DELETE")
 REBOUND = {"Host": "evil.example", "Origin": "http://evil.example"}
@@ -36,7 +37,7 @@ REBOUND = {"Host": "evil.example", "Origin": "http://evil.example"}
 @pytest.fixture(autouse=True)
 def real_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests check the defaults as served: without the suite's `testserver`."""
-    monkeypatch.setattr(security, "ALWAYS_ALLOWED", security.LOOPBACK_NAMES)
+    monkeypatch.setattr(guard, "ALWAYS_ALLOWED", guard.LOOPBACK_NAMES)
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ from fastapi.testclient import TestClient
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import CONTINUATION
 from webapp.core.words import title_from
+from webapp.proxy.forward import title_of
 from webapp.settings import Settings
 from webapp.storage import open_storage
 from webapp.storage.capture import Facts
 from webapp.storage.search import Search
 from webapp.web.app import create_app
-from webapp.web.backend.forward import title_of
 from webapp.web.backend.library.holdings import ARGUMENT_CHARS, CALLS_READ
 
 TWO_TOOLS = sse(

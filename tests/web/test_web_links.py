@@ -1,4 +1,4 @@
-"""`webapp.web.links` builds every URL: no other web module or template writes one by hand.
+"""`webapp.web.http.links` builds every URL: no other web module or template writes one by hand.
 
 A URL of a stream's pages or of the API (`/s/`, `/examples/`, `/embed/`, `/api/`, `?step=`)
 found in an f-string, in a string that starts like one, or in a template attribute (literally,
@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 MARKS = ("/s/", "/examples/", "/embed/", "/api/", "?step=")
 BUILDERS = {"links.py"}
-"""The modules that build URLs (`webapp/web/links.py`)."""
+"""The modules that build URLs (`webapp/web/http/links.py`)."""
 _ATTRIBUTE = re.compile(r'(?:href|action|formaction|src|hx-get|hx-post)="([^"]*)"')
 
 

@@ -21,9 +21,9 @@ from webapp.storage.capture import ENDINGS
 from webapp.web.app import create_app
 from webapp.web.backend.capture.live import Pace
 from webapp.web.backend.service import Service
-from webapp.web.backend.traceview import TraceView
-from webapp.web.links import Links
-from webapp.web.query import DEFAULTS
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.links import Links
+from webapp.web.http.query import DEFAULTS
 
 
 def live(app: FastAPI, pieces: int = 3) -> Recording:

@@ -12,9 +12,9 @@ from tests.streamkit import frag, tool_stream
 from webapp.core.assembler import assemble
 from webapp.core.jsoncheck import classify
 from webapp.core.options import Options
-from webapp.web.backend.arguments import LONG, LongText
 from webapp.web.backend.service import Source, TraceView
-from webapp.web.text import excerpt
+from webapp.web.backend.trace.arguments import LONG, LongText
+from webapp.web.http.text import excerpt
 from webapp.web.views import panels
 
 

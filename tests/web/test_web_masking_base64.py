@@ -13,7 +13,7 @@ import json
 from fastapi.testclient import TestClient
 
 from tests.streamkit import chunk, frag, har
-from webapp.web.backend.masking import preview
+from webapp.web.backend.intake.masking import preview
 
 
 def _base64_har(prompt: str = "hi") -> str:

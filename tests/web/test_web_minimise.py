@@ -18,7 +18,7 @@ from webapp.core.readers import read
 from webapp.examples import EXAMPLES
 from webapp.storage.jobs import Jobs
 from webapp.web.backend import service as service_module
-from webapp.web.backend.minimise import NO_BUG, Minimiser
+from webapp.web.backend.jobs.minimise import NO_BUG, Minimiser
 from webapp.web.backend.service import Service
 from webapp.web.views import minimise as minimise_views
 

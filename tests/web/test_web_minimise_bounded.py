@@ -10,12 +10,12 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-import webapp.web.backend.minimise as minimise
+import webapp.web.backend.jobs.minimise as minimise
 from tests.web.test_web_minimise import Held, service, start, stored, ticking
 from webapp.settings import Settings
 from webapp.storage.owners import owner_tag, process_tag
 from webapp.web.app import create_app
-from webapp.web.backend.minimise import MINIMISE_PER_BYTE, Minimiser
+from webapp.web.backend.jobs.minimise import MINIMISE_PER_BYTE, Minimiser
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.runs import find_runs
+from webapp.web.backend.trace.runs import find_runs
 
 DASH = "\u2013"
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"

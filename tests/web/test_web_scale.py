@@ -12,7 +12,7 @@ import webapp.web.backend.service
 from tests.web.webkit import HX
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.backend.overview import MAX_COLUMNS
+from webapp.web.backend.trace.overview import MAX_COLUMNS
 
 CHUNKS = 100_000
 HEADER = (

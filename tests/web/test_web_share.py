@@ -18,7 +18,7 @@ from webapp.core.rules import RULES
 from webapp.settings import Settings
 from webapp.triage.compare import compare
 from webapp.web.app import create_app
-from webapp.web.text import Clipped
+from webapp.web.http.text import Clipped
 from webapp.web.views.comparison import headline
 from webapp.web.views.export import shorter
 
@@ -269,7 +269,7 @@ def test_shorter_clips_a_clipped_text_again() -> None:
 
 
 def test_the_export_stylesheet_carries_the_apps_rule_colours() -> None:
-    from webapp.web.templating import STATIC
+    from webapp.web.http.templating import STATIC
 
     def colours(name: str) -> list[tuple[str, str]]:
         css = (STATIC / name).read_text()

@@ -12,15 +12,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 import webapp.web.backend.service
-import webapp.web.backend.traceview
+import webapp.web.backend.trace.view
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import HX
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage import tracefile
 from webapp.web.app import create_app
-from webapp.web.backend import stored
 from webapp.web.backend.service import Service
+from webapp.web.backend.trace import stored
 
 STREAM = sse(
     chunk(role="assistant", content="Let me look."),
@@ -333,7 +333,7 @@ def test_once_kept_the_cached_view_is_the_one_loaded_from_the_store(
         return unpacked[-1]
 
     monkeypatch.setattr(stored, "unpack", unpack)
-    monkeypatch.setattr(webapp.web.backend.traceview, "LONG", 10_000)  # under the test's limit
+    monkeypatch.setattr(webapp.web.backend.trace.view, "LONG", 10_000)  # under the test's limit
     service: Service = client.app.state.service  # type: ignore[attr-defined]
     release = threading.Event()
     real_keep = service._keep

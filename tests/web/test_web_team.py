@@ -21,7 +21,8 @@ from webapp.settings import Settings
 from webapp.storage import open_storage
 from webapp.triage.expect import first_difference
 from webapp.web.app import create_app
-from webapp.web.backend.team import OWNED_AT_MOST, OWNER_COOKIE, Retention
+from webapp.web.backend.team.owners import OWNED_AT_MOST, OWNER_COOKIE
+from webapp.web.backend.team.retention import Retention
 
 LAST = 5
 """CONTINUATION's last step (its `end` step)."""

@@ -17,9 +17,9 @@ from tests.web.webkit import HX, Store
 from webapp.core.readers.cassette import to_cassette
 from webapp.core.readers.timing import Arrivals, timing_document
 from webapp.web.backend.capture.timing import Timing
-from webapp.web.backend.overview import Bucket, Cell, Strip
-from webapp.web.links import Links
-from webapp.web.query import DEFAULTS
+from webapp.web.backend.trace.overview import Bucket, Cell, Strip
+from webapp.web.http.links import Links
+from webapp.web.http.query import DEFAULTS
 from webapp.web.views.timeline import RunRow, TimelineRow, Window
 from webapp.web.views.timing import (
     MAX_BANDS,

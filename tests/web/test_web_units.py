@@ -13,11 +13,11 @@ from starlette.datastructures import QueryParams
 from webapp.cli.palette import RULE_COLOURS
 from webapp.core.options import Options
 from webapp.core.rules import RULE_NAMES
-from webapp.web.backend.cache import Memo
-from webapp.web.links import Links
-from webapp.web.query import BadQuery, parse_options
-from webapp.web.templating import STATIC, TEMPLATES
-from webapp.web.text import clipped, excerpt, printable
+from webapp.web.backend.memory.cache import Memo
+from webapp.web.http.links import Links
+from webapp.web.http.query import BadQuery, parse_options
+from webapp.web.http.templating import STATIC, TEMPLATES
+from webapp.web.http.text import clipped, excerpt, printable
 
 
 def test_memo_computes_once_and_evicts_the_least_recent() -> None:

@@ -288,9 +288,9 @@ def serve(
 def _settings(host: str, db: str, given: dict[str, Any]) -> Settings:
     """The settings from serve's options: those that need reading are read (and checked, as
     errors of their option); every other option is the setting of its own name."""
+    from webapp.proxy.forward import parse_upstreams
     from webapp.settings import MB, Settings
-    from webapp.web.backend.forward import parse_upstreams
-    from webapp.web.backend.security import embed_csp
+    from webapp.web.http.security import embed_csp
 
     given = dict(given)
     framers = tuple(o.rstrip("/") for o in given.pop("embed_origins").replace(",", " ").split())
@@ -323,7 +323,7 @@ WILDCARDS = ("", "0.0.0.0", "::")
 def hosts_of(allowed: str, bound: str) -> tuple[str, ...]:
     """The --allowed-hosts names, and the --host address when it names one interface that is
     not answered anyway (a loopback one is)."""
-    from webapp.web.backend.security import AllowedHosts
+    from webapp.proxy.guard import AllowedHosts
 
     names = tuple(allowed.replace(",", " ").split())
     bound = bound.strip()

@@ -15,25 +15,23 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from webapp.proxy.forward import Forwarder
+from webapp.proxy.guard import AllowedHosts, RefuseCrossSite, RefuseUnknownHosts
+from webapp.proxy.mount import ProxyRoutes
+from webapp.proxy.store import StoreRecorder
 from webapp.settings import Settings
 from webapp.tuning import serving
+from webapp.web.backend.capture import recording
 from webapp.web.backend.capture.live import Pace
-from webapp.web.backend.capture.recorder import StoreRecorder
-from webapp.web.backend.forward import Forwarder
-from webapp.web.backend.inflight import RequestScope
-from webapp.web.backend.ingest import UploadSlots
+from webapp.web.backend.intake.ingest import UploadSlots
+from webapp.web.backend.jobs.minimise import interrupt_orphans
 from webapp.web.backend.library.indexing import Backfill
-from webapp.web.backend.minimise import interrupt_orphans
-from webapp.web.backend.security import (
-    CSP,
-    AllowedHosts,
-    RefuseCrossSite,
-    RefuseUnknownHosts,
-    SecurityHeaders,
-)
+from webapp.web.backend.memory.inflight import RequestScope
 from webapp.web.backend.service import Service
-from webapp.web.backend.team import Retention
-from webapp.web.links import EMBEDDED, EXAMPLE, STORED
+from webapp.web.backend.team.retention import Retention
+from webapp.web.http.links import EMBEDDED, EXAMPLE, STORED
+from webapp.web.http.security import CSP, SecurityHeaders
+from webapp.web.http.templating import STATIC, make_templates, warm
 from webapp.web.routes import (
     api,
     capture,
@@ -42,7 +40,6 @@ from webapp.web.routes import (
     home,
     pages,
     play_api,
-    proxy,
     teach,
     team_api,
     triage,
@@ -50,8 +47,6 @@ from webapp.web.routes import (
 from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
-from webapp.web.routes.proxy import ProxyRoutes
-from webapp.web.templating import STATIC, make_templates, warm
 from webapp.web.views import flow, stories
 
 TEACHING: dict[str, Callable[..., Any]] = {
@@ -69,7 +64,7 @@ def create_app(settings: Settings) -> FastAPI:
     service = Service(settings)
     retention = Retention(service, settings.retention_days)
     backfill = Backfill(service)
-    forwarder = proxy.forwarder(settings, service)
+    forwarder = recording.forwarder(settings, service)
 
     recorder = None if forwarder is None else forwarder.recorder
 

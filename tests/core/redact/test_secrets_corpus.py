@@ -1,7 +1,8 @@
 """Every credential shape, planted in every input format that carries headers or commands.
 
-Each input goes through `webapp.web.backend.ingest.prepare`, what the web app calls before storing;
-no secret may be left in the stored bytes, in the reader's notes or in the trace JSON.
+Each input goes through `webapp.web.backend.intake.ingest.prepare`, what the web app calls
+before storing; no secret may be left in the stored bytes, in the reader's notes or in the trace
+JSON.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.tracejson import trace_document
-from webapp.web.backend.ingest import Prepared, prepare
+from webapp.web.backend.intake.ingest import Prepared, prepare
 
 _numbers = count()
 

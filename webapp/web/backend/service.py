@@ -11,18 +11,18 @@ panel, comes from a cached reading, else is read again from its own lines of the
 (SSE), else from a reading made for it. Concurrent misses for one key compute once, and at most
 `HEAVY_AT_ONCE` readings or assemblies run at a time in one worker, and the views being made
 (or rendered, outside the cache) share a byte budget of their own
-(`webapp.web.backend.inflight`), so that what is being computed stays bounded too.
+(`webapp.web.backend.memory.inflight`), so that what is being computed stays bounded too.
 
-A trace view is kept in the store too, beside its stream (`webapp.web.backend.stored`, an artefact
-per stream, canonical options and HAR entry): on a miss a worker loads it instead of reading
-and assembling, and a stream of `STORE_FROM` bytes or more gets one after its first assembly.
-An artefact that does not load (damaged, or of another format) is assembled again and
+A trace view is kept in the store too, beside its stream (`webapp.web.backend.trace.stored`, an
+artefact per stream, canonical options and HAR entry): on a miss a worker loads it instead of
+reading and assembling, and a stream of `STORE_FROM` bytes or more gets one after its first
+assembly. An artefact that does not load (damaged, or of another format) is assembled again and
 replaced; deleting the stream deletes its artefacts.
 
-A view is a `webapp.web.backend.traceview.TraceView`: the trace and its stepping indexes. A
+A view is a `webapp.web.backend.trace.view.TraceView`: the trace and its stepping indexes. A
 HAR file can hold several streams: a reading is keyed by (stream, entry), `None` being the
-reader's default entry. The bounds on work in flight are `webapp.web.backend.inflight.Gate`;
-keeping a view in the store after its page is `webapp.web.backend.keeper`.
+reader's default entry. The bounds on work in flight are `webapp.web.backend.memory.inflight.Gate`;
+keeping a view in the store after its page is `webapp.web.backend.trace.keeper`.
 
 Nothing here is shared between worker processes except through the store: a cache is only
 a shortcut to what the stored bytes give again. Every key of a stream's cached values ends with
@@ -53,14 +53,14 @@ from webapp.storage import Storage, StreamInfo, open_storage
 from webapp.storage.capture import Captures
 from webapp.storage.store import Deleted
 from webapp.triage.compare import Comparison, compare
-from webapp.web.backend import stored
-from webapp.web.backend.cache import Memo
 from webapp.web.backend.example_source import example_info, example_of
-from webapp.web.backend.inflight import Gate, Ticket
-from webapp.web.backend.ingest import Prepared
-from webapp.web.backend.keeper import Keeper
+from webapp.web.backend.intake.ingest import Prepared
+from webapp.web.backend.memory.cache import Memo
+from webapp.web.backend.memory.inflight import Gate, Ticket
 from webapp.web.backend.rawlines import RawLines, by_lines, is_line
-from webapp.web.backend.traceview import Source, TraceView
+from webapp.web.backend.trace import stored
+from webapp.web.backend.trace.keeper import Keeper
+from webapp.web.backend.trace.view import Source, TraceView
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

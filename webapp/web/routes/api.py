@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any, get_type_hints
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from pydantic import BaseModel, Field, create_model
 from starlette.concurrency import run_in_threadpool
 
-from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers.timing import with_timing
 from webapp.core.records import ReaderError
@@ -17,28 +16,31 @@ from webapp.core.tracejson import trace_document_parts
 from webapp.storage import StreamInfo
 from webapp.web.appstate import service_of, settings_of
 from webapp.web.backend.capture.timing import view_timing
-from webapp.web.backend.ingest import (
+from webapp.web.backend.intake.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
-    BadField,
-    BadInput,
     Busy,
     Prepared,
-    TooLarge,
     UploadSlots,
     clean_title,
-    form_file,
-    form_text,
     prepare,
     prepare_json,
+)
+from webapp.web.backend.intake.masking import parse_redact
+from webapp.web.backend.library import indexing
+from webapp.web.backend.team.owners import new_token, token_hash
+from webapp.web.http.bodies import (
+    BadField,
+    BadInput,
+    TooLarge,
+    form_file,
+    form_text,
     read_body,
     read_form,
 )
-from webapp.web.backend.library import indexing
-from webapp.web.backend.masking import parse_redact
-from webapp.web.backend.team import new_token, token_hash
-from webapp.web.links import Links
-from webapp.web.query import DEFAULTS, parse_har_entry, parse_options
+from webapp.web.http.links import Links
+from webapp.web.http.problems import CliJSONResponse, Problem, problem
+from webapp.web.http.query import DEFAULTS, parse_har_entry, parse_options
 from webapp.web.routes import clients
 
 
@@ -67,12 +69,6 @@ StreamInfoOut = create_model(
     "StreamInfoOut", __doc__="A stored stream's record, without its bytes.", **_INFO_FIELDS
 )
 """StreamInfo's fields, read from the dataclass itself so that the two cannot drift apart."""
-
-
-class Problem(BaseModel):
-    """What went wrong, in words."""
-
-    detail: str
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -166,25 +162,6 @@ TRACE_EXAMPLE = {
 }
 
 
-class CliJSONResponse(JSONResponse):
-    """JSON as the CLI writes it: compact UTF-8, lone surrogates escaped."""
-
-    def render(self, content: Any) -> bytes:
-        """The content as `webapp.core.jsoncheck.dumps` writes it."""
-        return dumps(content)
-
-
-def json_response(content: Any, status: int = 200) -> Response:
-    """`content` as JSON the way the CLI writes it."""
-    return CliJSONResponse(content, status_code=status)
-
-
-def _problem(status: int, error: Exception, headers: dict[str, str] | None = None) -> Response:
-    response = json_response(Problem(detail=str(error)).model_dump(), status)
-    response.headers.update(headers or {})
-    return response
-
-
 router = APIRouter(prefix="/api", tags=["streams"], default_response_class=CliJSONResponse)
 
 
@@ -218,15 +195,15 @@ async def create_stream(request: Request) -> StreamCreated | Response:
         token = new_token()
         info = await _create(request, token_hash(token))
     except Busy as error:
-        return _problem(503, error, {"Retry-After": "2"})
+        return problem(503, error, {"Retry-After": "2"})
     except TooLarge as error:
-        return _problem(413, error)
+        return problem(413, error)
     except BadField as error:
-        return _problem(422, error)
+        return problem(422, error)
     except BadInput as error:
-        return _problem(400, error)
+        return problem(400, error)
     except ReaderError as error:
-        return _problem(422, error)
+        return problem(422, error)
     return StreamCreated(
         id=info.id,
         url=Links(info.id, Options()).base,

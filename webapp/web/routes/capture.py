@@ -12,9 +12,9 @@ from starlette.concurrency import run_in_threadpool
 from webapp.core.redact.request import mask_request
 from webapp.storage.capture import Captures
 from webapp.web.appstate import service_of
-from webapp.web.backend.capture.recorder import timing_of
-from webapp.web.query import parse_har_entry
-from webapp.web.routes.api import Problem
+from webapp.web.backend.capture.timing import timing_of
+from webapp.web.http.problems import Problem
+from webapp.web.http.query import parse_har_entry
 
 router = APIRouter()
 MASKED_HEADER = "streamviz-masked"

@@ -1,7 +1,7 @@
 """The clients page: every client library graded on the stream, computed in the background.
 
 Running the lenses takes seconds (LiteLLM alone imports for several), so the first visit hands
-the stream to the worker's line for the lenses (`webapp.web.backend.heavy.clientjobs`: one
+the stream to the worker's line for the lenses (`webapp.web.backend.jobs.clientjobs`: one
 bound on lens processes per worker, results kept in the store for every worker and host) and
 shows a panel that says where it is ("waiting: 3rd in line") and that htmx polls, with a plain
 reload link for a browser without JavaScript; later visits get the kept result. The result is
@@ -29,13 +29,13 @@ from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
 from webapp.settings import MB
 from webapp.triage.verdict import Verdict
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.heavy.clientjobs import ClientJobs, Full, Pending
-from webapp.web.backend.heavy.lensinstall import Install, install_state
-from webapp.web.htmx import wants_partial
-from webapp.web.links import Links
-from webapp.web.query import DEFAULTS, Shown, parse_har_entry
-from webapp.web.templating import render
-from webapp.web.text import ordinal, stream_title
+from webapp.web.backend.jobs.clientjobs import ClientJobs, Full, Pending
+from webapp.web.backend.jobs.lensinstall import Install, install_state
+from webapp.web.http.htmx import wants_partial
+from webapp.web.http.links import Links
+from webapp.web.http.query import DEFAULTS, Shown, parse_har_entry
+from webapp.web.http.templating import render
+from webapp.web.http.text import ordinal, stream_title
 from webapp.web.views.clients import clients_view
 
 router = APIRouter(include_in_schema=False)

@@ -24,25 +24,16 @@ from webapp.lenses.results import LensResult
 from webapp.triage.diff import IDS_MODES, IdsMode, diff
 from webapp.triage.sides import Side, lens_results
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.ingest import (
-    FORM_OVERHEAD,
-    BadInput,
-    Busy,
-    TooLarge,
-    UploadSlots,
-    clean_title,
-    form_text,
-    prepare,
-    read_form,
-)
-from webapp.web.backend.masking import Masks
+from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, UploadSlots, clean_title, prepare
+from webapp.web.backend.intake.masking import Masks
 from webapp.web.backend.service import NotFound
-from webapp.web.backend.team import new_token, owned, remember, token_hash
-from webapp.web.links import DIFF, DIFF_API, DIFF_PASTE, Links, diff_url
-from webapp.web.query import DEFAULTS, BadQuery, parse_har_entry
+from webapp.web.backend.team.owners import new_token, owned, remember, token_hash
+from webapp.web.http.bodies import BadInput, TooLarge, form_text, read_form
+from webapp.web.http.links import DIFF, DIFF_API, DIFF_PASTE, Links, diff_url
+from webapp.web.http.query import DEFAULTS, BadQuery, parse_har_entry
+from webapp.web.http.templating import render
 from webapp.web.routes import clients
 from webapp.web.routes.errors import error_response
-from webapp.web.templating import render
 from webapp.web.views.diff import Picker, diff_page, picker, stream_side, with_entries
 
 router = APIRouter(include_in_schema=False)

@@ -17,13 +17,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.security import REFUSAL_CSP
-from webapp.web.framing import refusal
-from webapp.web.htmx import wants_partial
-from webapp.web.query import Shown, parse_int
+from webapp.web.http.framing import refusal
+from webapp.web.http.htmx import wants_partial
+from webapp.web.http.query import Shown, parse_int
+from webapp.web.http.security import REFUSAL_CSP
+from webapp.web.http.templating import render
+from webapp.web.http.text import stream_title
 from webapp.web.routes import pages
-from webapp.web.templating import render
-from webapp.web.text import stream_title
 from webapp.web.views import timeline as views
 from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page

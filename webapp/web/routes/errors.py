@@ -13,13 +13,13 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import BaseRoute, Match, Mount
 
 from webapp.web.appstate import templates_of
-from webapp.web.backend.inflight import Busy
-from webapp.web.backend.ingest import SlowBody
+from webapp.web.backend.memory.inflight import Busy
 from webapp.web.backend.service import Gone, NotFound, Unreadable
-from webapp.web.htmx import wants_partial
-from webapp.web.query import BadQuery, NoSuchExample
-from webapp.web.routes.api import json_response
-from webapp.web.templating import render
+from webapp.web.http.bodies import SlowBody
+from webapp.web.http.htmx import wants_partial
+from webapp.web.http.problems import json_response
+from webapp.web.http.query import BadQuery, NoSuchExample
+from webapp.web.http.templating import render
 
 log = logging.getLogger(__name__)
 

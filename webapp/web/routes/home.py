@@ -22,27 +22,23 @@ from webapp.core.rules import POLICIES
 from webapp.core.words import count, excerpt
 from webapp.examples import EXAMPLES
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend import masking
-from webapp.web.backend.ingest import (
+from webapp.web.backend.intake import masking
+from webapp.web.backend.intake.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
-    BadInput,
     Busy,
     Prepared,
-    TooLarge,
     UploadSlots,
     clean_title,
     encode_text,
-    form_file,
-    form_text,
     prepare,
-    read_form,
 )
 from webapp.web.backend.library import indexing
-from webapp.web.backend.team import new_token, remember, token_hash
-from webapp.web.links import Links
-from webapp.web.query import DEFAULTS, PATHS, BadQuery, options_query, parse_options
-from webapp.web.templating import render
+from webapp.web.backend.team.owners import new_token, remember, token_hash
+from webapp.web.http.bodies import BadInput, TooLarge, form_file, form_text, read_form
+from webapp.web.http.links import Links
+from webapp.web.http.query import DEFAULTS, PATHS, BadQuery, options_query, parse_options
+from webapp.web.http.templating import render
 
 router = APIRouter(include_in_schema=False)
 REDISPLAY_LIMIT = 2_000_000

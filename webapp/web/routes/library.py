@@ -19,18 +19,12 @@ from starlette.requests import Request
 
 from webapp.settings import Settings
 from webapp.storage.team import Library, Listed
+from webapp.web.backend.library.indexing import filled_stats
 from webapp.web.backend.service import Service
-from webapp.web.backend.team import (
-    OWNED_AT_MOST,
-    SEEN_AT_MOST,
-    clean_line,
-    filled_stats,
-    here_because,
-    owned,
-    seen,
-)
-from webapp.web.links import Links
-from webapp.web.query import DEFAULTS, parse_int
+from webapp.web.backend.team.notes import clean_line
+from webapp.web.backend.team.owners import OWNED_AT_MOST, SEEN_AT_MOST, here_because, owned, seen
+from webapp.web.http.links import Links
+from webapp.web.http.query import DEFAULTS, parse_int
 
 PER_PAGE = 20
 MAX_SEARCH = 200

@@ -15,19 +15,19 @@ from starlette.datastructures import FormData
 
 from webapp.storage.jobs import Job
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.ingest import BadInput
-from webapp.web.backend.minimise import BUILT_IN, Busy, Minimiser, check, job_json, minimiser
-from webapp.web.backend.team import Invalid, hand_over, new_token, owned, remember, token_hash
-from webapp.web.backend.traceview import TraceView
-from webapp.web.htmx import wants_partial
-from webapp.web.links import Links, job_api
-from webapp.web.query import MAX_HAR_ENTRY, parse_har_entry, parse_options
-from webapp.web.routes.api import Problem, json_response
+from webapp.web.backend.jobs.minimise import BUILT_IN, Busy, Minimiser, check, job_json, minimiser
+from webapp.web.backend.team.notes import Invalid
+from webapp.web.backend.team.owners import hand_over, new_token, owned, remember, token_hash
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.bodies import BadInput, json_object
+from webapp.web.http.htmx import wants_partial
+from webapp.web.http.links import Links, job_api
+from webapp.web.http.problems import Problem, json_response, problem
+from webapp.web.http.query import MAX_HAR_ENTRY, parse_har_entry, parse_options
+from webapp.web.http.templating import render
+from webapp.web.http.text import stream_title
 from webapp.web.routes.errors import error_response
-from webapp.web.routes.team_api import _body, _problem
 from webapp.web.routes.triage import _form
-from webapp.web.templating import render
-from webapp.web.text import stream_title
 from webapp.web.views import minimise as minimise_views
 from webapp.web.views.minimise import JobView, Section
 
@@ -240,7 +240,7 @@ async def start_from_api(request: Request, stream_id: str) -> Response:
     service = service_of(request)
     await run_in_threadpool(service.info, stream_id)
     try:
-        body: dict[str, Any] = await _body(request)
+        body: dict[str, Any] = await json_object(request)
         har_entry = _entry_of(body.get("har_entry"))
         checked = await run_in_threadpool(
             check, service, stream_id, body.get("until"), body.get("policy", "adr-0019"),
@@ -251,11 +251,11 @@ async def start_from_api(request: Request, stream_id: str) -> Response:
             _minimiser(request).start_owned, checked, token_hash(token)
         )
     except BadInput as error:
-        return _problem(400, str(error))
+        return problem(400, str(error))
     except Invalid as error:
-        return _problem(422, str(error))
+        return problem(422, str(error))
     except Busy as error:
-        return _problem(503, f"{error}; try again later", {"Retry-After": RETRY_AFTER})
+        return problem(503, f"{error}; try again later", {"Retry-After": RETRY_AFTER})
     answer = job_json(job)
     if new:  # the token that will delete the result (a job already running has its own)
         answer["delete_token"] = token
@@ -270,7 +270,7 @@ def get_job(request: Request, job_id: str) -> Response:
     try:
         return json_response(job_json(_job_of(request, job_id)))
     except _NoJob:
-        return _problem(404, NO_JOB)
+        return problem(404, NO_JOB)
 
 
 @api_router.delete(
@@ -281,6 +281,6 @@ def cancel_job(request: Request, job_id: str) -> Response:
     try:
         job = _job_of(request, job_id)
     except _NoJob:
-        return _problem(404, NO_JOB)
+        return problem(404, NO_JOB)
     found = _minimiser(request).jobs.cancel(job.id)
     return json_response(job_json(found or job), 202)

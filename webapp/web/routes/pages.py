@@ -1,6 +1,6 @@
 """A stream's pages: one router, mounted at `/s/{id}` and at `/examples/{key}`.
 
-Every handler takes the stream from `webapp.web.query.stream_source`, so a built-in example
+Every handler takes the stream from `webapp.web.http.query.stream_source`, so a built-in example
 (served from the package, stored nowhere, opening at its story's step and options) goes
 through the same code as a stored stream. A page includes its partials; an htmx request gets
 only the partial. Every URL a page pushes to history (`/s/{id}?step=N&policy=...&path=...`)
@@ -21,16 +21,16 @@ from webapp.core.rules import POLICIES
 from webapp.storage.capture import Captures
 from webapp.triage.compare import Comparison
 from webapp.web.appstate import pace_of, service_of, settings_of, templates_of
-from webapp.web.backend.anomaly_groups import Group
 from webapp.web.backend.capture.live import Live
 from webapp.web.backend.capture.timing import Timing
-from webapp.web.backend.overview import strip
 from webapp.web.backend.service import Unreadable
-from webapp.web.backend.team import saw
-from webapp.web.backend.traceview import TraceView
-from webapp.web.htmx import from_htmx, wants_partial
-from webapp.web.links import Links
-from webapp.web.query import (
+from webapp.web.backend.team.owners import saw
+from webapp.web.backend.trace.anomaly_groups import Group
+from webapp.web.backend.trace.overview import strip
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.htmx import from_htmx, wants_partial
+from webapp.web.http.links import Links
+from webapp.web.http.query import (
     COMPARED,
     PATHS,
     BadQuery,
@@ -43,12 +43,12 @@ from webapp.web.query import (
     parse_policy,
     parse_present,
 )
+from webapp.web.http.templating import render
+from webapp.web.http.text import stream_title
 from webapp.web.routes import clients, share, triage
 from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.share import share_menu
-from webapp.web.templating import render
-from webapp.web.text import stream_title
 from webapp.web.views import timeline as views
 from webapp.web.views.anomaly_list import panel as anomaly_panel
 from webapp.web.views.compare_step import step_panel

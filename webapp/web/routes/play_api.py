@@ -17,21 +17,19 @@ from webapp.core.assembler import assemble
 from webapp.core.records import ReaderError
 from webapp.core.tracejson import trace_document_parts
 from webapp.web.appstate import settings_of
-from webapp.web.backend.ingest import (
+from webapp.web.backend.intake.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
-    BadField,
-    BadInput,
     Busy,
-    TooLarge,
     UploadSlots,
     encode_text,
     parse_json_body,
     prepare,
-    read_body,
 )
-from webapp.web.query import BadQuery, parse_options
-from webapp.web.routes.api import TRACE_EXAMPLE, CliJSONResponse, Problem, json_response
+from webapp.web.http.bodies import BadField, BadInput, TooLarge, read_body
+from webapp.web.http.problems import CliJSONResponse, Problem, problem
+from webapp.web.http.query import BadQuery, parse_options
+from webapp.web.routes.api import TRACE_EXAMPLE
 
 router = APIRouter(prefix="/api", tags=["playground"], default_response_class=CliJSONResponse)
 
@@ -64,12 +62,6 @@ _BODY: dict[str, Any] = {
         }
     },
 }
-
-
-def _problem(status: int, error: Exception, headers: dict[str, str] | None = None) -> Response:
-    response = json_response(Problem(detail=str(error)).model_dump(), status)
-    response.headers.update(headers or {})
-    return response
 
 
 def _options(value: dict[str, Any]) -> dict[str, str]:
@@ -128,10 +120,10 @@ async def play(request: Request) -> Response:
         with uploads.slot():
             return await run_in_threadpool(_trace, body, limit)
     except Busy as error:
-        return _problem(503, error, {"Retry-After": "2"})
+        return problem(503, error, {"Retry-After": "2"})
     except TooLarge as error:
-        return _problem(413, error)
+        return problem(413, error)
     except (BadField, BadQuery, ReaderError) as error:
-        return _problem(422, error)
+        return problem(422, error)
     except BadInput as error:
-        return _problem(400, error)
+        return problem(400, error)

@@ -18,10 +18,10 @@ from markupsafe import Markup
 from webapp.core.rules import Policy
 from webapp.triage.report import verdict
 from webapp.web.appstate import service_of, settings_of, site_root, templates_of
-from webapp.web.backend.team import notes_of
-from webapp.web.links import Links
-from webapp.web.query import COMPARED, Shown, parse_har_entry, parse_options
-from webapp.web.templating import render
+from webapp.web.backend.team.notes import notes_of
+from webapp.web.http.links import Links
+from webapp.web.http.query import COMPARED, Shown, parse_har_entry, parse_options
+from webapp.web.http.templating import render
 from webapp.web.views.comparison import headline
 from webapp.web.views.export import export, style_hash, stylesheet
 from webapp.web.views.share import share

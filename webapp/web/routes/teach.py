@@ -21,22 +21,14 @@ from webapp.examples import EXAMPLES
 from webapp.settings import Settings
 from webapp.triage.compare import compare
 from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.ingest import (
-    FORM_OVERHEAD,
-    BadInput,
-    Busy,
-    TooLarge,
-    UploadSlots,
-    parse_form,
-    prepare,
-    read_body,
-)
+from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, UploadSlots, prepare
 from webapp.web.backend.library import indexing
 from webapp.web.backend.service import LIGHT_BELOW
-from webapp.web.links import PLAY_RUN, PLAY_URL_MOST, Links, linkable, play_url
-from webapp.web.query import parse_har_entry
-from webapp.web.templating import render
-from webapp.web.text import as_sse
+from webapp.web.http.bodies import BadInput, TooLarge, parse_form, read_body
+from webapp.web.http.links import PLAY_RUN, PLAY_URL_MOST, Links, linkable, play_url
+from webapp.web.http.query import parse_har_entry
+from webapp.web.http.templating import render
+from webapp.web.http.text import as_sse
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.decision import rendered_decision
 from webapp.web.views.playground import (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -13,31 +12,30 @@ from starlette.concurrency import run_in_threadpool
 from webapp.storage import StreamInfo
 from webapp.storage.team import Notes
 from webapp.web.appstate import service_of
-from webapp.web.backend.ingest import BadInput, TooLarge, read_body
 from webapp.web.backend.service import NotFound
-from webapp.web.backend.team import (
+from webapp.web.backend.team.notes import (
     Invalid,
-    bearer,
     check_move,
     last_step,
-    may_delete_note,
-    may_edit_note,
     new_title,
-    new_token,
     note_bounds,
     note_input,
     note_json,
     note_of,
     notes_of,
     store_note,
+)
+from webapp.web.backend.team.owners import (
+    bearer,
+    may_delete_note,
+    may_edit_note,
+    new_token,
     token_hash,
     token_matches,
 )
-from webapp.web.routes.api import CliJSONResponse, Problem, json_response
+from webapp.web.http.bodies import BadInput, json_object
+from webapp.web.http.problems import CliJSONResponse, Problem, json_response, problem
 from webapp.web.routes.library import shelf
-
-MAX_BODY = 64 * 1024
-"""A title or a note fits in far less."""
 
 router = APIRouter(prefix="/api", tags=["team"], default_response_class=CliJSONResponse)
 
@@ -59,42 +57,21 @@ _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 
 def _no_token(what: str) -> Response:
-    return _problem(
+    return problem(
         401, f"send {what} as Authorization: Bearer TOKEN", {"WWW-Authenticate": "Bearer"}
     )
-
-
-def _problem(status: int, detail: str, headers: dict[str, str] | None = None) -> Response:
-    response = json_response({"detail": detail}, status)
-    response.headers.update(headers or {})
-    return response
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    """The request's JSON object (BadInput when it is not one)."""
-    try:
-        raw = await read_body(request, MAX_BODY)
-    except TooLarge as error:
-        raise BadInput(str(error)) from error
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as error:
-        raise BadInput(f"the body is not JSON: {error}") from error
-    if not isinstance(value, dict):
-        raise BadInput("send a JSON object")
-    return value
 
 
 async def _checked(request: Request, work: Any) -> Response:
     """Run `work(body)` in a thread; bad bodies and fields become 400 and 422."""
     try:
-        body = await _body(request)
+        body = await json_object(request)
         result: Response = await run_in_threadpool(work, body)
         return result
     except BadInput as error:
-        return _problem(400, str(error))
+        return problem(400, str(error))
     except Invalid as error:
-        return _problem(422, str(error))
+        return problem(422, str(error))
 
 
 @router.delete(
@@ -113,13 +90,13 @@ def delete_stream(request: Request, stream_id: str) -> Response:
     token = bearer(request)
     service.info(stream_id)
     if token is None:
-        return _problem(
+        return problem(
             401,
             "send the stream's delete token as Authorization: Bearer TOKEN",
             {"WWW-Authenticate": "Bearer"},
         )
     if not token_matches(token, service.storage.delete_hash(stream_id)):
-        return _problem(403, "this is not the stream's delete token")
+        return problem(403, "this is not the stream's delete token")
     if not service.delete(stream_id, "by whoever stored it"):
         raise NotFound(stream_id)
     return Response(status_code=204)
@@ -212,7 +189,7 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     if token is None:
         return _no_token("the note's edit token")
     if not may_edit_note(token, note.author_hash):
-        return _problem(403, "this is not the note's edit token")
+        return problem(403, "this is not the note's edit token")
 
     bounds = note_bounds(request.app.state.settings)
 
@@ -246,7 +223,7 @@ def delete_note(request: Request, stream_id: str, note_id: str) -> Response:
     if token is None:
         return _no_token("the note's edit token (or the stream's delete token)")
     if not may_delete_note(token, note.author_hash, token, service.storage.delete_hash(stream_id)):
-        return _problem(403, "this is neither the note's edit token nor the stream's delete token")
+        return problem(403, "this is neither the note's edit token nor the stream's delete token")
     if not Notes(service.storage).remove(stream_id, note.id):
         raise NotFound(stream_id)
     return Response(status_code=204)
@@ -264,5 +241,5 @@ def library(request: Request) -> Response:
     try:
         found = shelf(request, service_of(request), request.app.state.settings)
     except Invalid as error:
-        return _problem(422, str(error))
+        return problem(422, str(error))
     return json_response(found.to_json())

@@ -29,44 +29,46 @@ from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, site_root, templates_of
-from webapp.web.backend.capture.recorder import fixture_cassette, record_timing
+from webapp.web.backend.capture.timing import fixture_cassette, record_timing
 from webapp.web.backend.example_source import example_of
-from webapp.web.backend.heavy.fixture import Fixtures, fixture_kind
-from webapp.web.backend.ingest import BadInput, TooLarge, form_text, read_form
+from webapp.web.backend.jobs.fixture import Fixtures, fixture_kind
 from webapp.web.backend.service import LIGHT_BELOW, Unreadable
-from webapp.web.backend.team import (
+from webapp.web.backend.team.notes import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
-    author_token,
     check_move,
-    forget,
-    keep_author,
     last_step,
-    may_delete_note,
-    may_edit_note,
     new_title,
-    new_token,
     note_bounds,
     note_input,
     note_of,
     note_url,
     notes_of,
-    owned,
     room_on,
-    saw,
     store_note,
+)
+from webapp.web.backend.team.owners import (
+    author_token,
+    forget,
+    keep_author,
+    may_delete_note,
+    may_edit_note,
+    new_token,
+    owned,
+    saw,
     token_hash,
     token_matches,
 )
-from webapp.web.backend.traceview import TraceView
-from webapp.web.htmx import wants_partial
-from webapp.web.links import Links
-from webapp.web.query import DEFAULTS, parse_har_entry, parse_int, parse_options
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.bodies import BadInput, TooLarge, form_text, read_form
+from webapp.web.http.htmx import wants_partial
+from webapp.web.http.links import Links
+from webapp.web.http.query import DEFAULTS, parse_har_entry, parse_int, parse_options
+from webapp.web.http.templating import render as render_page
+from webapp.web.http.text import as_sse
 from webapp.web.routes.clients import jobs
 from webapp.web.routes.library import shelf
-from webapp.web.templating import render as render_page
-from webapp.web.text import as_sse
 
 router = APIRouter(include_in_schema=False)
 FORM_LIMIT = 64 * 1024
@@ -438,7 +440,7 @@ def _fixtures(request: Request) -> Fixtures:
 @router.get("/s/{stream_id}/fixture.zip")
 def fixture(request: Request, stream_id: str) -> Response:
     """The regression fixture bundle to download: built once (under the bound on heavy work)
-    and kept as an artefact of the stream (`webapp.web.backend.heavy.fixture`)."""
+    and kept as an artefact of the stream (`webapp.web.backend.jobs.fixture`)."""
     service = service_of(request)
     options = parse_options(request.query_params)
     har_entry = parse_har_entry(request.query_params.get("har_entry"))

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from webapp.core.anomalies import Severity
 from webapp.core.trace import Anomaly, Trace
 from webapp.core.words import count, number
-from webapp.web.backend.anomaly_groups import Group
-from webapp.web.links import Links
-from webapp.web.text import clipped_head
+from webapp.web.backend.trace.anomaly_groups import Group
+from webapp.web.http.links import Links
+from webapp.web.http.text import clipped_head
 from webapp.web.views.timeline import block_label
 
 PREVIEW = 5

@@ -16,8 +16,8 @@ from webapp.core.words import count
 from webapp.lenses.matrix import Matrix
 from webapp.lenses.pins import BY_CLIENT, CLIENTS
 from webapp.triage.verdict import BUILD, GRADES, Graded, Party, Verdict
-from webapp.web.links import Links
-from webapp.web.text import clipped_head, one_line
+from webapp.web.http.links import Links
+from webapp.web.http.text import clipped_head, one_line
 from webapp.web.views.quirks import QuirkPanel, panel
 
 NOT_RUN = "not run"

@@ -16,7 +16,7 @@ from webapp.core.records import Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Trace
 from webapp.triage.compare import Comparison
-from webapp.web.text import Clipped, Excerpt, clipped, excerpt, literal
+from webapp.web.http.text import Clipped, Excerpt, clipped, excerpt, literal
 from webapp.web.views.timeline import Badge, badges, block_label
 
 INPUT_KEYS = ("index", "id", "name", "arguments")

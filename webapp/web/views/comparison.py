@@ -12,9 +12,9 @@ from webapp.core.records import Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Step, Trace
 from webapp.triage.compare import AlignedStep, Comparison
-from webapp.web.links import Links
-from webapp.web.query import PATHS
-from webapp.web.text import Clipped, clipped, tally
+from webapp.web.http.links import Links
+from webapp.web.http.query import PATHS
+from webapp.web.http.text import Clipped, clipped, tally
 from webapp.web.views.compare_step import InputFragment, fragment_inputs
 from webapp.web.views.timeline import Badge, badges, block_label
 

@@ -17,7 +17,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from webapp.examples import decision
-from webapp.web.links import example_page
+from webapp.web.http.links import example_page
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,12 +22,12 @@ from webapp.storage.team import Library
 from webapp.triage.diff import IDS_MODES, Diff, IdsMode, Pair, diff
 from webapp.triage.sides import DiffCall, Side, side_of
 from webapp.triage.values import NotJson
-from webapp.web.backend.capture.recorder import timing_of
+from webapp.web.backend.capture.timing import timing_of
 from webapp.web.backend.example_source import example_id
 from webapp.web.backend.service import LIGHT_BELOW, Service
-from webapp.web.links import Links, diff_api, diff_url
-from webapp.web.query import DEFAULTS
-from webapp.web.text import Clipped, clipped, printable, stream_title
+from webapp.web.http.links import Links, diff_api, diff_url
+from webapp.web.http.query import DEFAULTS
+from webapp.web.http.text import Clipped, clipped, printable, stream_title
 
 JSON_SHOWN = 4000
 """Characters of a call's arguments (pretty JSON) shown before the middle is cut."""

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from webapp.core.anomalies import severity_of
 from webapp.core.words import count
-from webapp.web.backend.inflight import Busy
+from webapp.web.backend.memory.inflight import Busy
 from webapp.web.backend.service import Service, Unreadable
-from webapp.web.backend.traceview import TraceView
-from webapp.web.links import Links
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.links import Links
 
 COUNTED = 12
 """Entries counted at most per file (each is read and assembled)."""

@@ -21,9 +21,9 @@ from webapp.core.contract import QUIRK
 from webapp.core.trace import Anomaly
 from webapp.core.words import count, number
 from webapp.storage.team import StoredNote
-from webapp.web.backend.traceview import TraceView
-from webapp.web.templating import STATIC
-from webapp.web.text import Clipped, clipped
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.templating import STATIC
+from webapp.web.http.text import Clipped, clipped
 from webapp.web.views.panels import (
     BlockCard,
     FragmentDetail,

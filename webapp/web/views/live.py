@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from webapp.core.words import count, number
 from webapp.storage.capture import Capture
 from webapp.web.backend.capture.live import Live
-from webapp.web.links import Links
+from webapp.web.http.links import Links
 from webapp.web.views.timeline import RunRow, Window
 from webapp.web.views.timing import duration
 

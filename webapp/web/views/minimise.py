@@ -21,11 +21,11 @@ from webapp.core.rules import POLICIES, Policy
 from webapp.core.words import article, count
 from webapp.storage.jobs import Job
 from webapp.triage.predicates import FINGERPRINT
-from webapp.web.backend.minimise import DIFFERS, NO_BUG, policies_differ, shows_a_bug
+from webapp.web.backend.jobs.minimise import DIFFERS, NO_BUG, policies_differ, shows_a_bug
 from webapp.web.backend.service import Service
-from webapp.web.backend.traceview import TraceView
-from webapp.web.links import Links
-from webapp.web.query import DEFAULTS
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.links import Links
+from webapp.web.http.query import DEFAULTS
 
 PHASES = ("records", "fragments", "members", "ending", "done")
 DIFFERS_CHECK_STEPS = 20_000

@@ -13,9 +13,17 @@ from webapp.core.jsoncheck import classify
 from webapp.core.jsvalue import is_number, truthy
 from webapp.core.rules import RULES
 from webapp.core.trace import Anomaly, Block, BlockState, Event, Fragment
-from webapp.web.backend.arguments import LONG, LongText, partial_head
-from webapp.web.backend.traceview import TraceView
-from webapp.web.text import Clipped, Excerpt, clipped, clipped_head, excerpt, literal, pretty_json
+from webapp.web.backend.trace.arguments import LONG, LongText, partial_head
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.text import (
+    Clipped,
+    Excerpt,
+    clipped,
+    clipped_head,
+    excerpt,
+    literal,
+    pretty_json,
+)
 from webapp.web.views.timeline import block_label
 
 _MEANINGS = {rule.name: rule.meaning for rule in RULES}

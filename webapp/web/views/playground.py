@@ -255,7 +255,8 @@ def _fragment_json(fragment: Fragment) -> dict[str, Any]:
 
 
 def to_records(chunks: Iterable[Chunk]) -> tuple[Record, ...]:
-    """The state as a chat-completions stream's chunks (`webapp.web.text.as_sse` writes them)."""
+    """The state as a chat-completions stream's chunks (`webapp.web.http.text.as_sse` writes
+    them)."""
     records = []
     for chunk in chunks:
         delta: dict[str, Any] = {}

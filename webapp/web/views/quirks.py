@@ -18,8 +18,8 @@ from webapp.core.contract import QUIRK, Contract, Found
 from webapp.core.contract.quirks import CLAUSES
 from webapp.core.contract.wire import STEPS_KEPT
 from webapp.core.words import count, number
-from webapp.web.links import Links
-from webapp.web.text import clipped_head, literal, one_line
+from webapp.web.http.links import Links
+from webapp.web.http.text import clipped_head, literal, one_line
 
 STEPS_SHOWN = 6
 """An instance's first steps shown as links; the rest are counted."""

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from html import escape
 
 from webapp.core.rules import Policy
-from webapp.web.links import Links
-from webapp.web.query import COMPARED
+from webapp.web.http.links import Links
+from webapp.web.http.query import COMPARED
 
 FRAMES = ((960, 540), (640, 360))
 """The embed snippet's sizes: 16:9, a slide's width and a wiki column's."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from webapp.examples import EXAMPLES, TOUR, Example
-from webapp.web.links import Links
+from webapp.web.http.links import Links
 
 
 @dataclass(frozen=True, slots=True)

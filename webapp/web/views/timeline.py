@@ -14,10 +14,10 @@ from webapp.core.jsvalue import truthy
 from webapp.core.rules import RULES
 from webapp.core.trace import Step, Trace, value_as_of
 from webapp.storage import StreamInfo
-from webapp.web.backend.runs import Run
-from webapp.web.backend.traceview import TraceView
-from webapp.web.links import Links
-from webapp.web.text import clipped_head, literal, stream_title, tally
+from webapp.web.backend.trace.runs import Run
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.links import Links
+from webapp.web.http.text import clipped_head, literal, stream_title, tally
 
 
 def block_label(trace: Trace, number: int | None, step: int | None = None) -> str:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from webapp.core.trace import Trace
 from webapp.core.words import number
 from webapp.web.backend.capture.timing import Timing
-from webapp.web.backend.overview import Bucket, Strip
-from webapp.web.backend.traceview import TraceView
-from webapp.web.links import Links
+from webapp.web.backend.trace.overview import Bucket, Strip
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.links import Links
 from webapp.web.views.timeline import RunRow, TimelineRow, Window
 
 SOURCES = {

@@ -23,12 +23,12 @@ from dataclasses import dataclass, replace
 
 from webapp.core.options import Options
 from webapp.storage.capture import Capture, Captures
-from webapp.web.backend.anomaly_groups import Group
 from webapp.web.backend.capture.timing import Timing, view_timing
 from webapp.web.backend.example_source import example_of
-from webapp.web.backend.overview import Bucket, buckets
 from webapp.web.backend.service import Service
-from webapp.web.backend.traceview import TraceView
+from webapp.web.backend.trace.anomaly_groups import Group
+from webapp.web.backend.trace.overview import Bucket, buckets
+from webapp.web.backend.trace.view import TraceView
 
 SHARE = 0.25
 """The share of one thread's time a worker spends keeping one live stream's view current."""

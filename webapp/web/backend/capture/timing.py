@@ -6,19 +6,33 @@ trace, not from a reading of the records; a cassette or a HAR entry carries its 
 (`read_timing`). `Timing` keeps one arrival per step (the `end` step's too) in an `array` of
 floats, NaN where unknown, and the steps that stalled (the gap before them over the server's
 `stall_ms`), so that a page asks for a step's gap in constant time however long the stream.
+`timing_of` is a stream's `timing` document as the API and the comparison give it (the arrival
+of every step for a captured stream, the HAR entry's `timings` for a HAR, null when the input
+has none).
 """
 
 from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.core.readers.timing import read_timing, record_arrivals, timing_document
+from webapp.core.options import Options
+from webapp.core.readers.cassette import to_cassette
+from webapp.core.readers.timing import (
+    Arrivals,
+    read_timing,
+    record_arrivals,
+    record_ends,
+    record_lines,
+    timing_document,
+)
+from webapp.core.records import ReadResult
 from webapp.storage.capture import Capture, Captures
-from webapp.web.backend.service import Service
-from webapp.web.backend.traceview import TraceView
+from webapp.web.backend.service import Service, Unreadable
+from webapp.web.backend.trace.view import TraceView
 
 UNKNOWN = math.nan
 TIMING_BASE = 400
@@ -140,3 +154,51 @@ def captured(service: Service, view: TraceView, capture: Capture) -> dict[str, A
         end=end,
         source="capture",
     )
+
+
+def timing_of(service: Service, stream_id: str, har_entry: int | None = None) -> dict[str, Any]:
+    """`{"timing", "live", "capture"}` for a stream (NotFound when there is none): the timing
+    of its view under the default options (of the bytes that have arrived, while live)."""
+    info = service.info(stream_id)
+    capture = Captures(service.storage).get(info.id)
+    try:
+        view = service.view(info.id, Options(), har_entry)
+    except Unreadable:  # no bytes came yet, or none that read
+        if capture is None:
+            raise
+        document = timing_document(0, first_byte=capture.facts.headers_ms, source="capture")
+        return {"timing": document, "live": capture.live, "capture": capture.to_json()}
+    if capture is None:
+        return {"timing": read_timing(view.source.found, view.source.records), "live": False,
+                "capture": None}  # fmt: skip
+    timing = captured(service, view, capture)
+    return {"timing": timing, "live": capture.live, "capture": capture.to_json()}
+
+
+def record_timing(
+    service: Service, stream_id: str, har_entry: int | None = None
+) -> list[float | None] | None:
+    """When each record of the stream (of its HAR entry) arrived, when any is known, else None."""
+    timing = timing_of(service, stream_id, har_entry)["timing"]
+    if timing is None:
+        return None
+    per_record: list[float | None] = timing["arrivals"][:-1]
+    return per_record if any(ms is not None for ms in per_record) else None
+
+
+def fixture_cassette(
+    text: str, replay: ReadResult, model: str | None, per_record: Sequence[float | None] | None
+) -> str:
+    """A vcrpy cassette of a fixture's stream.sse (`text`, read again as `replay`), with each
+    record's arrival (those of the stream it was written from, record by record) when known."""
+    arrivals = None
+    if per_record:
+        data = text.encode("utf-8", "backslashreplace")
+        ends = record_ends(data, record_lines(replay.records))
+        pieces: list[tuple[int, float]] = []
+        for end, ms in zip(ends, per_record, strict=False):
+            if ms is not None and (not pieces or end + 1 > pieces[-1][0]):
+                pieces.append((end + 1, max(ms, pieces[-1][1]) if pieces else ms))
+        if pieces:
+            arrivals = Arrivals(tuple(e for e, _ in pieces), tuple(t for _, t in pieces))
+    return to_cassette(text, model=model, arrivals=arrivals)

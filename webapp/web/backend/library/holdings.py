@@ -23,7 +23,7 @@ from webapp.core.anomalies import severity_of
 from webapp.core.jsvalue import truthy
 from webapp.core.records import ReadResult
 from webapp.core.words import title_from
-from webapp.web.backend.traceview import TraceView
+from webapp.web.backend.trace.view import TraceView
 
 TOOLS_SHOWN = 8
 """Tool names a library row keeps at most."""

@@ -5,7 +5,8 @@ which its first page then takes from the cache: its search terms (`webapp.storag
 its library row's numbers, and, when it was given no title, a title from what it holds
 ("gpt-4o: get_weather, book_flight", `webapp.core.words.title_from`). A captured stream is
 indexed when it ends. Streams stored before there were terms, or while the server was too
-busy to make their view, are indexed in the background (`Backfill`), newest first.
+busy to make their view, are indexed in the background (`Backfill`), newest first. What the
+library lists of a stream (`stats`) is made from its view, and kept (`filled_stats`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
@@ -21,9 +23,9 @@ from webapp.core.options import Options
 from webapp.storage import StreamInfo
 from webapp.storage.search import Search
 from webapp.storage.team import Library
-from webapp.web.backend.inflight import Busy
-from webapp.web.backend.ingest import MAX_TITLE, Prepared
+from webapp.web.backend.intake.ingest import MAX_TITLE, Prepared
 from webapp.web.backend.library import holdings
+from webapp.web.backend.memory.inflight import Busy
 from webapp.web.backend.service import NotFound, Service, Unreadable
 
 log = logging.getLogger(__name__)
@@ -153,3 +155,25 @@ class Backfill:
         if total:
             log.info("library: indexed %d streams stored before", total)
         return total
+
+
+def stats(service: Service, stream_id: str) -> dict[str, Any]:
+    """What the library shows of a stream (`webapp.web.backend.library.holdings.stats`)."""
+    return _stats(service, stream_id)[0]
+
+
+def _stats(service: Service, stream_id: str) -> tuple[dict[str, Any], int]:
+    """The stream's numbers and the size of the bytes they were made of."""
+    try:
+        view = service.view(stream_id, Options())
+    except Unreadable as error:
+        return {"unreadable": str(error)[:200]}, service.info(stream_id).size
+    return holdings.stats(view), view.source.info.size
+
+
+def filled_stats(service: Service, stream_id: str) -> dict[str, Any]:
+    """The stream's numbers, computed and kept for the next listing (not while a capture of
+    it is live: they would be of its first bytes)."""
+    found, size = _stats(service, stream_id)
+    Library(service.storage).keep_stats(stream_id, found, size)
+    return found

@@ -1,4 +1,5 @@
-"""URLs in: the stream, options and step a URL names, validated (`webapp.web.links` builds them).
+"""URLs in: the stream, options and step a URL names, validated (`webapp.web.http.links` builds
+them).
 
 A stream's pages live under `/s/{id}` (a stored stream) or `/examples/{key}` (a built-in
 example, served from the package); `stream_source` reads which from the path, for the one

@@ -28,8 +28,8 @@ from webapp.core.records import Entry, ReadResult
 from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Trace
 from webapp.storage import tracefile
-from webapp.web.backend.overview import Bucket
-from webapp.web.backend.runs import Run, Runs
+from webapp.web.backend.trace.overview import Bucket
+from webapp.web.backend.trace.runs import Run, Runs
 
 MAGIC = b"SVZVIEW\0"
 FORMAT = 2

@@ -27,7 +27,7 @@ from webapp.lenses.feed import sse_text
 from webapp.lenses.runner import MEMORY, TIMEOUT
 from webapp.storage.lensresults import LensResults
 from webapp.triage.verdict import Verdict, results_verdict
-from webapp.web.backend.heavy.lensqueue import Batch, Full, LensQueue, Place, Run, one_lens
+from webapp.web.backend.jobs.lensqueue import Batch, Full, LensQueue, Place, Run, one_lens
 from webapp.web.backend.service import LIGHT_BELOW, Service
 
 log = logging.getLogger(__name__)

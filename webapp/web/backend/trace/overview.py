@@ -22,7 +22,7 @@ from webapp.core.contract import Contract
 from webapp.core.rules import RULE_NAMES
 from webapp.core.trace import Anomaly, Trace
 from webapp.core.words import count, number
-from webapp.web.links import Links
+from webapp.web.http.links import Links
 
 MAX_COLUMNS = 300
 """The most columns the strip draws; a longer stream's steps are bucketed."""

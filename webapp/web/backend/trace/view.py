@@ -1,10 +1,10 @@
 """A trace view: a trace with what stepping through it needs, built once per trace.
 
 A `TraceView` adds to its trace the indexes a page asks for at every step: the steps per rule,
-the anomaly steps, the runs of alike steps (`webapp.web.backend.runs`), the overview's buckets
-(`webapp.web.backend.overview`), the anomalies grouped by code and where the provider's quirks
-show (`webapp.web.backend.overview.QuirkMarks`), each built once in linear
-time (or taken from a stored view, `webapp.web.backend.stored`), so that a step afterwards
+the anomaly steps, the runs of alike steps (`webapp.web.backend.trace.runs`), the overview's buckets
+(`webapp.web.backend.trace.overview`), the anomalies grouped by code and where the provider's quirks
+show (`webapp.web.backend.trace.overview.QuirkMarks`), each built once in linear
+time (or taken from a stored view, `webapp.web.backend.trace.stored`), so that a step afterwards
 costs a bisect and the rendering of one window. It keeps what the reader found but not the
 records: a step's record is recalled on demand (`recall`, set by the service).
 """
@@ -21,11 +21,11 @@ from webapp.core.options import Options
 from webapp.core.records import ReadResult, Record
 from webapp.core.trace import Anomaly, Block, Trace
 from webapp.storage import StreamInfo
-from webapp.web.backend import stored
-from webapp.web.backend.anomaly_groups import Group, groups
-from webapp.web.backend.arguments import LONG, LongText
-from webapp.web.backend.overview import Bucket, QuirkMarks, buckets, quirk_marks
-from webapp.web.backend.runs import Runs, find_runs
+from webapp.web.backend.trace import stored
+from webapp.web.backend.trace.anomaly_groups import Group, groups
+from webapp.web.backend.trace.arguments import LONG, LongText
+from webapp.web.backend.trace.overview import Bucket, QuirkMarks, buckets, quirk_marks
+from webapp.web.backend.trace.runs import Runs, find_runs
 
 VIEW_BASE = 16_000
 TRACE_PER_STEP = 120

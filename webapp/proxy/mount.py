@@ -1,4 +1,5 @@
-"""`/proxy/NAME/...`: the recording proxy's route, in front of the app's other routes.
+"""`/proxy/NAME/...`: the recording proxy mounted in front of an app (the web's, or
+`streamviz record`'s 404 for every other path).
 
 It is ASGI middleware, not a FastAPI route, so that a request's body and its response stream
 through untouched (no form parsing, no error pages). Without `--upstream` every `/proxy/` URL
@@ -9,20 +10,21 @@ neither header and pass.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webapp.settings import Settings
-from webapp.web.backend.capture.recorder import StoreRecorder
-from webapp.web.backend.forward import (
+from webapp.proxy.forward import (
     Forwarder,
     Limits,
+    Recorder,
     answer,
     hide_queries_in_logs,
     parse_upstreams,
 )
-from webapp.web.backend.security import RefuseCrossSite
-from webapp.web.backend.service import Service
+from webapp.proxy.guard import RefuseCrossSite
+from webapp.settings import Settings
 
 PREFIX = "/proxy/"
 
@@ -52,13 +54,14 @@ def limits(settings: Settings) -> Limits:
     )
 
 
-def forwarder(settings: Settings, service: Service) -> Forwarder | None:
-    """The forwarder of `settings.upstreams`, recording into the store; None without any."""
+def forwarder(settings: Settings, recorder: Callable[[], Recorder]) -> Forwarder | None:
+    """The forwarder of `settings.upstreams`, recording with what `recorder()` makes; None
+    without any upstream (and then no recorder is made)."""
     if not settings.upstreams:
         return None
     hide_queries_in_logs()
     upstreams = parse_upstreams(settings.upstreams)
-    return Forwarder(upstreams, StoreRecorder(service), limits(settings))
+    return Forwarder(upstreams, recorder(), limits(settings))
 
 
 class ProxyRoutes:

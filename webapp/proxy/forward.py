@@ -39,10 +39,10 @@ import orjson
 from starlette.types import Message, Receive, Scope, Send
 
 from webapp.core.words import title_from
+from webapp.proxy.coding import Inflater, inflater_for
+from webapp.proxy.target import OutsideBase, forwarded_path
 from webapp.storage.capture import Facts, Part
 from webapp.storage.store import ENDINGS
-from webapp.web.backend.capture.coding import Inflater, inflater_for
-from webapp.web.backend.capture.target import OutsideBase, forwarded_path
 
 log = logging.getLogger(__name__)
 MB = 1024 * 1024
@@ -304,7 +304,7 @@ class Batcher:
         self.limits = limits
         self.coding = coding
         """The body's content coding: undone before storing (an `Inflater`), or, in words,
-        one that is not (`webapp.web.backend.capture.coding.inflater_for`)."""
+        one that is not (`webapp.proxy.coding.inflater_for`)."""
         self._data: list[bytes] = []
         self._ends: list[int] = []
         self._ms: list[float] = []
@@ -457,7 +457,7 @@ class Forwarder:
     ) -> None:
         """Forward one request to upstream `name` (`rest`: the path under it, percent-encoded);
         one framed two ways, or whose path would leave the upstream's base path
-        (`webapp.web.backend.capture.target`), is answered 400 and nothing is forwarded."""
+        (`webapp.proxy.target`), is answered 400 and nothing is forwarded."""
         target = self._target(name, rest.split("?", 1)[0], scope["headers"])
         if isinstance(target, Refusal):
             await answer(send, target.status, target.message, target.code, target.close)

@@ -15,7 +15,7 @@ import webapp
 from webapp.core import words
 from webapp.core.anomalies import severity_of
 from webapp.core.rules import RULES
-from webapp.web.text import printable
+from webapp.web.http.text import printable
 
 PACKAGE = Path(webapp.__file__).resolve().parent
 

@@ -1,7 +1,7 @@
 """URLs out: every URL of the app is built here (`Links`, and a few of no stream's).
 
 A stream's pages are mounted at `STORED` and `EXAMPLE` (the same router, see
-`webapp.web.query.stream_source`); its embedded view under `EMBEDDED`. A page's URL carries
+`webapp.web.http.query.stream_source`); its embedded view under `EMBEDDED`. A page's URL carries
 its view (options, HAR entry, anomaly filter, presenter mode) so that a reload or a shared
 link shows the same thing; the stream's own pages (title, notes, deletion, minimising, the
 report) are the same under every view and hang under its id.
@@ -17,7 +17,7 @@ from webapp.core.options import Options
 from webapp.core.rules import Policy
 from webapp.core.trace import AssemblyPath
 from webapp.web.backend.example_source import example_id, example_of
-from webapp.web.query import COMPARED, DEFAULTS, options_query
+from webapp.web.http.query import COMPARED, DEFAULTS, options_query
 
 STORED = "/s/{stream_id}"
 """Where a stored stream's pages are mounted."""

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager
 
 from webapp import tuning
-from webapp.web.backend.traceview import TraceView
+from webapp.web.backend.trace.view import TraceView
 
 log = logging.getLogger(__name__)
 

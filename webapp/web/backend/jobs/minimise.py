@@ -27,13 +27,13 @@ from webapp.triage.minimise import Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import FINGERPRINT, Until, parse_until, traces_differ
 from webapp.triage.verdict import grade
 from webapp.web.backend.example_source import example_of
-from webapp.web.backend.inflight import Ticket
-from webapp.web.backend.ingest import Prepared
+from webapp.web.backend.intake.ingest import Prepared
 from webapp.web.backend.library import indexing
+from webapp.web.backend.memory.inflight import Ticket
 from webapp.web.backend.service import LIGHT_BELOW, Service
-from webapp.web.backend.team import Invalid
-from webapp.web.backend.traceview import TraceView
-from webapp.web.text import as_sse, stream_title
+from webapp.web.backend.team.notes import Invalid
+from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.text import as_sse, stream_title
 
 log = logging.getLogger(__name__)
 WRITE_EVERY = 0.5
