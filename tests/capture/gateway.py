@@ -122,6 +122,8 @@ class Gateway:
     target: str = ""
     drop: frozenset[str] = frozenset()
     requests: list[dict[str, Any]] = field(default_factory=list)
+    recorded: list[str] = field(default_factory=list)
+    """The stream id streamviz gave each of its requests to the provider (its header)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -138,6 +140,7 @@ class Gateway:
         async with httpx.AsyncClient(timeout=30, trust_env=False) as client:
             sent = anthropic_request(request)
             async with client.stream("POST", f"{self.target}/messages", json=sent) as answer:
+                self.recorded.append(answer.headers.get("streamviz-stream-id", ""))
                 if answer.status_code != 200 or "event-stream" not in answer.headers.get(
                     "content-type", ""
                 ):

@@ -507,6 +507,7 @@ def results_verdict(
     *,
     contract: Contract | None = None,
     model: str | None = None,
+    gateway: Gateway | None = None,
 ) -> Verdict:
     """`clients_verdict` from the lenses' results already known (kept in the store): the
     policies' columns and the grades are computed again, no library is run."""
@@ -514,13 +515,17 @@ def results_verdict(
 
     found = read_contract(records) if contract is None else contract
     matrix = matrix_of(records, results, intended=found.intended)
-    return judge(found, matrix.columns, model=model, matrix=matrix)
+    return judge(found, matrix.columns, model=model, matrix=matrix, gateway=gateway)
 
 
 def policies_verdict(
-    records: Sequence[Record], *, contract: Contract | None = None, model: str | None = None
+    records: Sequence[Record],
+    *,
+    contract: Contract | None = None,
+    model: str | None = None,
+    gateway: Gateway | None = None,
 ) -> Verdict:
     """The verdict on this build's two policies alone (no client library run)."""
     columns = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
     found = read_contract(records) if contract is None else contract
-    return judge(found, columns, model=model)
+    return judge(found, columns, model=model, gateway=gateway)
