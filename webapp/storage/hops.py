@@ -92,9 +92,11 @@ class HopLinks:
 
     def _around(self, inner: _Span) -> list[_Span]:
         """The ended captures that hold this one."""
-        high = _bound(inner.start + SLACK)
+        # `ended` is when the store heard of the end, never before the last piece came: a
+        # capture that ended before this one did cannot hold it, however long ago it started
+        high, low = _bound(inner.start + SLACK), _bound(inner.end - SLACK)
         return self._spans(
-            "started <= ? ", (high,), inner, lambda start: start <= inner.start,
+            "started <= ? AND ended >= ? ", (high, low), inner, lambda start: start <= inner.start,
             lambda span: span.holds(inner),
         )  # fmt: skip
 
