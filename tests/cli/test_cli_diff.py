@@ -168,5 +168,6 @@ def test_hop_says_what_the_gateway_introduced_between_its_input_and_output(
     assert document["introduced"] == ["missing-index", "bare-continuation"]
     assert document["removed"] == []
     assert document["hop"].startswith("the gateway changed what the stream means: get_weather")
+    assert document["b"]["verdict"].startswith("The gateway broke the contract: missing-index")
     plain = json.loads(invoke("diff", inner, outer, "--format", "json").stdout)
     assert "hop" not in plain

@@ -22,7 +22,7 @@ INNER = _side(PROVIDER_SCRIPT, "provider")
 
 
 def test_a_gateway_that_only_breaks_the_contract_introduced_its_quirks() -> None:
-    found = diff(INNER, _side(translate(PROVIDER_SCRIPT), "gateway"), hop="the gateway")
+    found = diff(INNER, _side(translate(PROVIDER_SCRIPT), "gateway"), hop="gw")
     assert found.same
     document = found.to_json()
     assert document["introduced"] == ["missing-index", "bare-continuation"]
@@ -31,11 +31,12 @@ def test_a_gateway_that_only_breaks_the_contract_introduced_its_quirks() -> None
         "the gateway introduced missing-index and bare-continuation; what the stream means "
         "is unchanged"
     )
+    assert document["b"]["verdict"].startswith("The gateway (gw) broke the contract")
 
 
 def test_a_gateway_that_loses_a_piece_changed_what_the_stream_means() -> None:
     lossy = translate(PROVIDER_SCRIPT, drop=frozenset({', "units": ', '"celsius"'}))
-    found = diff(INNER, _side(lossy, "gateway"), hop="the gateway")
+    found = diff(INNER, _side(lossy, "gateway"), hop="gw")
     assert not found.same
     assert found.hop is not None
     assert found.hop.sentence.startswith(
@@ -49,8 +50,10 @@ def test_a_gateway_that_repairs_the_provider_removed_its_quirks() -> None:
     document = found.to_json()
     assert document["introduced"] == []
     assert document["removed"] == ["missing-index", "bare-continuation"]
-    assert document["hop"] == ("gw introduced no quirk; what the stream means is unchanged; "
-                               "it removed missing-index and bare-continuation")  # fmt: skip
+    assert document["hop"] == (
+        "the gateway introduced no quirk; what the stream means is unchanged; it removed "
+        "missing-index and bare-continuation"
+    )
 
 
 def test_a_diff_that_is_no_hop_says_nothing_of_one() -> None:

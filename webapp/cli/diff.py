@@ -198,7 +198,7 @@ def _diff(
         label = given.file if given.har_entry is None else f"{given.file}#{given.har_entry}"
         made.append(side(result, label=label, choice=choice, lenses=lenses,
                          har_entry=given.har_entry))  # fmt: skip
-    found = diff_sides(made[0], made[1], ids, "the gateway" if hop else None)
+    found = diff_sides(made[0], made[1], ids, "" if hop else None)
     if output == "json":
         write_json(found.to_json())
     else:

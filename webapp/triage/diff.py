@@ -30,6 +30,7 @@ from webapp.core.words import count
 from webapp.triage.hop import Hop, hop_of
 from webapp.triage.sides import DiffCall, Side
 from webapp.triage.values import Difference, differ, differences, show
+from webapp.triage.verdict import Gateway, through
 
 IdsMode = Literal["auto", "compare", "ignore"]
 IDS_MODES: tuple[IdsMode, ...] = get_args(IdsMode)
@@ -185,7 +186,8 @@ class Diff:
 
 def diff(a: Side, b: Side, ids: IdsMode = "auto", hop: str | None = None) -> Diff:
     """Match the two streams' calls and compare them (see the module docstring); `hop`
-    names the gateway when A is what it received and B what it sent."""
+    names the gateway ("" when it has no name) when A is what it received and B what it
+    sent: B's verdict then files the quirks the gateway introduced with it."""
     compared, why = _ids(a, b, ids)
     if _key(a) <= _key(b):
         aligned = _align(a.calls, b.calls)
@@ -196,7 +198,11 @@ def diff(a: Side, b: Side, ids: IdsMode = "auto", hop: str | None = None) -> Dif
         for i, j in aligned
     )
     found = Diff(a, b, pairs, tuple(_streams(a, b)), compared, why)
-    return found if hop is None else replace(found, hop=hop_of(found, hop))
+    if hop is None:
+        return found
+    did = hop_of(found)
+    gateway = Gateway(hop, frozenset(did.introduced))
+    return replace(found, b=replace(b, verdict=through(b.verdict, gateway, b.model)), hop=did)
 
 
 def _ids(a: Side, b: Side, mode: IdsMode) -> tuple[bool, str]:

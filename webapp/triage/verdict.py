@@ -93,6 +93,11 @@ class Gateway:
     inner: str = ""
     """Where the stream it received is (a capture's id), for the evidence."""
 
+    @property
+    def title(self) -> str:
+        """ "The gateway (gw)", or "The gateway" when it has no name."""
+        return f"The gateway ({self.name})" if self.name else "The gateway"
+
 
 @dataclass(frozen=True, slots=True)
 class Party:
@@ -167,13 +172,20 @@ def judge(
     grades = tuple(grade(column, contract.intended) for column in columns)
     provider = model or contract.model
     parties = _parties(contract, grades, provider)
-    said = None
-    if gateway is not None:
-        parties = _through(gateway, contract, grades, parties, provider)
-        if contract.codes <= gateway.introduced:
-            said = f"The gateway ({gateway.name})"
-    return Verdict(contract, grades, headline(contract, grades, parties, provider, said),
-                   parties, matrix)  # fmt: skip
+    found = Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
+                    matrix)  # fmt: skip
+    return found if gateway is None else through(found, gateway, provider)
+
+
+def through(verdict: Verdict, gateway: Gateway, provider: str | None = None) -> Verdict:
+    """The verdict on a stream that came through `gateway`: the quirks it introduced are
+    filed with it, and the headline names it (`provider`: the model, as `judge` names it)."""
+    contract, grades = verdict.contract, verdict.grades
+    provider = provider or contract.model
+    parties = _through(gateway, contract, grades, verdict.parties, provider)
+    said = gateway.title if contract.codes <= gateway.introduced else None
+    return replace(verdict, headline=headline(contract, grades, parties, provider, said),
+                   parties=parties)  # fmt: skip
 
 
 # Grading one column.
@@ -387,7 +399,8 @@ def _through(
     tail = [f"{_labels(chosen)} {_HURT[grade][len(chosen) > 1]}" for grade in _HURT
             if (chosen := [g for g in libraries if g.grade == grade])]  # fmt: skip
     where = f" (capture {gateway.inner})" if gateway.inner else ""
-    says = (f"File with the gateway ({gateway.name}): a gateway bug: it {said}, which the "
+    named = gateway.title[0].lower() + gateway.title[1:]
+    says = (f"File with {named}: a gateway bug: it {said}, which the "
             f"provider's stream it received{where} does not") + (
         f"; {'; '.join(tail)}." if tail else ".")  # fmt: skip
     outcomes = tuple(f"{g.label}: {g.grade}: {g.detail}" for g in grades if g.grade is not None)
@@ -398,7 +411,7 @@ def _through(
         _reading(contract),
         *outcomes,
     )  # fmt: skip
-    party = Party("gateway", f"The gateway ({gateway.name})", says, evidence)
+    party = Party("gateway", gateway.title, says, evidence)
     if not mine:
         return (*parties[:at], party, *parties[at + 1 :])
     own = replace(contract, quirks=tuple(f for f in contract.quirks

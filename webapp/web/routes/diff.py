@@ -216,8 +216,7 @@ def diff_json(request: Request) -> Response:
         har_a, har_b, ids = _entry(request, "a"), _entry(request, "b"), _ids(request)
         hop = _Hop(request, a_id, b_id, (har_a, har_b))
         found = diff(_side(request, "a", a_id, har_a, hop.role("a")),
-                     _side(request, "b", b_id, har_b, hop.role("b")), ids,
-                     None if hop.gateway is None else "the gateway")  # fmt: skip
+                     _side(request, "b", b_id, har_b, hop.role("b")), ids, hop.gateway)  # fmt: skip
     except _Unknown as error:
         return _missing(request, error)
     return Response(dumps(found.to_json()), media_type="application/json")

@@ -190,7 +190,7 @@ def diff_page(
     """The page of two sides (each with its stream id); `gateway` names the gateway when A
     is what it received and B what it sent, `reversed_hop` says B is what it received."""
     (a_id, a_side), (b_id, b_side) = a, b
-    found = diff(a_side, b_side, ids, None if gateway is None else "the gateway")
+    found = diff(a_side, b_side, ids, gateway)
     left, right = _side_view("A", a_id, a_side), _side_view("B", b_id, b_side)
     rows = tuple(_row(number, pair, left, right) for number, pair in enumerate(found.pairs, 1))
     har_a, har_b = a_side.har_entry, b_side.har_entry
