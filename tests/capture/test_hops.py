@@ -91,6 +91,9 @@ def test_the_two_captures_of_one_exchange_are_linked_and_the_gateway_is_to_blame
     assert hop["hop"] == ("the gateway introduced missing-index and bare-continuation; what "
                           "the stream means is unchanged")  # fmt: skip
     assert "hop" not in rig.get(f"/api/diff?a={outer}&b={inner}").json()
+    backwards = rig.get(f"/diff?a={outer}&b={inner}").text
+    assert "A gateway's hop, backwards." in backwards
+    assert f'href="/diff?a={inner}&amp;b={outer}' in backwards
     page = rig.get(f"/s/{outer}").text
     assert f'href="/s/{inner}"' in page and f"/diff?a={inner}&amp;b={outer}" in page
     assert "The gateway introduced" in page and "filed with the gateway" in page

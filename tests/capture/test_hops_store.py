@@ -9,7 +9,7 @@ import pytest
 
 from webapp.storage import Storage, open_storage
 from webapp.storage.capture import Captures, Facts, Part
-from webapp.storage.hops import HopLinks, Hops
+from webapp.storage.hops import HopLinks, Hops, _last_ms
 
 GW = Facts("gw", "POST", "/v1/chat/completions", 200, "text/event-stream", "m", True,
            ("get_weather", "get_time"))  # fmt: skip
@@ -108,3 +108,31 @@ def test_a_live_capture_an_upload_and_an_unknown_id_have_no_hops(store: Storage)
     assert links.of(outer) == Hops() and links.of(inner) == Hops()
     uploaded = store.add(b"data: [DONE]\n\n", title="u", format="sse").id
     assert links.of(uploaded) == Hops() and links.of("nope") == Hops()
+
+
+def test_a_capture_with_no_piece_ends_when_its_headers_came(store: Storage) -> None:
+    outer = _capture(store, GW, 1.0, 5.0)
+    captures = Captures(store)
+    facts = replace(PROVIDER, sent=_at(2.0), headers_ms=100.0)
+    empty = captures.start(facts, title="t", format="sse", owner="box 1 2").id
+    captures.finish(empty, "complete")
+    assert HopLinks(store).of(outer).inner == (empty,)
+    late = captures.start(replace(facts, headers_ms=4000.0), title="t", format="sse",
+                          owner="box 1 2").id  # fmt: skip
+    captures.finish(late, "complete")  # its headers came after the outer's last piece
+    assert HopLinks(store).of(late).outer == ()
+    assert HopLinks(store).of(outer).inner == (empty,)
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        ('{"ends": [9, 18], "ms": [20.0, 31.5]}', 31.5),
+        ('{"ends": [9], "ms": [7]}', 7.0),
+        ('{"ends": [], "ms": []}', None),
+        ("", None),
+        ('{"ends": [1], "ms": ["x"]}', None),
+    ],
+)
+def test_the_last_arrival_is_read_from_the_tail_of_the_text(text: str, last: float | None) -> None:
+    assert _last_ms(text) == last
