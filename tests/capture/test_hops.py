@@ -17,8 +17,10 @@ import pytest
 from tests.capture.fake import Fake, serving
 from tests.capture.gateway import PROVIDER_SCRIPT, Gateway
 from tests.capture.test_proxy import MESSAGES, WAIT, ended
+from tests.lenses.fakes import answering
 from webapp.settings import Settings
 from webapp.web.app import create_app
+from webapp.web.routes.clients import ClientJobs
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
@@ -67,7 +69,11 @@ def make_hops(db_url: str) -> Iterator[Callable[..., Hops]]:
         provider = stack.enter_context(serving(fake))
         gateway_url = stack.enter_context(serving(gateway))
         settings = Settings(db=db_url, upstreams=(f"gw={gateway_url}", f"provider={provider}"))
-        base = stack.enter_context(serving(create_app(settings)))
+        app = create_app(settings)
+        # one client library, faked: it hands the application no call (damaged)
+        app.state.clients = ClientJobs((answering({"status": "ok", "calls": [], "error": None},
+                                                  "pi-ai"),), timeout=WAIT)  # fmt: skip
+        base = stack.enter_context(serving(app))
         gateway.target = f"{base}/proxy/provider/v1"
         return Hops(fake, gateway, base)
 
@@ -102,6 +108,11 @@ def test_the_two_captures_of_one_exchange_are_linked_and_the_gateway_is_to_blame
     assert "The gateway introduced missing-index and bare-continuation; what the stream " in (
         diff_page
     )
+    graded = rig.get(f"/api/streams/{outer}/clients?wait=true").json()
+    assert [party["kind"] for party in graded["file"]] == ["gateway"]
+    assert graded["file"][0]["says"].startswith("File with the gateway (gw): a gateway bug")
+    assert "pi-ai 1.6.0 hands the application wrong calls" in graded["file"][0]["says"]
+    assert graded["verdict"].startswith("The gateway (gw) broke the contract")
     report = rig.get(f"/s/{outer}/report.md").text
     assert "File with the gateway (gw)" in report and "a provider bug" not in report
     assert "The gateway (gw) broke the contract" in report
