@@ -109,6 +109,13 @@ def _entry_option(which: str) -> Callable[[F], F]:
     "(two responses, whose ids differ by nature).",
 )
 @click.option(
+    "--hop",
+    is_flag=True,
+    help="A is what a gateway received from the provider and B what it sent on (the inner "
+    "and outer captures of one exchange): also say which quirks the gateway introduced and "
+    "removed, and whether it changed what the stream means.",
+)
+@click.option(
     "--clients",
     "run_clients",
     is_flag=True,
@@ -138,6 +145,7 @@ def diff(
     input_format: str,
     choice: int,
     ids: str,
+    hop: bool,
     run_clients: bool,
     timeout: float,
     output: str,
@@ -151,12 +159,13 @@ def diff(
     where the two argument texts part. Quirks, anomalies, finish reasons, chunk counts,
     grades and timing are listed too, but two streams that mean the same calls are the same
     however they were cut into chunks. Exit 0: the same calls; 1: they differ; 2: unusable
-    input.
+    input. With --hop, A is a gateway's input and B its output: the JSON gains "introduced",
+    "removed" and "hop", the sentence that says what the gateway did.
     """
     sides = (named(a, har_entry_a, "a"), named(b, har_entry_b, "b"))
     with paused_gc():
         same = _diff(sides, input_format, choice, cast(IdsMode, ids), run_clients, timeout,
-                     output)  # fmt: skip
+                     output, hop)  # fmt: skip
     sys.exit(0 if same else 1)
 
 
@@ -168,6 +177,7 @@ def _diff(
     run_clients: bool,
     timeout: float,
     output: str,
+    hop: bool = False,
 ) -> bool:
     from webapp.cli.diffview import diff_lines
     from webapp.triage.diff import diff as diff_sides
@@ -188,7 +198,7 @@ def _diff(
         label = given.file if given.har_entry is None else f"{given.file}#{given.har_entry}"
         made.append(side(result, label=label, choice=choice, lenses=lenses,
                          har_entry=given.har_entry))  # fmt: skip
-    found = diff_sides(made[0], made[1], ids)
+    found = diff_sides(made[0], made[1], ids, "" if hop else None)
     if output == "json":
         write_json(found.to_json())
     else:

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import urlsplit
 
@@ -399,6 +400,8 @@ class Exchange:
     """The path under the upstream's URL, without the query."""
     started: float = 0.0
     """`time.perf_counter()` when the request was sent."""
+    sent: str = ""
+    """The wall clock then (ISO, to the microsecond): what links the two hops of a gateway."""
     kept: bytearray = field(default_factory=bytearray)
     overflow: bool = False
     body_done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -555,6 +558,7 @@ class Forwarder:
 
     async def _exchange(self, exchange: Exchange, request: httpx.Request, send: Send) -> None:
         exchange.started = time.perf_counter()
+        exchange.sent = datetime.now(UTC).isoformat(timespec="microseconds")
         try:
             response = await self.client.send(request, stream=True)
         except ClientGone:
@@ -618,6 +622,7 @@ class Forwarder:
             tools=tools,
             request=body if self.limits.keep_requests else None,
             headers_ms=headers_ms,
+            sent=exchange.sent,
         )
         loop = asyncio.get_running_loop()
         opened = loop.run_in_executor(

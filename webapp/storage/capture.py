@@ -58,6 +58,9 @@ class Facts:
     request_masked: tuple[str, ...] | None = None
     """What was masked in the kept request body, in words; None when it was not looked at (a
     body kept before keys were masked: `/api/streams/ID/request` masks it as it serves it)."""
+    sent: str = ""
+    """When the request was sent upstream (wall clock, ISO, to the microsecond): the capture's
+    `started` (when it is blank, the moment the capture is stored). Hops are linked by it."""
 
     def masked(self) -> Facts:
         """The facts to keep: the keys in the kept request masked as an upload's are, and what
@@ -90,6 +93,8 @@ class Capture:
     state: str
     detail: str
     started: str
+    """When the request was sent upstream (for a capture stored before `Facts.sent` was kept:
+    when its response's headers came)."""
     ended: str
     pieces: int
     """How many pieces (network reads) of bytes have been stored."""
@@ -175,7 +180,7 @@ class Captures:
                     facts.status,
                     facts.content_type,
                     LIVE,
-                    _now(),
+                    facts.sent or _now(),
                     facts.headers_ms,
                     facts.request,
                     _listed_text(facts),

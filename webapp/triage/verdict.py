@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from webapp.core.contract import QUIRK, Contract, Found, Intended, read_contract
@@ -82,10 +82,29 @@ class Graded:
 
 
 @dataclass(frozen=True, slots=True)
-class Party:
-    """Someone to file with: the provider, a client library or this build, and the evidence."""
+class Gateway:
+    """The gateway a stream came through, when what it received was recorded too (its inner
+    hop: `webapp.storage.hops`): its quirks that the provider's stream has not are its own."""
 
-    kind: Literal["provider", "client", "build"]
+    name: str
+    """How the server names it (its upstream's name)."""
+    introduced: frozenset[str]
+    """The quirk codes of the stream it sent that the stream it received has not."""
+    inner: str = ""
+    """Where the stream it received is (a capture's id), for the evidence."""
+
+    @property
+    def title(self) -> str:
+        """ "The gateway (gw)", or "The gateway" when it has no name."""
+        return f"The gateway ({self.name})" if self.name else "The gateway"
+
+
+@dataclass(frozen=True, slots=True)
+class Party:
+    """Someone to file with: the provider, a gateway, a client library or this build, and the
+    evidence."""
+
+    kind: Literal["provider", "gateway", "client", "build"]
     name: str
     says: str
     """One sentence: what to file, and which libraries it hurts (their detail is in their
@@ -146,13 +165,27 @@ def judge(
     *,
     model: str | None = None,
     matrix: Matrix | None = None,
+    gateway: Gateway | None = None,
 ) -> Verdict:
-    """Grade every column against the contract's intended reading and word the headline."""
+    """Grade every column against the contract's intended reading and word the headline;
+    with the `gateway` the stream came through, its own quirks are filed with it."""
     grades = tuple(grade(column, contract.intended) for column in columns)
     provider = model or contract.model
     parties = _parties(contract, grades, provider)
-    return Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
-                   matrix)  # fmt: skip
+    found = Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
+                    matrix)  # fmt: skip
+    return found if gateway is None else through(found, gateway, provider)
+
+
+def through(verdict: Verdict, gateway: Gateway, provider: str | None = None) -> Verdict:
+    """The verdict on a stream that came through `gateway`: the quirks it introduced are
+    filed with it, and the headline names it (`provider`: the model, as `judge` names it)."""
+    contract, grades = verdict.contract, verdict.grades
+    provider = provider or contract.model
+    parties = _through(gateway, contract, grades, verdict.parties, provider)
+    said = gateway.title if contract.codes <= gateway.introduced else None
+    return replace(verdict, headline=headline(contract, grades, parties, provider, said),
+                   parties=parties)  # fmt: skip
 
 
 # Grading one column.
@@ -341,6 +374,52 @@ def _provider_party(
     return Party("provider", title, says, evidence)
 
 
+def _through(
+    gateway: Gateway,
+    contract: Contract,
+    grades: Sequence[Graded],
+    parties: tuple[Party, ...],
+    provider: str | None,
+) -> tuple[Party, ...]:
+    """The parties when the stream came through `gateway`: the provider's party is the
+    gateway's when every quirk it cites is one the gateway introduced; both file when some
+    are, each for its own."""
+    at = next((i for i, party in enumerate(parties) if party.kind == "provider"), None)
+    if at is None or contract.error is not None:
+        return parties
+    harmful = [found for found in contract.quirks if found.harm != "none"]
+    cited = harmful or list(contract.quirks)
+    theirs = [found for found in cited if found.code in gateway.introduced]
+    if not theirs:
+        return parties
+    mine = [found for found in cited if found.code not in gateway.introduced]
+    hurt = [g for g in grades if g.grade is not None and g.grade != "intact"]
+    said = _and([_says(found) for found in _once(theirs)])
+    libraries = [g for g in hurt if g.version != BUILD]
+    tail = [f"{_labels(chosen)} {_HURT[grade][len(chosen) > 1]}" for grade in _HURT
+            if (chosen := [g for g in libraries if g.grade == grade])]  # fmt: skip
+    where = f" (capture {gateway.inner})" if gateway.inner else ""
+    named = gateway.title[0].lower() + gateway.title[1:]
+    says = (f"File with {named}: a gateway bug: it {said}, which the "
+            f"provider's stream it received{where} does not") + (
+        f"; {'; '.join(tail)}." if tail else ".")  # fmt: skip
+    outcomes = tuple(f"{g.label}: {g.grade}: {g.detail}" for g in grades if g.grade is not None)
+    evidence = (
+        *(f"{found.code} (breaks \u201c{CLAUSES[QUIRK[found.code].clause]}\u201d): "
+          f"{found.message}" for found in contract.quirks if found.code in gateway.introduced),
+        f"the provider's stream{where} has none of these quirks",
+        _reading(contract),
+        *outcomes,
+    )  # fmt: skip
+    party = Party("gateway", gateway.title, says, evidence)
+    if not mine:
+        return (*parties[:at], party, *parties[at + 1 :])
+    own = replace(contract, quirks=tuple(f for f in contract.quirks
+                                         if f.code not in gateway.introduced))  # fmt: skip
+    ours = _provider_party(own, grades, provider, [f for f in mine if f.harm != "none"], hurt)
+    return (*parties[:at], ours, party, *parties[at + 1 :])
+
+
 _HURT: dict[Grade, tuple[str, str]] = {
     "damaged": (
         "hands the application wrong calls without a word",
@@ -441,6 +520,7 @@ def results_verdict(
     *,
     contract: Contract | None = None,
     model: str | None = None,
+    gateway: Gateway | None = None,
 ) -> Verdict:
     """`clients_verdict` from the lenses' results already known (kept in the store): the
     policies' columns and the grades are computed again, no library is run."""
@@ -448,13 +528,17 @@ def results_verdict(
 
     found = read_contract(records) if contract is None else contract
     matrix = matrix_of(records, results, intended=found.intended)
-    return judge(found, matrix.columns, model=model, matrix=matrix)
+    return judge(found, matrix.columns, model=model, matrix=matrix, gateway=gateway)
 
 
 def policies_verdict(
-    records: Sequence[Record], *, contract: Contract | None = None, model: str | None = None
+    records: Sequence[Record],
+    *,
+    contract: Contract | None = None,
+    model: str | None = None,
+    gateway: Gateway | None = None,
 ) -> Verdict:
     """The verdict on this build's two policies alone (no client library run)."""
     columns = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
     found = read_contract(records) if contract is None else contract
-    return judge(found, columns, model=model)
+    return judge(found, columns, model=model, gateway=gateway)

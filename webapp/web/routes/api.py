@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any, get_type_hints
 
 from fastapi import APIRouter, Request
@@ -14,6 +15,7 @@ from webapp.core.readers.timing import with_timing
 from webapp.core.records import ReaderError
 from webapp.core.tracejson import trace_document_parts
 from webapp.storage import StreamInfo
+from webapp.storage.hops import HopLinks
 from webapp.web.appstate import service_of, settings_of
 from webapp.web.backend.capture.timing import view_timing
 from webapp.web.backend.intake.ingest import (
@@ -69,6 +71,27 @@ StreamInfoOut = create_model(
     "StreamInfoOut", __doc__="A stored stream's record, without its bytes.", **_INFO_FIELDS
 )
 """StreamInfo's fields, read from the dataclass itself so that the two cannot drift apart."""
+
+
+class HopsOut(BaseModel):
+    """A captured stream's gateway hops (`webapp.storage.hops`); empty lists for a stream
+    that was not captured or has no hop."""
+
+    inner: list[str] = Field(
+        description="The capture of what this stream's upstream, a gateway, received from its "
+        "own upstream (the provider): at most one id."
+    )
+    outer: list[str] = Field(
+        description="The captures whose inner hop this stream is (what the gateway sent on)."
+    )
+
+
+StreamRecordOut = create_model(
+    "StreamRecordOut",
+    __base__=StreamInfoOut,
+    __doc__="A stored stream's record, without its bytes, and its gateway hops.",
+    hops=(HopsOut, Field(description="The other captures of the same exchange.")),
+)
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -274,12 +297,16 @@ async def _store(
 @router.get(
     "/streams/{stream_id}",
     summary="A stored stream's record",
-    response_model=StreamInfoOut,
+    response_model=StreamRecordOut,
     responses={404: _ERRORS[404]},
 )
-def stream_info(request: Request, stream_id: str) -> StreamInfo:
-    """Title, size, formats and redactions of a stored stream."""
-    return service_of(request).info(stream_id)
+def stream_info(request: Request, stream_id: str) -> dict[str, Any]:
+    """Title, size, formats and redactions of a stored stream, and its gateway hops
+    (`"hops": {"inner": [IDS], "outer": [IDS]}`)."""
+    service = service_of(request)
+    info = service.info(stream_id)
+    hops = HopLinks(service.storage).of(info.id)
+    return {**asdict(info), "hops": hops.to_json()}
 
 
 @router.get(

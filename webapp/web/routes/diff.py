@@ -24,9 +24,10 @@ from webapp.lenses.results import LensResult
 from webapp.triage.diff import IDS_MODES, IdsMode, diff
 from webapp.triage.sides import Side, lens_results
 from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.backend.capture.hops import hops_of
 from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, UploadSlots, clean_title, prepare
 from webapp.web.backend.intake.masking import Masks
-from webapp.web.backend.service import NotFound
+from webapp.web.backend.service import NotFound, Unreadable
 from webapp.web.backend.team.owners import new_token, owned, remember, token_hash
 from webapp.web.http.bodies import BadInput, TooLarge, form_text, read_form
 from webapp.web.http.links import DIFF, DIFF_API, DIFF_PASTE, Links, diff_url
@@ -93,12 +94,42 @@ def _lenses(request: Request, stream_id: str, har_entry: int | None) -> tuple[Le
     return lens_results(None if verdict is None else verdict.matrix)
 
 
-def _side(request: Request, letter: str, stream_id: str, har_entry: int | None) -> Side:
+def _side(
+    request: Request, letter: str, stream_id: str, har_entry: int | None, role: str = ""
+) -> Side:
+    """A stream as side `letter` (`role`: what it is in a gateway's hop, said when it does
+    not read)."""
     service = service_of(request)
     try:
         return stream_side(service, stream_id, har_entry, _lenses(request, stream_id, har_entry))
     except NotFound:
         raise _Unknown(letter.upper(), stream_id) from None
+    except Unreadable as error:
+        said = f"Stream {letter.upper()}{role} does not read, so it cannot be compared: {error}"
+        raise Unreadable(said) from error
+
+
+class _Hop:
+    """Whether A and B are one exchange's two hops: `gateway` names the gateway when A is
+    what it received and B what it sent; `reversed` when B is what it received."""
+
+    def __init__(self, request: Request, a_id: str, b_id: str, entries: tuple[object, ...]):
+        self.gateway: str | None = None
+        self.reversed = False
+        if any(entry is not None for entry in entries):
+            return  # a HAR file's entry is no capture
+        found = hops_of(service_of(request), b_id)
+        if a_id in found.hops.inner:
+            self.gateway = found.upstream or "the gateway"
+        self.reversed = a_id in found.hops.outer
+
+    def role(self, letter: str) -> str:
+        """`, what the gateway received from the provider,` and the like, or ""."""
+        inner = (letter == "a") != self.reversed
+        if self.gateway is None and not self.reversed:
+            return ""
+        return (", what the gateway received from the provider," if inner
+                else ", what the gateway sent on to the application,")  # fmt: skip
 
 
 def _entries(request: Request, stream_id: str, har_entry: int | None) -> list[tuple[str, int]]:
@@ -109,8 +140,10 @@ def _entries(request: Request, stream_id: str, har_entry: int | None) -> list[tu
 def _page_context(request: Request) -> dict[str, Any]:
     a_id, b_id = _stream_id(request, "a"), _stream_id(request, "b")
     har_a, har_b, ids = _entry(request, "a"), _entry(request, "b"), _ids(request)
-    page = diff_page((a_id, _side(request, "a", a_id, har_a)),
-                     (b_id, _side(request, "b", b_id, har_b)), ids)  # fmt: skip
+    hop = _Hop(request, a_id, b_id, (har_a, har_b))
+    page = diff_page((a_id, _side(request, "a", a_id, har_a, hop.role("a"))),
+                     (b_id, _side(request, "b", b_id, har_b, hop.role("b"))), ids,
+                     hop.gateway, hop.reversed)  # fmt: skip
     a_entries, b_entries = _entries(request, a_id, har_a), _entries(request, b_id, har_b)
     if len(a_entries) > 1:
         page = replace(page, a=with_entries(
@@ -166,10 +199,14 @@ def diff_view(request: Request) -> Response:
     '{...}, "calls": [{"a": CALL | null, "b": CALL | null, "same", "differences", "diverges", '
     '"grades"}], "same", "summary", "streams", "ids"}`. Query: `a` and `b` (stream ids), '
     "`har_entry_a` and `har_entry_b` (a HAR file's entry, 1-based), `ids` (auto | compare | "
-    "ignore). `same` is true when the streams mean the same calls, however they were chunked.",
+    "ignore). `same` is true when the streams mean the same calls, however they were chunked. "
+    "When A is B's inner hop (what a gateway received, B what it sent on: `GET "
+    '/api/streams/ID` `"hops"`), it adds `"introduced"` (the quirk codes only B has), '
+    '`"removed"` (only A\'s) and `"hop"`, the sentence that says what the gateway did.',
     responses={
         404: {"description": "No stream has one of the ids."},
         400: {"description": "A query value is not valid."},
+        422: {"description": "A stream does not read (which one, and why)."},
     },
 )
 def diff_json(request: Request) -> Response:
@@ -177,7 +214,9 @@ def diff_json(request: Request) -> Response:
     try:
         a_id, b_id = _stream_id(request, "a"), _stream_id(request, "b")
         har_a, har_b, ids = _entry(request, "a"), _entry(request, "b"), _ids(request)
-        found = diff(_side(request, "a", a_id, har_a), _side(request, "b", b_id, har_b), ids)
+        hop = _Hop(request, a_id, b_id, (har_a, har_b))
+        found = diff(_side(request, "a", a_id, har_a, hop.role("a")),
+                     _side(request, "b", b_id, har_b, hop.role("b")), ids, hop.gateway)  # fmt: skip
     except _Unknown as error:
         return _missing(request, error)
     return Response(dumps(found.to_json()), media_type="application/json")

@@ -21,6 +21,7 @@ from webapp.core.rules import POLICIES
 from webapp.storage.capture import Captures
 from webapp.triage.compare import Comparison
 from webapp.web.appstate import pace_of, service_of, settings_of, templates_of
+from webapp.web.backend.capture.hops import hops_of, through
 from webapp.web.backend.capture.live import Live
 from webapp.web.backend.capture.timing import Timing
 from webapp.web.backend.service import Unreadable
@@ -54,6 +55,8 @@ from webapp.web.views.anomaly_list import panel as anomaly_panel
 from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.entries import opening, picker
+from webapp.web.views.hops import HopPanel
+from webapp.web.views.hops import panel as hop_panel
 from webapp.web.views.live import (
     arriving,
     following_step,
@@ -209,9 +212,21 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
         timing=None if timing is None else timing_panel(view, timing, links, live=live.live),
         live=live_panel(live, links, step, pinned=pinned, poll_ms=settings.live_poll_ms),
         compare=diff_routes.control(request, links),
+        hops=None if live.live else _hops(request, view, links),
         **_anomalies(view, links, step, groups),
     )
     return context
+
+
+def _hops(request: Request, view: TraceView, links: Links) -> HopPanel | None:
+    """The gateway hops of a captured stream (None for any other, and for one with none)."""
+    if links.example or links.har_entry is not None:
+        return None
+    service = service_of(request)
+    found = hops_of(service, links.stream_id)
+    contract = view.trace.contract
+    codes = [] if contract is None else [found.code for found in contract.quirks]
+    return hop_panel(links.stream_id, found, through(service, found, codes))
 
 
 def _unread(request: Request, shown: StreamSource, partial: bool, error: Unreadable) -> Response:

@@ -29,6 +29,7 @@ from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import service_of, settings_of, site_root, templates_of
+from webapp.web.backend.capture.hops import gateway_of
 from webapp.web.backend.capture.timing import fixture_cassette, record_timing
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.jobs.fixture import Fixtures, fixture_kind
@@ -365,8 +366,12 @@ def report(request: Request, stream_id: str) -> Response:
     reading = service_of(request).reading(stream_id, har_entry)  # every record
     # The clients' verdict on this entry when its clients page computed it (as `streamviz
     # report --clients`), else this build's two policies graded (as `streamviz report`).
+    contract = view.trace.contract
+    gateway = None
+    if har_entry is None and contract is not None:
+        gateway = gateway_of(service_of(request), stream_id, contract.codes)
     judged = jobs(request).get(stream_id, har_entry) or policies_verdict(
-        reading.result.records, contract=view.trace.contract, model=reading.result.model
+        reading.result.records, contract=contract, model=reading.result.model, gateway=gateway
     )
     text = render(
         reading.result,
