@@ -1,0 +1,66 @@
+"""A repro to paste: the stream minimised under its fingerprint, its ids pseudonymised, as SSE.
+
+`streamviz minimise FILE --pseudonymise` prints it, and "Where to file" quotes it
+(`webapp.triage.filing`). The minimiser keeps a candidate only if its fingerprint (the quirk
+codes, the anomalies with their blocks' names, this build's two policies' grades) is the
+input's, and pseudonymising keeps ids equal where they were equal, so the repro loads back as
+the same bug. A stream whose fingerprint holds no bug (no quirk, no anomaly, both policies
+intact: a client library alone mishandles it) is not minimised, since any stream would keep
+that fingerprint; nor is one of more than `LONGEST` records (each candidate assembles it). Both
+are pseudonymised whole.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from webapp.core.options import Options
+from webapp.core.readers.writer import to_sse
+from webapp.core.records import Record
+from webapp.triage.fingerprint import fingerprint, keeps
+from webapp.triage.minimise import PropertyDoesNotHold, minimise
+from webapp.triage.pseudonym import pseudonymise
+
+LONGEST = 2_000
+"""Streams of more records than this are not minimised for a report (the CLI still can)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Repro:
+    """The records to paste, and how they were made."""
+
+    records: tuple[Record, ...]
+    minimised: bool
+    """False: the stream whole (pseudonymised), see the module docstring."""
+    timed_out: bool = False
+
+    @property
+    def text(self) -> str:
+        """The records as SSE (`sse`)."""
+        return sse(self.records)
+
+
+def sse(records: Sequence[Record]) -> str:
+    """The records as SSE, ending with `data: [DONE]` (added when the last record is not it)."""
+    text = to_sse(records)
+    return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
+
+
+def repro(
+    records: Sequence[Record], options: Options | None = None, seconds: float | None = None
+) -> Repro:
+    """The stream minimised under its fingerprint (for at most `seconds`), pseudonymised."""
+    chosen = options or Options()
+    if len(records) > LONGEST:
+        return Repro(pseudonymise(records), False)
+    original = fingerprint(records, chosen)
+    if not original.holds_a_bug:
+        return Repro(pseudonymise(records), False)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    try:
+        found = minimise(records, keeps(original, chosen), deadline, options=chosen)
+    except PropertyDoesNotHold:  # cannot happen for its own fingerprint; said, not hidden
+        return Repro(pseudonymise(records), False)
+    return Repro(pseudonymise(found.records), True, found.timed_out)
