@@ -85,17 +85,30 @@ class Graded:
 class Party:
     """Someone to file with: the provider, a client library or this build, and the evidence."""
 
-    kind: Literal["provider", "client", "build"]
+    kind: Literal["provider", "gateway", "library"]
+    """`library`: a client library, or this build's own policy (no tracker)."""
     name: str
     says: str
     """One sentence: what to file, and which libraries it hurts (their detail is in their
     grades and in the evidence)."""
     evidence: tuple[str, ...]
     """Lines ready to paste: steps, quirks, each client's outcome with its version."""
+    title: str = ""
+    """A tracker issue's title (`webapp.triage.filing`)."""
+    text: str = ""
+    """At most 2,000 characters of Markdown to file, the repro in it when the records were
+    at hand (`webapp.triage.filing`)."""
+    url: str | None = None
+    """The tracker's prefilled new-issue link, or the provider's support or status page."""
+    tracker: str = ""
+    """Where `url` leads, in words ("" when unknown)."""
+    prefilled: bool = False
+    """Whether `url` carries the text (else the title only, or no tracker)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "says": self.says,
-                "evidence": list(self.evidence)}  # fmt: skip
+                "evidence": list(self.evidence), "title": self.title, "url": self.url,
+                "text": self.text}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,13 +159,18 @@ def judge(
     *,
     model: str | None = None,
     matrix: Matrix | None = None,
+    records: Sequence[Record] | None = None,
 ) -> Verdict:
-    """Grade every column against the contract's intended reading and word the headline."""
+    """Grade every column against the contract's intended reading and word the headline; each
+    party's text to file carries a repro of `records` when given (`webapp.triage.filing`)."""
+    from webapp.triage.filing import filed  # it minimises, through the fingerprint's grades
+
     grades = tuple(grade(column, contract.intended) for column in columns)
     provider = model or contract.model
     parties = _parties(contract, grades, provider)
-    return Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
-                   matrix)  # fmt: skip
+    verdict = Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
+                      matrix)  # fmt: skip
+    return filed(verdict, records, provider)
 
 
 # Grading one column.
@@ -261,7 +279,7 @@ def _pair(
         else:
             matched[at] = call
     extra: list[Call] = []
-    ids = {want.id for want in wanted if want.id}
+    ids = {want.id for want in wanted if isinstance(want.id, str) and want.id}
     for call in left:
         free = next((i for i, found in enumerate(matched) if found is None), None)
         if free is not None and not (call.id and call.id in ids):
@@ -292,7 +310,6 @@ def _parties(
         return ()
     parties: list[Party] = []
     for graded in hurt:
-        kind: Literal["client", "build"] = "build" if graded.version == BUILD else "client"
         if graded.client == "exact-key":
             continue  # pi-ai before decision 0019: the pi-ai column says it for the library
         pin = BY_CLIENT.get(graded.client)
@@ -301,7 +318,7 @@ def _parties(
                 f"client's: {_FAULT[graded.grade or 'damaged']}.")  # fmt: skip
         evidence = ("no quirk: the stream keeps the contract", _reading(contract),
                     f"{graded.label}: {graded.grade}: {graded.detail}")  # fmt: skip
-        parties.append(Party(kind, where, says, evidence))
+        parties.append(Party("library", where, says, evidence))
     return tuple(parties)
 
 
@@ -426,13 +443,16 @@ def clients_verdict(
     timeout: float = TIMEOUT,
     contract: Contract | None = None,
     model: str | None = None,
+    repro: bool = True,
 ) -> Verdict:
-    """Run every client lens on the stream (`webapp.lenses.clients_view`) and judge them."""
+    """Run every client lens on the stream (`webapp.lenses.clients_view`) and judge them;
+    without `repro` the texts to file quote no repro (a minimiser's candidate needs none)."""
     from webapp.lenses import clients_view  # subprocesses: loaded when a verdict is asked for
 
     found = read_contract(records) if contract is None else contract
     matrix = clients_view(records, lenses, intended=found.intended, timeout=timeout)
-    return judge(found, matrix.columns, model=model, matrix=matrix)
+    given = records if repro else None
+    return judge(found, matrix.columns, model=model, matrix=matrix, records=given)
 
 
 def results_verdict(
@@ -448,7 +468,7 @@ def results_verdict(
 
     found = read_contract(records) if contract is None else contract
     matrix = matrix_of(records, results, intended=found.intended)
-    return judge(found, matrix.columns, model=model, matrix=matrix)
+    return judge(found, matrix.columns, model=model, matrix=matrix, records=records)
 
 
 def policies_verdict(
@@ -457,4 +477,4 @@ def policies_verdict(
     """The verdict on this build's two policies alone (no client library run)."""
     columns = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
     found = read_contract(records) if contract is None else contract
-    return judge(found, columns, model=model)
+    return judge(found, columns, model=model, records=records)
