@@ -95,7 +95,7 @@ def test_a_provider_at_fault_gets_its_support_page_hedged_by_the_model(
     page = client.get(f"/s/{stream_id}/clients").text
     section = page.split('class="file-with kind-provider"', 1)[1].split("</section>")[0]
     assert 'href="https://help.openai.com"' in section
-    said = "OpenAI's support (the model is OpenAI's; file there if OpenAI served it)"
+    said = "OpenAI's support</a> <small>(the model's maker, going by its name: file there if it"
     assert said in unescape(section)
 
 

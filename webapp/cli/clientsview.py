@@ -10,6 +10,7 @@ from webapp.core.records import ReadResult
 from webapp.lenses.matrix import Cell
 from webapp.lenses.pins import BY_CLIENT
 from webapp.lenses.results import LensResult
+from webapp.triage.filing import BY_MODEL
 from webapp.triage.verdict import Party, Verdict
 
 _STATUS_STYLE = {"ok": "green", "error": "red", "unavailable": "yellow"}
@@ -61,7 +62,8 @@ def _where(party: Party) -> str:
         return party.tracker or f"the {party.kind}'s tracker (not in streamviz's table)"
     if party.prefilled:
         return f"{party.tracker}: a prefilled new issue (--format json and report have the link)"
-    return f"{party.tracker}: {party.url}"
+    hedge = f" ({BY_MODEL})" if party.kind == "provider" else ""
+    return f"{party.tracker}: {party.url}{hedge}"
 
 
 def _column_line(column: LensResult, width: int, paint: Painter) -> str:

@@ -38,6 +38,11 @@ SECONDS = 3.0
 _SHARES = {"says": 350, "received": 350, "means": 220, "quirks": 520, "versions": 200}
 """The most characters each part but the repro may take."""
 STEPS_SHOWN = 8
+BY_MODEL = (
+    "the model's maker, going by its name: file there if it served the stream, else with "
+    "whoever did"
+)
+"""Said beside a provider's page: a model's name is no proof of who served it."""
 _SCALES = (1.0, 0.6, 0.35)
 """The parts' shares are tried at these scales, until the repro fits whole."""
 
@@ -65,7 +70,7 @@ def _filed(verdict: Verdict, party: Party, made: Repro | None, model: str | None
 
 
 def _whose(name: str) -> str:
-    return f"{name}'s support (the model is {name}'s; file there if {name} served it)"
+    return f"{name}'s support"
 
 
 def _title(verdict: Verdict, party: Party, model: str | None) -> str:

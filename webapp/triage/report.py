@@ -192,11 +192,14 @@ def _file(judged: Verdict, links: Links | None) -> str:
 
 def _where(party: Party) -> str:
     """Where to file: the tracker's prefilled link, the support page, or in words."""
+    from webapp.triage.filing import BY_MODEL  # it minimises: loaded when a party is shown
+
     if party.url is None:
         known = cell(party.tracker) if party.tracker else f"the {party.kind}'s tracker"
         return f"**Where:** {known} (not in streamviz's table of trackers)."
     label = "a new issue, prefilled" if party.prefilled else "open"
-    return f"**Where:** {cell(party.tracker)}: [{label}]({party.url})"
+    hedge = f" ({BY_MODEL})" if party.kind == "provider" and not party.prefilled else ""
+    return f"**Where:** {cell(party.tracker)}: [{label}]({party.url}){hedge}"
 
 
 def verdict(trace: Trace) -> str:
