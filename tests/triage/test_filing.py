@@ -16,6 +16,8 @@ from webapp.lenses.pins import PINS, POLICY_COLUMNS
 from webapp.lenses.results import Call, LensResult
 from webapp.triage.filing import LONGEST
 from webapp.triage.fingerprint import fingerprint
+from webapp.triage.repro import EXCERPT, repro
+from webapp.triage.repro import LONGEST as REPRO_LONGEST
 from webapp.triage.trackers import CUT, LONGEST_URL, TRACKERS, tracker_for
 from webapp.triage.verdict import Party, judge, policies_verdict
 
@@ -133,3 +135,16 @@ def test_a_party_with_long_words_and_many_quirks_still_fits() -> None:
     for party in verdict.parties:
         assert len(party.text) <= LONGEST
         assert "**Repro**" in party.text
+
+
+def test_a_long_streams_text_quotes_an_excerpt_and_says_so() -> None:
+    opened = [chunk(frag(0, "call_secret", "f", ""))]
+    pieces = [chunk(frag(args=" ")) for _ in range(REPRO_LONGEST + 500)]
+    stream = records([*opened, *pieces, chunk(frag(args="{}")), chunk(finish="tool_calls")])
+    made = repro(stream)
+    assert len(made.records) == EXCERPT and made.left_out == len(stream) - EXCERPT
+    assert not made.minimised
+    [party] = policies_verdict(stream).parties or [None]  # bare continuations: the provider's
+    assert party is not None and len(party.text) <= LONGEST
+    assert f"its first {EXCERPT} records only, not minimised" in party.text
+    assert "call_secret" not in party.text and '"id":"call_1"' in party.text

@@ -174,6 +174,8 @@ def _repro(made: Repro, room: int) -> tuple[str, bool]:
     """The repro's events that fit in `room` characters, whole, in a fence; and whether all
     of them did."""
     how = "minimised" if made.minimised else "whole"
+    if made.left_out:
+        how = f"its first {len(made.records)} records only, not minimised: it has more"
     head = (f"**Repro** ({how}, ids pseudonymised; `streamviz check repro.sse` reads it, "
             "`streamviz minimise FILE --pseudonymise` prints it):")  # fmt: skip
     events = [event for event in made.text.split("\n\n") if event]

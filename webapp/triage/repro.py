@@ -6,8 +6,9 @@ codes, the anomalies with their blocks' names, this build's two policies' grades
 input's, and pseudonymising keeps ids equal where they were equal, so the repro loads back as
 the same bug. A stream whose fingerprint holds no bug (no quirk, no anomaly, both policies
 intact: a client library alone mishandles it) is not minimised, since any stream would keep
-that fingerprint; nor is one of more than `LONGEST` records (each candidate assembles it). Both
-are pseudonymised whole.
+that fingerprint: it is pseudonymised whole. Nor is one of more than `LONGEST` records (each
+candidate assembles it): its first `EXCERPT` records are an excerpt, said to be one, and the
+rest is never copied.
 """
 
 from __future__ import annotations
@@ -25,21 +26,28 @@ from webapp.triage.pseudonym import pseudonymise
 
 LONGEST = 2_000
 """Streams of more records than this are not minimised for a report (the CLI still can)."""
+EXCERPT = 100
+"""How many records of such a stream are quoted (more never fit a report's text)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Repro:
-    """The records to paste, and how they were made."""
+    """The records to paste, as SSE, and how they were made."""
 
     records: tuple[Record, ...]
+    text: str
+    """The records as SSE (`sse`)."""
     minimised: bool
-    """False: the stream whole (pseudonymised), see the module docstring."""
+    """False: the stream whole, or an excerpt (see the module docstring)."""
     timed_out: bool = False
+    left_out: int = 0
+    """How many of the stream's records an excerpt leaves out (0: none)."""
 
-    @property
-    def text(self) -> str:
-        """The records as SSE (`sse`)."""
-        return sse(self.records)
+
+def _made(records: Sequence[Record], minimised: bool, timed_out: bool = False,
+          left_out: int = 0) -> Repro:  # fmt: skip
+    found = pseudonymise(records)
+    return Repro(found, sse(found), minimised, timed_out, left_out)
 
 
 def sse(records: Sequence[Record]) -> str:
@@ -54,13 +62,13 @@ def repro(
     """The stream minimised under its fingerprint (for at most `seconds`), pseudonymised."""
     chosen = options or Options()
     if len(records) > LONGEST:
-        return Repro(pseudonymise(records), False)
+        return _made(records[:EXCERPT], False, left_out=len(records) - EXCERPT)
     original = fingerprint(records, chosen)
     if not original.holds_a_bug:
-        return Repro(pseudonymise(records), False)
+        return _made(records, False)
     deadline = None if seconds is None else time.monotonic() + seconds
     try:
         found = minimise(records, keeps(original, chosen), deadline, options=chosen)
     except PropertyDoesNotHold:  # cannot happen for its own fingerprint; said, not hidden
-        return Repro(pseudonymise(records), False)
-    return Repro(pseudonymise(found.records), True, found.timed_out)
+        return _made(records, False)
+    return _made(found.records, True, found.timed_out)
