@@ -16,6 +16,7 @@ from webapp.lenses.pins import PINS, POLICY_COLUMNS
 from webapp.lenses.results import Call, LensResult
 from webapp.triage.filing import LONGEST
 from webapp.triage.fingerprint import fingerprint
+from webapp.triage.pseudonym import collect
 from webapp.triage.repro import EXCERPT, repro
 from webapp.triage.repro import LONGEST as REPRO_LONGEST
 from webapp.triage.trackers import CUT, LONGEST_URL, TRACKERS, tracker_for
@@ -110,8 +111,12 @@ def test_every_partys_text_fits_and_its_repro_keeps_the_fingerprint(path: Path) 
         *judge(contract, _library_columns(stream), records=stream).parties,
     ]
     original = fingerprint(stream)
+    made = collect(stream).made
+    ids = [found for (_, found) in made if found not in made.values()]  # not a token itself
     for party in parties:
         assert 0 < len(party.text) <= LONGEST, (party.name, len(party.text))
+        for found in ids:  # pseudonymised in the prose too, not only in the repro
+            assert f'"{found}"' not in party.text and (len(found) < 8 or found not in party.text)
         assert party.title and "\n" not in party.title
         assert party.url is None or len(party.url) <= LONGEST_URL
         if "```text\n" in party.text and "left out here" not in party.text:

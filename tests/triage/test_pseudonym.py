@@ -17,7 +17,7 @@ from webapp.cli import main as cli
 from webapp.core.readers import read
 from webapp.core.records import Record
 from webapp.triage.fingerprint import fingerprint
-from webapp.triage.pseudonym import pseudonymise
+from webapp.triage.pseudonym import collect, pseudonymise
 from webapp.triage.repro import repro
 from webapp.triage.repro import sse as repro_sse
 
@@ -113,3 +113,15 @@ def test_minimise_pseudonymise_prints_the_repro(tmp_path: Path) -> None:
     assert '"id":"call_1"' in printed and '"id":"0"' not in printed
     plain = CliRunner().invoke(cli, ["minimise", str(path)]).stdout
     assert '"id":"0"' in plain  # without the flag the ids stay
+
+
+def test_ids_in_prose_are_hidden_as_quoted_and_as_clipped_in_one_pass() -> None:
+    long = "toolu_" + "x" * 50
+    stream = records([chunk(frag(0, "call_2", "f", "{}"), frag(1, "a", "g", "{}"),
+                            frag(2, long, "h", "{}"))])  # fmt: skip
+    tokens = collect(stream)
+    calls = [made for made in tokens.made.values() if made.startswith("call_")]
+    assert calls == ["call_1", "call_2", "call_3"]
+    said = f'id "call_2" then "a", then "{long[:36]}... and a bare a and call_2'
+    assert tokens.hide(said) == 'id "call_1" then "call_2", then "call_3" and a bare a and call_2'
+    assert pseudonymise(stream, tokens) == pseudonymise(stream)  # the same numbering

@@ -28,6 +28,7 @@ from webapp.core.words import count
 from webapp.triage.expect import first_difference, not_a_trace
 from webapp.triage.minimise import Minimised, Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import FINGERPRINT, Until, parse_until
+from webapp.triage.pseudonym import collect
 from webapp.triage.pseudonym import pseudonymise as pseudonymised
 from webapp.triage.report import Links, cell, render
 from webapp.triage.repro import sse
@@ -164,7 +165,8 @@ def minimise_command(
     until = _until(until_text, chosen, source, with_lenses)
     assert until is not None
     result = _minimised(source, until, max_seconds, chosen, shrink_text)
-    found = pseudonymised(result.records) if pseudonymise else result.records
+    tokens = collect(source.records)  # numbered over the input, as the report's repro
+    found = pseudonymised(result.records, tokens) if pseudonymise else result.records
     emit([sse(found).encode("utf-8", "backslashreplace")])
 
 

@@ -109,6 +109,7 @@ def text_of(verdict: Verdict, party: Party, made: Repro | None, model: str | Non
         head = "\n\n".join(parts)
         if made is None:
             return head
+        head = made.tokens.hide(head)  # the ids the messages quote, as the repro has them
         shown, whole = _repro(made, LONGEST - len(head) - 2)
         text = f"{head}\n\n{shown}"
         if whole:
