@@ -4,17 +4,21 @@ same text everywhere."""
 
 from __future__ import annotations
 
+import json
 from html import unescape
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 import webapp.lenses
 from tests.lenses.fakes import answering, missing
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import Store
+from webapp.cli import main
 from webapp.core.readers import read
 from webapp.triage.fingerprint import fingerprint
 
@@ -108,3 +112,16 @@ def test_a_provider_not_in_the_table_is_the_providers_support(
     assert party["url"] is None
     page = unescape(client.get(f"/s/{stream_id}/clients").text)
     assert "Where: the provider's support <small>(not in streamviz's table" in page
+
+
+def test_the_cli_says_where_and_its_json_is_the_apis(
+    lenses: None, client: TestClient, store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "clean.sse"
+    path.write_text(CLEAN, encoding="utf-8")
+    runner = CliRunner(env={"NO_COLOR": "1"})
+    text = runner.invoke(main, ["clients", str(path)]).stdout
+    assert "where    openai-python: a prefilled new issue (--format json and report have" in text
+    printed = json.loads(runner.invoke(main, ["clients", str(path), "--format", "json"]).stdout)
+    served = _api(client, store(CLEAN))
+    assert printed["file"] == served["file"]  # the same title, link and text
