@@ -43,8 +43,8 @@ BY_MODEL = (
     "whoever did"
 )
 """Said beside a provider's page: a model's name is no proof of who served it."""
-_SCALES = (1.0, 0.6, 0.35)
-"""The parts' shares are tried at these scales, until the repro fits whole."""
+_SCALES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.42, 0.35)
+"""The parts' shares are tried at these scales, the largest first, until the repro fits whole."""
 
 
 def filed(verdict: Verdict, records: Sequence[Record] | None, model: str | None = None) -> Verdict:
@@ -94,7 +94,7 @@ def _title(verdict: Verdict, party: Party, model: str | None) -> str:
 
 def text_of(verdict: Verdict, party: Party, made: Repro | None, model: str | None = None) -> str:
     """The party's text: at most `LONGEST` characters of Markdown (see the module docstring).
-    When the repro does not fit whole, the other parts are clipped shorter, twice at most."""
+    When the repro does not fit whole, the other parts are clipped shorter, to a third at most."""
     text = ""
     for scale in _SCALES:
         share = {part: int(most * scale) for part, most in _SHARES.items()}
