@@ -104,17 +104,30 @@ class Party:
     """Someone to file with: the provider, a gateway, a client library or this build, and the
     evidence."""
 
-    kind: Literal["provider", "gateway", "client", "build"]
+    kind: Literal["provider", "gateway", "library"]
+    """`library`: a client library, or this build's own policy (no tracker)."""
     name: str
     says: str
     """One sentence: what to file, and which libraries it hurts (their detail is in their
     grades and in the evidence)."""
     evidence: tuple[str, ...]
     """Lines ready to paste: steps, quirks, each client's outcome with its version."""
+    title: str = ""
+    """A tracker issue's title (`webapp.triage.filing`)."""
+    text: str = ""
+    """At most 2,000 characters of Markdown to file, the repro in it when the records were
+    at hand (`webapp.triage.filing`)."""
+    url: str | None = None
+    """The tracker's prefilled new-issue link, or the provider's support or status page."""
+    tracker: str = ""
+    """Where `url` leads, in words ("" when unknown)."""
+    prefilled: bool = False
+    """Whether `url` carries the text (else the title only, or no tracker)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "says": self.says,
-                "evidence": list(self.evidence)}  # fmt: skip
+                "evidence": list(self.evidence), "title": self.title, "url": self.url,
+                "text": self.text}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,15 +179,21 @@ def judge(
     model: str | None = None,
     matrix: Matrix | None = None,
     gateway: Gateway | None = None,
+    records: Sequence[Record] | None = None,
 ) -> Verdict:
     """Grade every column against the contract's intended reading and word the headline;
-    with the `gateway` the stream came through, its own quirks are filed with it."""
+    with the `gateway` the stream came through, its own quirks are filed with it; each
+    party's text to file carries a repro of `records` when given (`webapp.triage.filing`)."""
+    from webapp.triage.filing import filed  # it minimises, through the fingerprint's grades
+
     grades = tuple(grade(column, contract.intended) for column in columns)
     provider = model or contract.model
     parties = _parties(contract, grades, provider)
     found = Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
                     matrix)  # fmt: skip
-    return found if gateway is None else through(found, gateway, provider)
+    if gateway is not None:
+        found = through(found, gateway, provider)
+    return filed(found, records, provider)
 
 
 def through(verdict: Verdict, gateway: Gateway, provider: str | None = None) -> Verdict:
@@ -294,7 +313,7 @@ def _pair(
         else:
             matched[at] = call
     extra: list[Call] = []
-    ids = {want.id for want in wanted if want.id}
+    ids = {want.id for want in wanted if isinstance(want.id, str) and want.id}
     for call in left:
         free = next((i for i, found in enumerate(matched) if found is None), None)
         if free is not None and not (call.id and call.id in ids):
@@ -325,7 +344,6 @@ def _parties(
         return ()
     parties: list[Party] = []
     for graded in hurt:
-        kind: Literal["client", "build"] = "build" if graded.version == BUILD else "client"
         if graded.client == "exact-key":
             continue  # pi-ai before decision 0019: the pi-ai column says it for the library
         pin = BY_CLIENT.get(graded.client)
@@ -334,7 +352,7 @@ def _parties(
                 f"client's: {_FAULT[graded.grade or 'damaged']}.")  # fmt: skip
         evidence = ("no quirk: the stream keeps the contract", _reading(contract),
                     f"{graded.label}: {graded.grade}: {graded.detail}")  # fmt: skip
-        parties.append(Party(kind, where, says, evidence))
+        parties.append(Party("library", where, says, evidence))
     return tuple(parties)
 
 
@@ -505,13 +523,16 @@ def clients_verdict(
     timeout: float = TIMEOUT,
     contract: Contract | None = None,
     model: str | None = None,
+    repro: bool = True,
 ) -> Verdict:
-    """Run every client lens on the stream (`webapp.lenses.clients_view`) and judge them."""
+    """Run every client lens on the stream (`webapp.lenses.clients_view`) and judge them;
+    without `repro` the texts to file quote no repro (a minimiser's candidate needs none)."""
     from webapp.lenses import clients_view  # subprocesses: loaded when a verdict is asked for
 
     found = read_contract(records) if contract is None else contract
     matrix = clients_view(records, lenses, intended=found.intended, timeout=timeout)
-    return judge(found, matrix.columns, model=model, matrix=matrix)
+    given = records if repro else None
+    return judge(found, matrix.columns, model=model, matrix=matrix, records=given)
 
 
 def results_verdict(
@@ -528,7 +549,8 @@ def results_verdict(
 
     found = read_contract(records) if contract is None else contract
     matrix = matrix_of(records, results, intended=found.intended)
-    return judge(found, matrix.columns, model=model, matrix=matrix, gateway=gateway)
+    return judge(found, matrix.columns, model=model, matrix=matrix, gateway=gateway,
+                 records=records)  # fmt: skip
 
 
 def policies_verdict(
@@ -541,4 +563,4 @@ def policies_verdict(
     """The verdict on this build's two policies alone (no client library run)."""
     columns = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
     found = read_contract(records) if contract is None else contract
-    return judge(found, columns, model=model, gateway=gateway)
+    return judge(found, columns, model=model, gateway=gateway, records=records)
