@@ -1,4 +1,5 @@
-"""Other APIs' streams: Anthropic and Responses mapped to chunks, Gemini and LangChain named."""
+"""Other APIs' streams: Anthropic and Responses mapped to chunks, LangChain named (Gemini,
+Bedrock, Ollama and the Vercel AI SDK's UI stream: test_native_streams)."""
 
 # ruff: noqa: E501  (the streams are pasted as they come off the wire, one event per line)
 
@@ -183,27 +184,6 @@ def test_a_chat_completions_stream_is_left_alone() -> None:
     result = read(text)
     assert "mapped_from" not in result.meta
     assert result.records[0].value == {"type": "message_start", "choices": []}
-
-
-GEMINI_PART = {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}
-GEMINI = {"candidates": [{"content": {"role": "model", "parts": [GEMINI_PART]}}]}
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        json.dumps([GEMINI, GEMINI], indent=2),
-        f"data: {json.dumps(GEMINI)}\n\ndata: {json.dumps(GEMINI)}\n\n",
-    ],
-    ids=["json-array", "alt-sse"],
-)
-def test_gemini_native_stream_is_named(text: str) -> None:
-    with pytest.raises(ReaderError) as caught:
-        read(text)
-    message = str(caught.value)
-    assert "Gemini's native streamGenerateContent" in message
-    assert "decision 0019" in message
-    assert "/v1/chat/completions" in message and "curl -N" in message
 
 
 LANGCHAIN = """\
