@@ -12,10 +12,11 @@ import pytest
 from tests.cli.clikit import Invoke, Write
 
 NATIVE = Path(__file__).resolve().parents[1] / "corpus" / "native"
-RECORDED = sorted(path.name for path in NATIVE.iterdir() if path.suffix in (".sse", ".jsonl"))
+RECORDED = sorted(path.name for path in NATIVE.iterdir() if path.suffix != ".md")
 INTENDED = {
     "bedrock-claude-get-weather.jsonl": 'intended: get-weather {"location":"San Francisco"}',
     "bedrock-kimi-k2-thinking-read-file.jsonl": 'intended: read_file {"target_file": "src/',
+    "bedrock-nova-micro-get-temperature.eventstream": 'intended: get_temperature {"city":"Paris"}',
     "gemini31pro-vertex-streamed-args.sse": 'intended: getWeather {"location": "Boston"}; '
     'getWeather {"location": "San Francisco"}',
     "gemini3pro-wholecall.sse": 'intended: weather {"location": "San Francisco"}',

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 NATIVE = Path(__file__).resolve().parents[1] / "corpus" / "native"
-RECORDED = sorted(path.name for path in NATIVE.iterdir() if path.suffix in (".sse", ".jsonl"))
+RECORDED = sorted(path.name for path in NATIVE.iterdir() if path.suffix != ".md")
 
 
 @pytest.mark.parametrize("name", RECORDED)

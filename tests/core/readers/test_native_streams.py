@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.core.readers.native_streams import (
     OLLAMA_DOCS,
@@ -19,7 +20,8 @@ from tests.core.readers.native_streams import (
     VERCEL_UI,
 )
 from webapp.core.contract import Contract, read_contract
-from webapp.core.readers import read, read_bytes
+from webapp.core.readers import decode, read, read_bytes
+from webapp.core.readers.cassette import to_cassette
 from webapp.core.records import ReadResult
 
 NATIVE = Path(__file__).resolve().parents[2] / "corpus" / "native"
@@ -63,6 +65,12 @@ RECORDED = [
         "bedrock",
         [("toolu_01PQjhxo3eirCdKNvCJrKc8f", "get-weather", {"location": "San Francisco"})],
         id="bedrock-claude",
+    ),
+    pytest.param(
+        "bedrock-nova-micro-get-temperature.eventstream",
+        "bedrock",
+        [("tooluse_lAG_zP8QRHmSYOwZzzaCqA", "get_temperature", {"city": "Paris"})],
+        id="bedrock-nova-micro-binary-event-stream",
     ),
     pytest.param(
         "ollama-llama32-docs-tool.jsonl",
@@ -297,3 +305,47 @@ def test_a_vercel_input_other_than_its_pieces_is_noted_and_the_pieces_kept() -> 
     assert any(
         "1 tool-input-available gave an input other than its pieces" in n for n in result.notes
     )
+
+
+EVENT_STREAM = (NATIVE / "bedrock-nova-micro-get-temperature.eventstream").read_bytes()
+
+
+def test_the_binary_event_stream_reads_as_its_events_one_a_line() -> None:
+    text = decode(EVENT_STREAM)
+    lines = text.splitlines()
+    assert len(lines) == 26  # one a frame
+    assert lines[0].startswith('{"messageStart": {')
+    assert json.loads(lines[-2]) == {
+        "messageStop": {"p": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO", "stopReason": "tool_use"}
+    }
+
+
+def test_an_event_stream_cut_short_keeps_the_frames_before_the_cut() -> None:
+    cut = EVENT_STREAM[: len(EVENT_STREAM) - 40]  # into the last frame (metadata)
+    result = read_bytes(cut)
+    assert result.records[-1].kind == "invalid"
+    assert "the event stream breaks at byte" in result.records[-1].text
+    contract = read_contract(result.records)
+    assert calls(contract) == [
+        ("tooluse_lAG_zP8QRHmSYOwZzzaCqA", "get_temperature", {"city": "Paris"})
+    ]
+
+
+def test_a_frame_whose_checksum_fails_ends_the_events_there() -> None:
+    broken = bytearray(EVENT_STREAM)
+    broken[200] ^= 0xFF  # inside the second frame
+    lines = decode(bytes(broken)).splitlines()
+    assert len(lines) == 2
+    assert "a frame whose checksum fails" in lines[1] or "does not check" in lines[1]
+
+
+def test_a_cassette_holding_the_event_stream_reads_it() -> None:
+    cassette = to_cassette("")
+    document = yaml.safe_load(cassette)
+    response = document["interactions"][0]["response"]
+    response["body"]["string"] = EVENT_STREAM
+    response["headers"] = {"content-type": ["application/vnd.amazon.eventstream"]}
+    text = yaml.safe_dump(document)
+    result = read(text)
+    assert result.format == "cassette" and result.meta["mapped_from"] == "bedrock"
+    assert calls(read_contract(result.records))[0][1] == "get_temperature"

@@ -51,7 +51,8 @@ __all__ = [
 
 
 def decode(data: bytes) -> str:
-    """Bytes to text: UTF-8 (UTF-16 if it has a BOM), BOM dropped, bad bytes as U+FFFD."""
+    """Bytes to text: UTF-8 (UTF-16 if it has a BOM), BOM dropped, bad bytes as U+FFFD; AWS's
+    binary event stream (Bedrock's ConverseStream on the wire) as its events' JSON Lines."""
     return decode_bytes(data)
 
 

@@ -31,7 +31,7 @@ NATIVES: dict[str, tuple[str, str, Mapper]] = {
         gemini_event,
     ),
     "bedrock": (
-        "Amazon Bedrock's ConverseStream events",
+        "Amazon Bedrock's ConverseStream output",
         "contentBlockStart with start.toolUse {toolUseId, name} opens a call; each "
         "contentBlockDelta's delta.toolUse.input appends to the call of its "
         "contentBlockIndex; delta.text is content; messageStop.stopReason is the finish "

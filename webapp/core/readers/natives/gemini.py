@@ -51,6 +51,11 @@ def gemini_event(value: dict[str, Any], state: dict[str, Any]) -> list[dict[str,
     reason = candidate.get("finishReason")
     if isinstance(reason, str):
         out.append(chunk({}, _finish(reason, state)))
+    if not out:
+        streamed = state.get("streaming") is not None
+        state["name"] = (
+            "functionCall pieces (sent whole at the call's end)" if streamed else "response"
+        )
     return out
 
 

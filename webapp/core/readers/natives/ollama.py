@@ -47,6 +47,8 @@ def ollama_event(value: dict[str, Any], state: dict[str, Any]) -> list[dict[str,
     for call in calls if isinstance(calls, list) else ():
         if isinstance(call, dict):
             out.append(_call(call, state))
+    if not out:
+        state["name"] = "line with no content"
     if value.get("done") is True:
         reason = value.get("done_reason")
         finish = "length" if reason == "length" else "tool_calls" if state.get("count") else "stop"
