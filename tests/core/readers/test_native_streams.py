@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.core.readers.native_streams import (
     OLLAMA_DOCS,
@@ -22,7 +24,7 @@ from tests.core.readers.native_streams import (
 from webapp.core.contract import Contract, read_contract
 from webapp.core.readers import decode, read, read_bytes
 from webapp.core.readers.cassette import to_cassette
-from webapp.core.records import ReadResult
+from webapp.core.records import ReaderError, ReadResult
 
 NATIVE = Path(__file__).resolve().parents[2] / "corpus" / "native"
 
@@ -349,3 +351,36 @@ def test_a_cassette_holding_the_event_stream_reads_it() -> None:
     result = read(text)
     assert result.format == "cassette" and result.meta["mapped_from"] == "bedrock"
     assert calls(read_contract(result.records))[0][1] == "get_temperature"
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.integers(0, len(EVENT_STREAM)),
+    st.lists(st.tuples(st.integers(0, len(EVENT_STREAM) - 1), st.integers(0, 255)), max_size=4),
+)
+def test_no_change_to_an_event_stream_makes_the_reader_fail_but_in_words(
+    cut: int, changes: list[tuple[int, int]]
+) -> None:
+    data = bytearray(EVENT_STREAM[:cut] if cut > 16 else EVENT_STREAM)
+    for at, byte in changes:
+        if at < len(data):
+            data[at] = byte
+    try:
+        result = read_bytes(bytes(data))
+    except ReaderError as error:
+        assert str(error).strip()
+        return
+    read_contract(result.records)
+
+
+def test_a_vercel_stream_cut_by_its_length_says_so_even_after_a_call() -> None:
+    text = VERCEL_PARIS.replace(
+        'data: {"type":"finish"}', 'data: {"type":"finish","finishReason":"length"}'
+    )
+    result, _ = reading(text)
+    finishes = [
+        r.value["choices"][0]["finish_reason"]
+        for r in result.records
+        if r.kind == "chunk" and r.value["choices"][0]["finish_reason"]
+    ]
+    assert finishes == ["length"]

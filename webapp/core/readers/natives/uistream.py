@@ -7,9 +7,9 @@ input}` (a stream part's `tool-call`) closes it with the input the SDK parsed: t
 the call's arguments when no piece came before it (a provider that sends calls whole), and
 restates them otherwise, so it adds nothing (`restated` counts those that differ from the
 pieces). `text-delta` is content, `reasoning-delta` reasoning, `error` the error it names.
-`finish` ends it: a stream that made calls ends with `tool_calls` (the SDK may have run the
-tools and answered in a later step of the same stream), else its `finishReason` if it names
-one (`length`, `content-filter`), else `stop`.
+`finish` ends it: with its `finishReason` when that is `length` or `content-filter`, else
+with `tool_calls` when the stream made calls (the SDK may have run the tools and answered in a
+later step of the same stream, and said `stop`), else `stop`.
 """
 
 from __future__ import annotations
@@ -52,9 +52,8 @@ def ui_event(value: dict[str, Any], state: dict[str, Any]) -> list[dict[str, Any
         return [{"error": {"message": value.get("errorText", value.get("error"))}}]
     if kind == "finish":
         reason = value.get("finishReason")
-        if state.get("count"):
-            return [chunk({}, "tool_calls")]
-        return [chunk({}, _FINISHES.get(reason, "stop") if isinstance(reason, str) else "stop")]
+        named = _FINISHES.get(reason) if isinstance(reason, str) else None
+        return [chunk({}, named or ("tool_calls" if state.get("count") else "stop"))]
     return []
 
 
