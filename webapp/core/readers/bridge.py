@@ -190,6 +190,10 @@ def nested(value: Any, *keys: str) -> Any:
     return value
 
 
+MAPPED = "event of another API"
+"""The `Record.wrapped` of a chunk mapped from another API's event: its `text` is the event, its
+value the chunk that says the same (what a client lens is sent, `webapp.lenses.feed`)."""
+
 Mapper = Callable[[dict[str, Any], dict[str, Any]], list[dict[str, Any] | None]]
 
 
@@ -221,6 +225,7 @@ def remap(records: Sequence[Record], mapper: Mapper) -> Mapped:
                         value=made,
                         text=record.text,
                         event=record.event,
+                        wrapped=MAPPED,
                     )
                 )
     return mapped
