@@ -11,6 +11,7 @@ from typing import Any
 from webapp.core.chunks import select_choice
 from webapp.core.jsoncheck import classify
 from webapp.core.jsvalue import is_number, truthy
+from webapp.core.readers.bridge import MAPPED
 from webapp.core.rules import RULES
 from webapp.core.trace import Anomaly, Block, BlockState, Event, Fragment
 from webapp.web.backend.trace.arguments import LONG, LongText, partial_head
@@ -121,7 +122,11 @@ def detail(view: TraceView, step: int) -> Detail:
             delta_path, delta = _delta(record.value, view.options.choice)
         elif record.text:
             source = clipped_head(record.text, CHUNK_LIMIT)
-        if record.wrapped:
+        if record.wrapped == MAPPED:
+            remarks.append(
+                "The input held an event of another API; this is the chunk that says the same."
+            )
+        elif record.wrapped:
             remarks.append(f"The input held a bare {record.wrapped}; it was wrapped into a chunk.")
         if record.event:
             remarks.append(f"SSE event: {record.event}")
