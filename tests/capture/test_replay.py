@@ -20,7 +20,7 @@ import httpx
 import openai
 import pytest
 
-from tests.capture.conftest import KEY, Rig
+from tests.capture.conftest import KEY, Client, Rig
 from tests.capture.fake import corpus_pieces
 from tests.capture.test_proxy import MESSAGES, TOOLS, ended, raw
 from webapp.examples import EXAMPLES
@@ -38,13 +38,13 @@ def captured(rig: Rig, name: str, pause: float = 0.0) -> tuple[str, bytes]:
     """A corpus stream captured through the proxy: (its id, its bytes)."""
     rig.fake.script = corpus_pieces(name)
     rig.fake.pause_s = pause
-    client = openai.OpenAI(base_url=rig.proxy, api_key=KEY, max_retries=0)
-    response = client.chat.completions.with_raw_response.create(
-        model="gpt-4o", messages=MESSAGES, tools=TOOLS, stream=True,  # type: ignore[arg-type]
-    )  # fmt: skip
-    stream_id = response.headers["streamviz-stream-id"]
-    for _ in response.parse():
-        pass
+    with openai.OpenAI(base_url=rig.proxy, api_key=KEY, max_retries=0) as proxied:
+        response = proxied.chat.completions.with_raw_response.create(
+            model="gpt-4o", messages=MESSAGES, tools=TOOLS, stream=True,  # type: ignore[arg-type]
+        )  # fmt: skip
+        stream_id = response.headers["streamviz-stream-id"]
+        for _ in response.parse():
+            pass
     assert ended(rig, stream_id)["state"] == "complete"
     return stream_id, raw(rig, stream_id)
 
@@ -59,12 +59,12 @@ def stream_count(rig: Rig) -> int:
     return count
 
 
-def test_openai_python_streams_the_stored_bytes_and_assembles_the_calls(rig: Rig) -> None:
+def test_openai_python_streams_the_stored_bytes_and_assembles_the_calls(
+    rig: Rig, make_client: Client
+) -> None:
     stream_id, data = captured(rig, "interleaved-parallel-calls.sse")
     before = stream_count(rig)
-    client = openai.OpenAI(
-        base_url=replayed(rig, stream_id), api_key="unused", max_retries=0, default_headers=FAST
-    )
+    client = make_client(replayed(rig, stream_id), default_headers=FAST)
     response = client.chat.completions.with_raw_response.create(
         model="gpt-4o", messages=MESSAGES, tools=TOOLS, stream=True,  # type: ignore[arg-type]
     )  # fmt: skip
@@ -85,9 +85,11 @@ def test_openai_python_streams_the_stored_bytes_and_assembles_the_calls(rig: Rig
     assert stream_count(rig) == before  # nothing a replay serves is stored
 
 
-def test_openai_python_without_stream_gets_the_non_stream_twin(rig: Rig) -> None:
+def test_openai_python_without_stream_gets_the_non_stream_twin(
+    rig: Rig, make_client: Client
+) -> None:
     stream_id, _ = captured(rig, "interleaved-parallel-calls.sse")
-    client = openai.OpenAI(base_url=replayed(rig, stream_id), api_key="unused", max_retries=0)
+    client = make_client(replayed(rig, stream_id))
     completion = client.chat.completions.create(
         model="gpt-4o",
         messages=MESSAGES,
@@ -100,10 +102,8 @@ def test_openai_python_without_stream_gets_the_non_stream_twin(rig: Rig) -> None
     assert completion.choices[0].finish_reason == "tool_calls"
 
 
-def test_a_stream_with_two_readings_has_no_twin_409(rig: Rig) -> None:
-    client = openai.OpenAI(
-        base_url=replayed(rig, "example:ambiguous"), api_key="unused", max_retries=0
-    )
+def test_a_stream_with_two_readings_has_no_twin_409(rig: Rig, make_client: Client) -> None:
+    client = make_client(replayed(rig, "example:ambiguous"))
     with pytest.raises(openai.ConflictError) as raised:
         client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
     body: Any = raised.value.body
@@ -117,8 +117,8 @@ def test_a_stream_with_two_readings_has_no_twin_409(rig: Rig) -> None:
     assert len(list(streamed)) > 3  # the bytes are still replayed
 
 
-def test_an_unknown_id_is_an_openai_shaped_404(rig: Rig) -> None:
-    client = openai.OpenAI(base_url=replayed(rig, "nosuchstream"), api_key="x", max_retries=0)
+def test_an_unknown_id_is_an_openai_shaped_404(rig: Rig, make_client: Client) -> None:
+    client = make_client(replayed(rig, "nosuchstream"))
     with pytest.raises(openai.NotFoundError) as raised:
         client.chat.completions.create(model="m", messages=MESSAGES, stream=True)  # type: ignore[call-overload]
     assert raised.value.status_code == 404
@@ -172,15 +172,19 @@ def _har(*bodies: bytes) -> str:
     return json.dumps({"log": {"version": "1.2", "entries": entries}})
 
 
-def test_a_har_replays_the_entry_its_page_shows_or_the_one_named(rig: Rig) -> None:
-    clean, ambiguous = EXAMPLES["clean"].data(), EXAMPLES["ambiguous"].data()
+def test_a_har_replays_the_entry_its_page_shows_or_the_one_named(
+    rig: Rig, make_client: Client
+) -> None:
+    clean = EXAMPLES["clean"].data()
+    ambiguous = b": keep-alive\r\n\r\n" + EXAMPLES["ambiguous"].data() + b": the end\n"
     created = httpx.post(f"{rig.base}/api/streams", json={"text": _har(clean, ambiguous)})
     stream_id = created.json()["id"]
     shown = httpx.get(f"{replayed(rig, stream_id)}/chat/completions", params={"speed": 0})
-    assert shown.content == ambiguous  # the page opens on the entry with anomalies
+    assert shown.content == ambiguous  # the page's entry (with anomalies), its body exactly
+    assert shown.headers["content-type"] == "text/event-stream"
     first = httpx.get(f"{replayed(rig, stream_id, '1/')}/chat/completions")
     assert first.content == clean
-    client = openai.OpenAI(base_url=replayed(rig, stream_id, "1/"), api_key="x", max_retries=0)
+    client = make_client(replayed(rig, stream_id, "1/"))
     completion = client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
     assert [c.function.name for c in completion.choices[0].message.tool_calls or []] == [
         "get_weather"

@@ -14,6 +14,7 @@ import httpx
 import openai
 import pytest
 
+from tests.capture.conftest import Client
 from tests.capture.test_processes import MAIN, ROOT, free_port
 from tests.capture.test_proxy import MESSAGES, TOOLS
 from tests.capture.test_replay import _har
@@ -44,14 +45,18 @@ def replaying(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
             process.stderr.close()
 
 
-def test_replay_once_serves_the_file_to_openai_python_then_exits(tmp_path: Path) -> None:
+def test_replay_once_serves_the_file_to_openai_python_then_exits(
+    tmp_path: Path, make_client: Client
+) -> None:
     file = tmp_path / "broken.sse"
     file.write_bytes((CORPUS / "interleaved-parallel-calls.sse").read_bytes())
     with replaying(str(file), "--once", "--speed", "0") as (base, process):
         assert base.endswith("/replay/broken/v1")
-        client = openai.OpenAI(base_url=base, api_key="unused", max_retries=0)
+        client = make_client(base)
         with client.chat.completions.stream(
-            model="m", messages=MESSAGES, tools=TOOLS  # type: ignore[arg-type]
+            model="m",
+            messages=MESSAGES,
+            tools=TOOLS,  # type: ignore[arg-type]
         ) as stream:
             final = stream.get_final_completion()
         calls = final.choices[0].message.tool_calls or []
@@ -59,18 +64,18 @@ def test_replay_once_serves_the_file_to_openai_python_then_exits(tmp_path: Path)
         assert process.wait(timeout=30) == 0  # --once: it stops by itself
 
 
-def test_replay_serves_a_hars_entries_and_their_twins(tmp_path: Path) -> None:
+def test_replay_serves_a_hars_entries_and_their_twins(tmp_path: Path, make_client: Client) -> None:
     file = tmp_path / "session.har"
     clean, ambiguous = EXAMPLES["clean"].data(), EXAMPLES["ambiguous"].data()
     file.write_text(_har(clean, ambiguous))
     with replaying(str(file), "--har-entry", "1") as (base, _):
-        client = openai.OpenAI(base_url=base, api_key="unused", max_retries=0)
+        client = make_client(base)
         twin = client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
         assert [c.function.name for c in twin.choices[0].message.tool_calls or []] == [
             "get_weather"
         ]
         second = base.removesuffix("/v1") + "/2/v1"
-        other = openai.OpenAI(base_url=second, api_key="unused", max_retries=0)
+        other = make_client(second)
         with pytest.raises(openai.ConflictError):
             other.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
         assert httpx.get(f"{second}/chat/completions").content == ambiguous

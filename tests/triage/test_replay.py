@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from webapp.examples import EXAMPLES
 from webapp.triage.replay import (
     NoTwin,
     Paced,
-    exact,
+    body,
     parse_speed,
     piece_arrivals,
     pieces,
@@ -32,7 +33,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 def test_the_pieces_are_the_stored_bytes_exactly_one_per_record(name: str) -> None:
     data = (CORPUS / name).read_bytes()
     found = read_bytes(data, "auto", None, None)
-    assert exact(found)
+    assert body(found, data) == data
     cut = pieces(found, data)
     assert b"".join(cut) == data
     assert len(cut) == len(found.records)
@@ -56,8 +57,8 @@ def test_a_stream_that_is_not_plain_sse_is_served_as_one_event_per_record() -> N
     ]
     text = "\n".join(json.dumps(line) for line in lines)
     found = read(text, "jsonl")
-    assert not exact(found)
-    cut = pieces(found, text.encode())
+    assert body(found, text.encode()) is None
+    cut = pieces(found, None)
     assert cut == [f"data: {json.dumps(line)}\n\n".encode() for line in lines]
 
 
@@ -149,3 +150,39 @@ def test_the_twin_carries_the_text_and_a_stop() -> None:
     assert answer["id"] == "chatcmpl-replay-abc" and answer["model"] == "m"
     assert answer["choices"][0]["message"] == {"role": "assistant", "content": "Hello"}
     assert answer["choices"][0]["finish_reason"] == "stop"
+
+
+def _har_of(*bodies: str, encode: bool = False) -> str:
+    entries = []
+    for text in bodies:
+        content: dict[str, str] = {"mimeType": "text/event-stream", "text": text}
+        if encode:
+            content = {**content, "text": base64.b64encode(text.encode()).decode(),
+                       "encoding": "base64"}  # fmt: skip
+        entries.append({"request": {"method": "POST", "url": "https://x/v1/chat/completions"},
+                        "response": {"status": 200, "content": content}})  # fmt: skip
+    return json.dumps({"log": {"version": "1.2", "entries": entries}})
+
+
+@pytest.mark.parametrize("encode", [False, True])
+def test_a_har_entry_is_cut_from_its_own_response_body(encode: bool) -> None:
+    first = EXAMPLES["clean"].data().decode()
+    second = ': OPENROUTER PROCESSING\n\nid: 7\ndata: {"choices":[]}\r\n\r\ndata: [DONE]\n\n'
+    har = _har_of(first, second, encode=encode)
+    found = read(har, "auto", har_entry=2)
+    data = body(found, har.encode())
+    assert data == second.encode()
+    cut = pieces(found, data)
+    assert b"".join(cut) == second.encode() and len(cut) == len(found.records) == 2
+    assert pieces(read(har, "auto", har_entry=1), body(read(har, "auto", 1), har)) == [
+        piece for piece in pieces(read(first, "sse"), first.encode())
+    ]
+
+
+def test_a_cassettes_interaction_is_cut_from_its_inflated_body() -> None:
+    text = (CORPUS / "cassettes" / "gemini-openai-compat-gzip-list-of-int.yaml").read_text()
+    found = read(text, "auto")
+    data = body(found, text)
+    assert data is not None
+    cut = pieces(found, data)
+    assert b"".join(cut) == data and len(cut) == len(found.records)

@@ -37,13 +37,13 @@ class FileReplays:
         (None: --har-entry's); InputError when it does not read."""
         from webapp.cli.inputs import load
         from webapp.cli.timing import input_timing
-        from webapp.triage.replay import exact
+        from webapp.triage.replay import body
 
         wanted = self.har_entry if entry is None else entry
         with self._lock:
             if wanted not in self._read:
                 found = load(self.file, self.input_format, wanted)
-                data = Path(self.file).read_bytes() if exact(found) else None
+                data = body(found, Path(self.file).read_bytes())
                 self._read[wanted] = (found, data, input_timing(self.file, found))
             return self._read[wanted]
 

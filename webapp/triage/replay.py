@@ -1,8 +1,9 @@
 """A stream replayed to a client: its bytes one piece per record at a pace, or its non-stream twin.
 
-`pieces` cuts a plain SSE stream's bytes after each record's dispatch (the blank line that ends
-its event; `webapp.core.readers.timing.record_ends`), so the pieces joined are the stored bytes
-exactly; any other input (a HAR entry, a cassette, JSON lines, a mapped stream) has each record
+`pieces` cuts a stream's bytes after each record's dispatch (the blank line that ends its
+event; `webapp.core.readers.timing.record_ends`), so the pieces joined are the stored bytes
+exactly: a plain SSE stream's, or a HAR entry's or a cassette interaction's response body
+(`body`); any other input (JSON lines, a `curl -i` dump, a mapped stream) has each record
 written as one SSE event of its own payload. `schedule` says when each piece is due, from the
 records' recorded arrivals, at a speed. `twin` is the `chat.completion` a `"stream": false`
 request gets: the stream's intended reading as `message.tool_calls`, or `NoTwin` with why there
@@ -20,8 +21,11 @@ from typing import Any
 from webapp.core.chunks import content_text, select_choice
 from webapp.core.contract import Contract
 from webapp.core.jsoncheck import dumps
+from webapp.core.readers import decode
+from webapp.core.readers.cassette import entry_body as cassette_body
+from webapp.core.readers.har import entry_body as har_body
 from webapp.core.readers.timing import record_ends, record_lines
-from webapp.core.records import ReadResult, Record
+from webapp.core.records import ReaderError, ReadResult, Record
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 MOST_SPEED = 1000.0
@@ -51,17 +55,35 @@ class NoTwin:
         return f"the stream admits two readings: {self.why}"
 
 
-def exact(found: ReadResult) -> bool:
-    """Whether the stored bytes are the stream itself, record by record (plain SSE, nothing
+def plain(found: ReadResult) -> bool:
+    """Whether the input's bytes are the stream itself, record by record (plain SSE, nothing
     mapped nor unwrapped from a container)."""
     return found.format == "sse" and not {"container", "mapped_from"} & found.meta.keys()
 
 
+def body(found: ReadResult, raw: bytes | str, limit: int | None = None) -> bytes | None:
+    """The bytes `found`'s records were read from, line for line, out of the input's `raw`
+    bytes: a plain SSE stream's own, a HAR entry's or a cassette interaction's event-stream
+    response body; None for any other input (its records are then written out as events)."""
+    if plain(found):
+        return raw if isinstance(raw, bytes) else None
+    entry = found.meta.get("entry")
+    if found.format not in ("har", "cassette") or not isinstance(entry, int):
+        return None
+    text = raw if isinstance(raw, str) else decode(raw)
+    try:
+        har = found.format == "har"
+        kept = har_body(text, entry) if har else cassette_body(text, entry, limit)
+    except ReaderError:
+        return None
+    return None if kept is None else kept.encode("utf-8", "surrogatepass")
+
+
 def pieces(found: ReadResult, data: bytes | None) -> list[bytes]:
-    """The stream as one piece per record: `data` (the stored bytes, when `exact(found)`) cut
-    after each record, else each record written as an SSE event. A record whose bytes came
+    """The stream as one piece per record: `data` (its bytes, from `body`) cut after each
+    record, or without them each record written as an SSE event. A record whose bytes came
     with the one before has no piece of its own; bytes after the last record go with it."""
-    if data is None or not exact(found):
+    if data is None:
         return [event(record) for record in found.records]
     ends = record_ends(data, record_lines(found.records))
     out: list[bytes] = []
@@ -83,7 +105,7 @@ def piece_arrivals(
     found: ReadResult, data: bytes | None, per_record: Sequence[float | None]
 ) -> list[float | None]:
     """When each of `pieces(found, data)` arrived: that of the last record it completes."""
-    if data is None or not exact(found):
+    if data is None:
         return list(per_record)[: len(found.records)]
     ends = record_ends(data, record_lines(found.records))
     out: list[float | None] = []

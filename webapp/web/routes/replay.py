@@ -15,7 +15,7 @@ from webapp.core.options import Options
 from webapp.core.readers.timing import read_timing, record_arrivals, record_lines
 from webapp.proxy.replay import Missing
 from webapp.storage.capture import Captures
-from webapp.triage.replay import NoTwin, Paced, exact, piece_arrivals, pieces, twin
+from webapp.triage.replay import NoTwin, Paced, body, piece_arrivals, pieces, twin
 from webapp.web.backend.memory.inflight import Busy
 from webapp.web.backend.service import NotFound, Reading, Service, Unreadable
 from webapp.web.views.entries import opening
@@ -49,8 +49,8 @@ class StoredReplays:
         """The stored bytes one piece per record, with each one's recorded arrival."""
         reading = self._reading(stream_id, entry)
         found = reading.result
-        raw = self.service.raw_lines(reading.info).data if exact(found) else None
-        data = raw if isinstance(raw, bytes) else None
+        raw = self.service.raw_lines(reading.info).data
+        data = body(found, raw, self.service.max_bytes)
         cut = pieces(found, data)
         captures = Captures(self.service.storage)
         arrivals = captures.arrivals(reading.info.id) if captures.get(reading.info.id) else None
