@@ -250,3 +250,29 @@ def test_the_replay_keeps_the_recorded_pace_at_any_speed(rig: Rig) -> None:
     assert [t for t, _ in at[0.0]] == [0.0] * len(arrivals)
     gaps = [b - a for a, b in itertools.pairwise(recorded)]
     assert max(gaps) > 0.02  # the fake's pauses were recorded, and replayed
+
+
+def test_a_capture_cut_short_is_replayed_as_it_came_and_has_no_twin(
+    rig: Rig, make_client: Client
+) -> None:
+    pieces = corpus_pieces("interleaved-parallel-calls.sse")
+    rig.fake.script = pieces
+    rig.fake.drop_after = 4
+    with openai.OpenAI(base_url=rig.proxy, api_key=KEY, max_retries=0) as proxied:
+        response = proxied.chat.completions.with_raw_response.create(
+            model="gpt-4o",
+            messages=MESSAGES,
+            stream=True,  # type: ignore[arg-type]
+        )
+        stream_id = response.headers["streamviz-stream-id"]
+        with pytest.raises((httpx.RemoteProtocolError, openai.APIError)):
+            list(response.parse())
+    assert ended(rig, stream_id)["state"] == "cut by the upstream"
+    url = f"{replayed(rig, stream_id)}/chat/completions"
+    assert httpx.post(url, json={"stream": True}).content == b"".join(pieces[:4])
+    with pytest.raises(openai.ConflictError) as raised:
+        make_client(replayed(rig, stream_id)).chat.completions.create(
+            model="m",
+            messages=MESSAGES,  # type: ignore[arg-type]
+        )
+    assert "end was not recorded (cut by the upstream)" in str(raised.value)

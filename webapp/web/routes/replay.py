@@ -17,7 +17,7 @@ from webapp.proxy.replay import Missing
 from webapp.storage.capture import Captures
 from webapp.triage.replay import NoTwin, Paced, body, piece_arrivals, pieces, twin
 from webapp.web.backend.memory.inflight import Busy
-from webapp.web.backend.service import NotFound, Reading, Service, Unreadable
+from webapp.web.backend.service import Gone, NotFound, Reading, Service, Unreadable
 from webapp.web.views.entries import opening
 
 
@@ -37,6 +37,8 @@ class StoredReplays:
                 chosen = opening(service, service.view(stream_id, Options()))
                 if chosen is not None:
                     reading = service.reading(stream_id, chosen)
+        except Gone:
+            raise Missing(f"stream {stream_id} was deleted") from None
         except NotFound:
             raise Missing(f"no stream has the id {stream_id[:100]!r}") from None
         except Unreadable as error:
