@@ -276,3 +276,27 @@ def test_a_capture_cut_short_is_replayed_as_it_came_and_has_no_twin(
             messages=MESSAGES,  # type: ignore[arg-type]
         )
     assert "end was not recorded (cut by the upstream)" in str(raised.value)
+
+
+def test_the_vercel_ai_sdks_generate_text_reads_the_twin_or_the_409(rig: Rig) -> None:
+    node = shutil.which("node")
+    if node is None or not (NODE_DIR / "node_modules" / "ai").is_dir():
+        pytest.fail("the Vercel AI SDK test needs Node.js and `make clients` (webapp/lenses/node)")
+    script = Path(__file__).with_name("vercel_generate.mjs").read_bytes()
+    found = {}
+    for key in ("interleaved", "ambiguous"):
+        env = {**os.environ, "BASE_URL": replayed(rig, f"example:{key}")}
+        done = subprocess.run(
+            [node, "--input-type=module", "-"], input=script, cwd=NODE_DIR, env=env,
+            capture_output=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode()
+        found[key] = json.loads(done.stdout)
+    assert found["interleaved"]["error"] is None
+    assert [(c["id"], c["name"], c["input"]) for c in found["interleaved"]["calls"]] == [
+        ("call_w1", "get_weather", {"city": "Paris"}),
+        ("call_t1", "get_time", {"tz": "Europe/Paris"}),
+    ]
+    assert found["ambiguous"]["calls"] == []
+    assert found["ambiguous"]["error"]["status"] == 409
+    assert "admits two readings" in found["ambiguous"]["error"]["message"]
