@@ -27,6 +27,7 @@ from webapp.examples import EXAMPLES
 from webapp.lenses.runner import NODE_DIR
 from webapp.proxy.replay import ReplayRoutes
 from webapp.settings import Settings
+from webapp.triage.replay import NoTwin, Paced
 from webapp.web.backend.service import Service
 from webapp.web.routes.replay import StoredReplays
 
@@ -300,3 +301,39 @@ def test_the_vercel_ai_sdks_generate_text_reads_the_twin_or_the_409(rig: Rig) ->
     assert found["ambiguous"]["calls"] == []
     assert found["ambiguous"]["error"]["status"] == 409
     assert "admits two readings" in found["ambiguous"]["error"]["message"]
+
+
+class StoppedClock(FakeClock):
+    """A pace so slow that the next piece never comes."""
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.Event().wait()
+
+
+def test_a_client_that_goes_away_stops_a_paced_replay() -> None:
+    class One:
+        def paced(self, stream_id: str, entry: int | None) -> Paced:
+            return Paced((b"data: 1\n\n", b"data: 2\n\n"), (10.0, 5000.0), first_byte=10.0)
+
+        def twin(self, stream_id: str, entry: int | None) -> NoTwin:
+            return NoTwin("unused")
+
+    routes = ReplayRoutes(None, One(), clock=StoppedClock())  # type: ignore[arg-type]
+    sent: list[bytes] = []
+    messages = [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        while not sent:  # the client reads the first piece, then goes
+            await asyncio.sleep(0)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            sent.append(message["body"])
+
+    scope = {"type": "http", "method": "GET", "path": "/replay/x/v1/chat/completions",
+             "query_string": b"", "headers": []}  # fmt: skip
+    asyncio.run(asyncio.wait_for(routes(scope, receive, send), timeout=30))
+    assert sent == [b"data: 1\n\n"]  # the second piece, due 5 s later, was never sent

@@ -181,6 +181,7 @@ class ReplayRoutes:
             watching.cancel()
             if not sending.done():
                 sending.cancel()
+                await asyncio.wait((sending,))  # its cancellation done, not raised here
         if not sending.cancelled():
             sending.result()
 
