@@ -141,8 +141,9 @@ def replay(
     sock = _bound(host, port)
     port = sock.getsockname()[1]
     records = len(found.records)
+    where = f"[{host}]" if ":" in host else host
     click.echo(
-        f"replaying {file} ({records} records): base URL http://{host}:{port}/replay/{name}/v1"
+        f"replaying {file} ({records} records): base URL http://{where}:{port}/replay/{name}/v1"
         + (" (one response, then exit)" if once else ""),
         err=True,
     )
