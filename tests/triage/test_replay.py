@@ -38,7 +38,7 @@ def test_the_pieces_are_the_stored_bytes_exactly_one_per_record(name: str) -> No
     assert b"".join(cut) == data
     assert len(cut) == len(found.records)
     for piece, record in zip(cut, found.records, strict=True):
-        assert record.text.encode() in piece
+        assert record.text.encode() in bytes(piece)
 
 
 def test_comments_and_a_tail_ride_with_the_record_they_stand_by() -> None:
@@ -47,7 +47,7 @@ def test_comments_and_a_tail_ride_with_the_record_they_stand_by() -> None:
     cut = pieces(found, data)
     assert b"".join(cut) == data
     assert len(cut) == 2
-    assert cut[1].startswith(b": ping") and cut[1].endswith(b"[DONE]\n\n\n")
+    assert bytes(cut[1]).startswith(b": ping") and bytes(cut[1]).endswith(b"[DONE]\n\n\n")
 
 
 def test_a_stream_that_is_not_plain_sse_is_served_as_one_event_per_record() -> None:

@@ -170,7 +170,8 @@ class ReplayRoutes:
                 wait = start + due - self.clock.now()
                 if wait > 0:
                     await self.clock.sleep(wait)
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
+                body = bytes(piece)  # a copy of one piece at a time, as ASGI sends bytes
+                await send({"type": "http.response.body", "body": body, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
         sending = asyncio.ensure_future(pieces())

@@ -28,6 +28,8 @@ from webapp.core.readers.timing import record_ends, record_lines
 from webapp.core.records import ReaderError, ReadResult, Record
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+Piece = bytes | memoryview
+"""One HTTP chunk of a replay: a view of the stored bytes, or an event written out."""
 MOST_SPEED = 1000.0
 """The fastest pace asked for by a number (0 is as fast as possible)."""
 
@@ -36,7 +38,7 @@ MOST_SPEED = 1000.0
 class Paced:
     """What a streamed replay sends: one piece per record, and when each came (ms), if known."""
 
-    pieces: tuple[bytes, ...]
+    pieces: tuple[Piece, ...]
     arrivals: tuple[float | None, ...] | None
     """One per piece: when it arrived, in ms since the request was sent (None: unknown)."""
     first_byte: float | None = None
@@ -79,26 +81,26 @@ def body(found: ReadResult, raw: bytes | str, limit: int | None = None) -> bytes
     return None if kept is None else kept.encode("utf-8", "surrogatepass")
 
 
-def pieces(found: ReadResult, data: bytes | None) -> list[bytes]:
+def pieces(found: ReadResult, data: bytes | None) -> list[Piece]:
     """The stream as one piece per record: `data` (its bytes, from `body`) cut after each
-    record, or without them each record written as an SSE event. A record whose bytes came
-    with the one before has no piece of its own; bytes after the last record go with it."""
+    record (views of it, not copies), or without them each record written as an SSE event.
+    A record whose bytes came with the one before has no piece of its own; bytes after the
+    last record go with it."""
     if data is None:
         return [event(record) for record in found.records]
+    whole = memoryview(data)
     ends = record_ends(data, record_lines(found.records))
-    out: list[bytes] = []
+    starts: list[int] = []
     start = 0
     for end in ends:
         stop = min(max(end + 1, start), len(data))
         if stop > start:
-            out.append(data[start:stop])
+            starts.append(start)
             start = stop
-    if start < len(data):
-        if out:
-            out[-1] += data[start:]
-        else:
-            out.append(data[start:])
-    return out
+    if not starts and data:
+        starts.append(0)
+    bounds = [*starts[1:], len(data)]
+    return [whole[begin:stop] for begin, stop in zip(starts, bounds, strict=True)]
 
 
 def piece_arrivals(
