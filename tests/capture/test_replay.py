@@ -25,7 +25,7 @@ from tests.capture.fake import corpus_pieces
 from tests.capture.test_proxy import MESSAGES, TOOLS, ended, raw
 from webapp.examples import EXAMPLES
 from webapp.lenses.runner import NODE_DIR
-from webapp.proxy.replay import ReplayRoutes
+from webapp.proxy.replay import ReplayRoutes, Unavailable
 from webapp.settings import Settings
 from webapp.triage.replay import NoTwin, Paced
 from webapp.web.backend.service import Service
@@ -337,3 +337,26 @@ def test_a_client_that_goes_away_stops_a_paced_replay() -> None:
              "query_string": b"", "headers": []}  # fmt: skip
     asyncio.run(asyncio.wait_for(routes(scope, receive, send), timeout=30))
     assert sent == [b"data: 1\n\n"]  # the second piece, due 5 s later, was never sent
+
+
+def test_a_busy_server_answers_503_not_500() -> None:
+    class Busy:
+        def paced(self, stream_id: str, entry: int | None) -> Paced:
+            raise Unavailable("stream x cannot be read now: waited 5 s")
+
+        twin = paced
+
+    routes = ReplayRoutes(None, Busy())  # type: ignore[arg-type]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/replay/x/v1/chat/completions",
+             "query_string": b"", "headers": []}  # fmt: skip
+    asyncio.run(routes(scope, receive, send))
+    assert sent[0]["status"] == 503
+    assert json.loads(sent[1]["body"])["error"]["code"] == "server_busy"

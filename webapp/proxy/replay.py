@@ -38,11 +38,16 @@ class Missing(LookupError):
     """No stream (or no such entry of it) to replay; the message says which."""
 
 
+class Unavailable(RuntimeError):
+    """The stream cannot be read now (the server is busy); the message says why."""
+
+
 class Library(Protocol):
     """Where the streams replayed come from (each call may block: it runs in a thread)."""
 
     def paced(self, stream_id: str, entry: int | None) -> Paced:
-        """The stream's pieces and their arrivals; Missing when there is none."""
+        """The stream's pieces and their arrivals; Missing when there is none, Unavailable
+        when it cannot be read now."""
 
     def twin(self, stream_id: str, entry: int | None) -> dict[str, Any] | NoTwin:
         """The stream's non-stream twin, or why it has none; Missing when there is none."""
@@ -145,6 +150,9 @@ class ReplayRoutes:
                 found = await asyncio.to_thread(self.library.twin, stream_id, entry)
         except Missing as error:
             await _error(send, 404, str(error), "stream_not_found")
+            return
+        except Unavailable as error:
+            await _error(send, 503, str(error), "server_busy")
             return
         if not streamed:
             await _twin(send, stream_id, found)

@@ -13,7 +13,7 @@ from typing import Any
 from webapp.core.contract import read_contract
 from webapp.core.options import Options
 from webapp.core.readers.timing import read_timing, record_arrivals, record_lines
-from webapp.proxy.replay import Missing
+from webapp.proxy.replay import Missing, Unavailable
 from webapp.storage.capture import Captures
 from webapp.triage.replay import NoTwin, Paced, body, piece_arrivals, pieces, twin
 from webapp.web.backend.memory.inflight import Busy
@@ -44,7 +44,7 @@ class StoredReplays:
         except Unreadable as error:
             raise Missing(f"stream {stream_id} does not read as a stream: {error}") from None
         except Busy as error:
-            raise Missing(f"stream {stream_id} cannot be read now: {error}") from None
+            raise Unavailable(f"stream {stream_id} cannot be read now: {error}") from None
         return reading
 
     def paced(self, stream_id: str, entry: int | None) -> Paced:
