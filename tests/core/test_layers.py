@@ -360,11 +360,13 @@ def test_triage_imports_no_web_code() -> None:
 
 
 def test_the_proxy_and_record_load_no_web_module() -> None:
-    """The wing and `record` (which serves the wing alone) load no module of `webapp/web`, nor
-    FastAPI or Jinja: the proxy is a wing the web mounts, not a corner of the web."""
+    """The wing, `record` (which serves the wing alone) and `replay` (its replay alone, from a
+    file) load no module of `webapp/web`, nor FastAPI or Jinja: the proxy is a wing the web
+    mounts, not a corner of the web."""
     proxy = [name for name in module_files() if name.startswith("webapp.proxy")]
-    assert {"webapp.proxy.forward", "webapp.proxy.app", "webapp.proxy.store"} <= set(proxy)
-    loaded = _loaded(WEB, [*proxy, "webapp.cli.record", "webapp.cli.serve"])
+    assert {"webapp.proxy.forward", "webapp.proxy.app", "webapp.proxy.replay"} <= set(proxy)
+    cli = ["webapp.cli.record", "webapp.cli.serve", "webapp.cli.replay", "webapp.cli.timing"]
+    loaded = _loaded(WEB, [*proxy, *cli, "webapp.cli.inputs"])
     assert "webapp.proxy.forward" in loaded
     assert {name.split(".")[0] for name in loaded if not name.startswith("webapp")} == {"starlette"}
     assert [name for name in loaded if name.split(".")[:2] == ["webapp", "web"]] == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from html import unescape
 
@@ -302,3 +303,26 @@ def test_compare_names_each_policys_anomalies(client: TestClient, store: Store) 
     assert headline(agreed) == "exact-key and adr-0019 agree on every step (no anomalies)"
     same = client.get(f"/s/{clean}/compare").context["page"].summary
     assert same == "exact-key and adr-0019 agree on every step (no anomalies)"
+
+
+def test_the_menu_gives_the_replay_base_url_that_sends_the_stream_again(
+    client: TestClient, store: Store
+) -> None:
+    stream_id = store(CONTINUATION)
+    base = field(share_of(client.get(f"/s/{stream_id}?step=2").text), "share-replay")
+    assert base == f"http://testserver/replay/{stream_id}/v1"
+    replayed = client.post(base + "/chat/completions", json={"stream": True})
+    assert replayed.status_code == 200
+    assert replayed.content == client.get(f"/api/streams/{stream_id}/raw").content
+    example = field(share_of(client.get("/examples/clean").text), "share-replay")
+    assert example == "http://testserver/replay/example:clean/v1"
+    entries = [
+        {"request": {"method": "POST", "url": "https://api.example/v1/chat/completions"},
+         "response": {"status": 200, "content": {"mimeType": "text/event-stream",
+                                                 "text": text}}}
+        for text in (CONTINUATION, TWO_OPEN)
+    ]  # fmt: skip
+    har = store(json.dumps({"log": {"version": "1.2", "entries": entries}}))
+    entry = field(share_of(client.get(f"/s/{har}?har_entry=1").text), "share-replay")
+    assert entry == f"http://testserver/replay/{har}/1/v1"
+    assert client.get(entry + "/chat/completions").text == CONTINUATION

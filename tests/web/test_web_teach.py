@@ -252,3 +252,43 @@ def test_edit_a_copy_opens_a_stream_in_the_playground(client: TestClient, store:
     refused = client.get(f"/play?from={long}")
     assert refused.status_code == 413 and 'id="play-readonly"' in refused.text
     assert client.get("/play").status_code == 200
+
+
+def test_index_without_id_is_placed_by_index_where_a_last_open_rule_would_misroute() -> None:
+    """continuedev/continue #13223: id-less pieces that carry an index. Exact-index places each
+    on its own call under both policies; the most recently opened call (what a fallback that
+    read only ids would use) is the wrong one for the first of them."""
+    example = EXAMPLES["index-no-id"]
+    records = read(decode(example.data()), "auto").records
+    for policy in ("adr-0019", "exact-key"):
+        trace = assemble(records, replace(example.options, policy=policy))
+        opened: list[int] = []
+        misrouted = 0
+        for step in trace.steps:
+            for fragment in step.fragments:
+                if fragment.rule == "new":
+                    assert fragment.block is not None
+                    opened.append(fragment.block)
+                    continue
+                assert fragment.id is None and isinstance(fragment.index, int)
+                assert fragment.rule == "exact-index"
+                misrouted += fragment.block != opened[-1]
+        assert misrouted == 1  # index 0's piece, while index 1 was the last opened
+        assert ["".join(block.pieces) for block in trace.blocks] == [
+            '{"target":"A_ONLY"}',
+            '{"target":"B_ONLY"}',
+        ]
+    assert TOUR.index("index-no-id") == TOUR.index("interleaved") + 1
+    origin = example.story.origin
+    assert origin is not None
+    assert origin.url == "https://github.com/continuedev/continue/issues/13223"
+
+
+def test_the_tour_and_the_example_name_its_public_origin(client: TestClient) -> None:
+    url = "https://github.com/continuedev/continue/issues/13223"
+    tour = client.get("/tour").text
+    stop = tour.split('id="stop-index-no-id"', 1)[1].split("</li>", 1)[0]
+    assert f'href="{url}"' in stop and "continuedev/continue #13223" in stop
+    page = client.get("/examples/index-no-id").text
+    assert f'href="{url}"' in page and "minimal reproduction" in page
+    assert 'class="story-origin"' not in client.get("/examples/interleaved").text

@@ -226,9 +226,11 @@ def error_body(message: str, code: str, kind: str = "proxy_error") -> bytes:
     return orjson.dumps({"error": {"message": message, "type": kind, "code": code}})
 
 
-async def answer(send: Send, status: int, message: str, code: str, close: bool = False) -> None:
+async def answer(
+    send: Send, status: int, message: str, code: str, close: bool = False, kind: str = "proxy_error"
+) -> None:
     """A whole JSON error response (`close`: the connection is closed after it)."""
-    body = error_body(message, code)
+    body = error_body(message, code, kind)
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     if close:
         headers.append((b"connection", b"close"))

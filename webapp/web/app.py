@@ -18,6 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from webapp.proxy.forward import Forwarder
 from webapp.proxy.guard import AllowedHosts, RefuseCrossSite, RefuseUnknownHosts
 from webapp.proxy.mount import ProxyRoutes
+from webapp.proxy.replay import ReplayRoutes
 from webapp.proxy.store import StoreRecorder
 from webapp.settings import Settings
 from webapp.tuning import serving
@@ -47,6 +48,7 @@ from webapp.web.routes import (
 from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
+from webapp.web.routes.replay import StoredReplays
 from webapp.web.views import flow, stories
 
 TEACHING: dict[str, Callable[..., Any]] = {
@@ -136,8 +138,10 @@ def _middleware(
     app: FastAPI, settings: Settings, forwarder: Forwarder | None, service: Service
 ) -> None:
     """The layers every request passes, the last added first: security headers, the host
-    check, the cross-site check, the request's scope, then the recording proxy."""
+    check, the cross-site check, the request's scope, then the replay and the recording proxy."""
     app.add_middleware(ProxyRoutes, forwarder=forwarder, allow_origins=settings.allow_origins)
+    replays = StoredReplays(service)
+    app.add_middleware(ReplayRoutes, library=replays, allow_origins=settings.allow_origins)
     app.add_middleware(RequestScope, done=lambda: service.heavy_done)
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
     hosts = AllowedHosts.of(settings.allowed_hosts, settings.public_url)

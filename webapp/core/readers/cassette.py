@@ -184,6 +184,18 @@ def read_cassette(text: str, entry: int | None = None, limit: int | None = None)
     return replace(result, notes=(result.notes[0], *said, *result.notes[1:]))
 
 
+def entry_body(text: str, number: int, limit: int | None = None) -> str | None:
+    """The response body of interaction `number` (1-based) as `read_cassette` reads it
+    (inflated), when it is an event stream; else None. ReaderError (OverLimit) as it says."""
+    bound = input_limit(text, limit)
+    interactions = dig(_load(text, bound), "interactions")
+    if not isinstance(interactions, list) or not 1 <= number <= len(interactions):
+        return None
+    interaction = interactions[number - 1]
+    body = _Bodies(bound).text(number, dig(interaction, "response"))
+    return body if _kind(interaction, body) == "sse" else None
+
+
 def _streams(
     interactions: list[Any], bodies: _Bodies
 ) -> tuple[list[tuple[int, Any, str, str]], dict[int, str]]:

@@ -53,6 +53,8 @@ class Share:
     """This view at this step in presenter mode (`present=1`), or out of it when it is in it."""
     presenting: bool
     """Whether the page is in presenter mode (the link then leaves it)."""
+    replay: str = ""
+    """The base URL (absolute) that sends the stream again to an application's own client."""
 
     @property
     def flag_example(self) -> str:
@@ -107,4 +109,5 @@ def share(
         framers=framers,
         present=present,
         presenting=links.present,
+        replay=absolute + page.replay,
     )
