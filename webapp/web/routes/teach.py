@@ -31,6 +31,7 @@ from webapp.web.http.templating import render
 from webapp.web.http.text import as_sse
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.decision import rendered_decision
+from webapp.web.views.palette import RULES_CSS, RULES_CSS_ETAG
 from webapp.web.views.playground import (
     KEYS,
     MAX_CHUNKS,
@@ -53,6 +54,15 @@ router = APIRouter(include_in_schema=False)
 def rules_page(request: Request) -> Response:
     """The five rules from the rules table, each with its example, and the fold model."""
     return render(templates_of(request), request, "rules.html", {})
+
+
+@router.api_route("/rules.css", methods=["GET", "HEAD"])
+def rules_stylesheet(request: Request) -> Response:
+    """The rule colours (`webapp.web.views.palette`), which every page loads before app.css."""
+    headers = {"ETag": RULES_CSS_ETAG, "Cache-Control": "no-cache"}
+    if request.headers.get("if-none-match") == RULES_CSS_ETAG:
+        return Response(status_code=304, headers=headers)
+    return Response(RULES_CSS, media_type="text/css", headers=headers)
 
 
 @router.get("/tour")

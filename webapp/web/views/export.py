@@ -24,6 +24,7 @@ from webapp.storage.team import StoredNote
 from webapp.web.backend.trace.view import TraceView
 from webapp.web.http.templating import STATIC
 from webapp.web.http.text import Clipped, clipped
+from webapp.web.views.palette import RULES_CSS
 from webapp.web.views.panels import (
     BlockCard,
     FragmentDetail,
@@ -291,8 +292,9 @@ def export(
 
 @cache
 def stylesheet() -> str:
-    """The file's own stylesheet (`static/export.css`), inlined in it."""
-    return (STATIC / "export.css").read_text(encoding="utf-8")
+    """The file's own stylesheet, inlined in it: the rule colours
+    (`webapp.web.views.palette`), then `static/export.css`."""
+    return RULES_CSS + (STATIC / "export.css").read_text(encoding="utf-8")
 
 
 def style_hash(css: str) -> str:
