@@ -20,8 +20,8 @@ from webapp.core.words import count
 from webapp.examples import EXAMPLES
 from webapp.settings import Settings
 from webapp.triage.compare import compare
-from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, UploadSlots, prepare
+from webapp.web.appstate import service_of, settings_of, templates_of, uploads_of
+from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, prepare
 from webapp.web.backend.library import indexing
 from webapp.web.backend.service import LIGHT_BELOW
 from webapp.web.http.bodies import BadInput, TooLarge, parse_form, read_body
@@ -140,7 +140,7 @@ def _heavy(request: Request, body: bytes) -> Iterator[None]:
     if len(body) < LIGHT_BELOW:
         yield
         return
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     with uploads.slot():
         yield
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from webapp.core.contract import QUIRK
@@ -28,7 +28,6 @@ from webapp.web.views.palette import RULES_CSS
 from webapp.web.views.panels import (
     BlockCard,
     FragmentDetail,
-    KeyRow,
     State,
     detail,
     state,
@@ -49,21 +48,6 @@ NOTES_KEPT = 500
 
 
 @dataclass(frozen=True, slots=True)
-class ExportFragment:
-    """A fragment of a step: the rule that placed it, why, and its keys."""
-
-    position: int
-    rule: str
-    meaning: str
-    reason: str
-    block: str
-    phantom: bool
-    late: bool
-    keys: tuple[KeyRow, ...]
-    oddities: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class ExportStep:
     """One step: its row on the timeline, and what the detail and state panels show of it."""
 
@@ -73,7 +57,8 @@ class ExportStep:
     error: str | None
     note: str | None
     badges: tuple[Badge, ...]
-    fragments: tuple[ExportFragment, ...]
+    fragments: tuple[FragmentDetail, ...]
+    """As the detail panel has them, each key's value clipped shorter."""
     events: tuple[str, ...]
     anomalies: tuple[Anomaly, ...]
     more_anomalies: tuple[tuple[str, int], ...]
@@ -151,22 +136,9 @@ def shorter(value: Clipped, limit: int) -> Clipped:
     return Clipped(head, hidden, tail)
 
 
-def _fragment(fragment: FragmentDetail) -> ExportFragment:
-    keys = tuple(
-        KeyRow(key.name, shorter(key.value, VALUE_LIMIT), key.counts, key.note)
-        for key in fragment.keys
-    )
-    return ExportFragment(
-        position=fragment.position,
-        rule=fragment.rule,
-        meaning=fragment.meaning,
-        reason=fragment.reason,
-        block=fragment.block,
-        phantom=fragment.phantom,
-        late=fragment.late,
-        keys=keys,
-        oddities=fragment.oddities,
-    )
+def _fragment(fragment: FragmentDetail) -> FragmentDetail:
+    keys = tuple(replace(key, value=shorter(key.value, VALUE_LIMIT)) for key in fragment.keys)
+    return replace(fragment, keys=keys)
 
 
 def export_step(view: TraceView, step: int, notes: Sequence[StoredNote]) -> ExportStep:
