@@ -8,7 +8,8 @@ shared request and response helpers (`http/`, `appstate.py`) and `backend/` at t
 may use each other), then `views/`, then `routes/`, then `web/app.py`, the factory, which may
 import anything in the web. The backend is rooms by noun, at most 8 modules directly in it. Every
 import counts: those inside functions and under `if TYPE_CHECKING:` too. No web module reads the
-trace's columns (`webapp.core.columns`): it asks the `Trace` instead. The core is also imported
+trace's columns (`webapp.core.columns`): it asks the `Trace` instead. No core module imports
+itself round a cycle, however long (an import only for types counts). The core is also imported
 in a fresh interpreter, which must load neither the web stack nor the storage (house style 1 and
 6); so are the proxy wing and `record`, which must load no module of the web.
 """
@@ -193,6 +194,56 @@ def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
         "webapp.proxy.mount:2 (proxy) imports webapp.web.backend.service (web/backend)",
         "webapp.proxy.store:1 (proxy) imports webapp.cli.record (cli)",
         "webapp.examples:1 (examples) imports webapp.triage.report (triage)",
+    ]
+
+
+def cycles(sources: Mapping[str, str], packages: Collection[str] = ()) -> list[list[str]]:
+    """Each group of modules that import one another round a cycle, sorted (every import
+    counts, as for the layers: one under `if TYPE_CHECKING:` too)."""
+    known = set(sources)
+    graph = {
+        name: {t for _, t in imports(name, source, known, set(packages)) if t in known} - {name}
+        for name, source in sources.items()
+    }
+    reach: dict[str, set[str]] = {}
+    for name in graph:
+        seen, todo = set(), list(graph[name])
+        while todo:
+            module = todo.pop()
+            if module not in seen:
+                seen.add(module)
+                todo.extend(graph[module])
+        reach[name] = seen
+    groups = {
+        tuple(sorted({name} | {other for other in reach[name] if name in reach[other]}))
+        for name in graph
+        if name in reach[name]
+    }
+    return sorted(list(group) for group in groups)
+
+
+def test_no_core_module_imports_itself_round_a_cycle() -> None:
+    sources, packages = real_sources()
+    core = {name: source for name, source in sources.items() if name.startswith("webapp.core")}
+    assert {"webapp.core.trace", "webapp.core.tracejson", "webapp.core.stepsjson"} <= set(core)
+    assert cycles(core, packages) == []
+
+
+def test_the_check_sees_a_cycle_of_any_length_and_any_kind_of_import() -> None:
+    sources = {
+        "webapp.core": "",
+        "webapp.core.a": "from webapp.core import b\n",
+        "webapp.core.b": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import webapp.core.c\n"
+        ),
+        "webapp.core.c": "def f() -> None:\n    from webapp.core.a import x  # noqa\n",
+        "webapp.core.d": "from webapp.core import a, e\n",
+        "webapp.core.e": "from . import d\n",
+        "webapp.core.f": "from webapp.core import a\nimport webapp.core.f\n",
+    }
+    assert cycles(sources, {"webapp.core"}) == [
+        ["webapp.core.a", "webapp.core.b", "webapp.core.c"],
+        ["webapp.core.d", "webapp.core.e"],
     ]
 
 

@@ -269,15 +269,15 @@ def test_shorter_clips_a_clipped_text_again() -> None:
     assert shorter(Clipped("ab", 10, "yz"), 4) == Clipped("ab", 10, "yz")
 
 
-def test_the_export_stylesheet_carries_the_apps_rule_colours() -> None:
-    from webapp.web.http.templating import STATIC
+def test_the_export_stylesheet_carries_the_apps_rule_colours(client: TestClient) -> None:
+    from webapp.web.views.export import stylesheet
 
-    def colours(name: str) -> list[tuple[str, str]]:
-        css = (STATIC / name).read_text()
+    def colours(css: str) -> list[tuple[str, str]]:
         return re.findall(r"--rule-([a-z-]+):\s*(#[0-9a-fA-F]{6})", css)
 
-    assert colours("export.css") == colours("app.css")
-    assert len(colours("app.css")) == 2 * len(RULES)  # every rule, light and dark
+    served = client.get("/rules.css").text  # what the app's pages load
+    assert colours(stylesheet()) == colours(served)
+    assert len(colours(served)) == 2 * len(RULES)  # every rule, light and dark
 
 
 # Compare's headline names each policy's own anomalies.

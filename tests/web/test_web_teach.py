@@ -292,3 +292,34 @@ def test_the_tour_and_the_example_name_its_public_origin(client: TestClient) -> 
     page = client.get("/examples/index-no-id").text
     assert f'href="{url}"' in page and "minimal reproduction" in page
     assert 'class="story-origin"' not in client.get("/examples/interleaved").text
+
+
+def test_every_page_takes_the_rule_colours_from_the_table(client: TestClient) -> None:
+    """/rules.css is written from the rules table; every kind of page loads it before app.css
+    (whose rules then win a tie, as when the colours were in it), and no stylesheet of the
+    package declares a rule colour of its own."""
+    sheet = client.get("/rules.css")
+    assert sheet.status_code == 200 and sheet.headers["content-type"].startswith("text/css")
+    for rule in RULES:
+        assert f"--rule-{rule.name}: {rule.colour.light};" in sheet.text
+        assert f"--rule-{rule.name}: {rule.colour.dark};" in sheet.text
+    again = client.get("/rules.css", headers={"If-None-Match": sheet.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+    framed = {"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "cross-site"}
+    pages = {
+        "page": client.get("/rules"),
+        "embed": client.get("/embed/examples/clean"),
+        "embedded compare": client.get("/embed/examples/continuation/compare"),
+        "embed refused": client.get(
+            "/embed/examples/clean", headers={**framed, "Referer": "https://a.example/"}
+        ),
+    }
+    for kind, page in pages.items():
+        text = page.text
+        assert 0 < text.index('href="/rules.css"') < text.index('href="/static/app.css"'), kind
+    from webapp.web.http.templating import STATIC
+
+    names = "|".join(re.escape(rule.name) for rule in RULES)
+    declared = re.compile(rf"--rule-({names})\s*:|\.rule-({names})\s*\{{|\.[rq]\d+\s*\{{")
+    for css in STATIC.glob("*.css"):
+        assert not declared.search(css.read_text()), css.name

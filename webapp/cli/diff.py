@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 
 import click
 
-from webapp.cli.inputs import InputError
+from webapp.cli.inputs import InputError, output_format
 from webapp.cli.output import write_json, write_text
 from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReaderError
@@ -128,14 +128,9 @@ def _entry_option(which: str) -> Callable[[F], F]:
     show_default=True,
     help="With --clients: seconds each client library may take.",
 )
-@click.option(
-    "--format",
-    "output",
-    type=click.Choice(("text", "json")),
-    default="text",
-    show_default=True,
-    help='text: each call side by side, then the streams. json: {"a": {...}, "b": {...}, '
-    '"calls": [{"a", "b", "same", "differences"}], "same", ...}.',
+@output_format(
+    'text: each call side by side, then the streams. json: {"a": {...}, "b": {...}, '
+    '"calls": [{"a", "b", "same", "differences"}], "same", ...}.'
 )
 def diff(
     a: str,

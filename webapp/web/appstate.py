@@ -1,5 +1,5 @@
 """What the app factory put on `app.state`, typed: the service, the settings, the templates,
-the pace of live views."""
+the pace of live views, the upload slots."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from fastapi.templating import Jinja2Templates
 
 from webapp.settings import Settings
 from webapp.web.backend.capture.live import Pace
+from webapp.web.backend.intake.ingest import UploadSlots
 from webapp.web.backend.service import Service
 
 
@@ -27,6 +28,12 @@ def settings_of(request: Request) -> Settings:
     """The app's settings."""
     settings: Settings = request.app.state.settings
     return settings
+
+
+def uploads_of(request: Request) -> UploadSlots:
+    """The worker's upload slots (`--max-uploads`): an upload is checked and stored in one."""
+    uploads: UploadSlots = request.app.state.uploads
+    return uploads
 
 
 def templates_of(request: Request) -> Jinja2Templates:

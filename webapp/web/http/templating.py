@@ -83,10 +83,17 @@ def make_templates(helpers: Mapping[str, Callable[..., Any]]) -> Jinja2Templates
     env.filters["plural"] = words.count
     env.filters["visible"] = words.visible
     env.globals["RULES"] = RULES
+    env.globals["RULE_COUNT"] = _spelled(len(RULES))  # "the five rules", from the table
     env.globals["severity_of"] = severity_of
     env.globals["HTMX"] = HTMX
     env.globals.update(helpers)
     return Jinja2Templates(env=env)
+
+
+def _spelled(n: int) -> str:
+    """`n` in words, as prose counts a few things ("five"); a larger one in digits."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+    return words[n] if 0 <= n < len(words) else str(n)
 
 
 def render(

@@ -16,14 +16,13 @@ from webapp.core.records import ReaderError
 from webapp.core.tracejson import trace_document_parts
 from webapp.storage import StreamInfo
 from webapp.storage.hops import HopLinks
-from webapp.web.appstate import service_of, settings_of
+from webapp.web.appstate import service_of, settings_of, uploads_of
 from webapp.web.backend.capture.timing import view_timing
 from webapp.web.backend.intake.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
     Busy,
     Prepared,
-    UploadSlots,
     clean_title,
     prepare,
     prepare_json,
@@ -37,6 +36,7 @@ from webapp.web.http.bodies import (
     TooLarge,
     form_file,
     form_text,
+    json_body,
     read_body,
     read_form,
 )
@@ -103,32 +103,23 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 _CREATE_BODY = {
     "required": True,
     "content": {
-        "application/json": {
-            "schema": {
-                "type": "object",
-                "required": ["text"],
-                "properties": {
-                    "text": {"type": "string", "description": "The stream, as pasted."},
-                    "title": {"type": "string", "description": "A title for the page."},
-                    "format": {"type": "string", "enum": list(INPUT_FORMATS), "default": "auto"},
-                    "redact": {
-                        "type": "string",
-                        "enum": ["auto", "none"],
-                        "default": "auto",
-                        "description": "auto: mask API keys, tokens, JWTs, long secrets and "
-                        "e-mail addresses in the content (same length and character classes); "
-                        "none: store the content as is (credential headers are removed "
-                        "either way).",
-                    },
+        **json_body(
+            "The stream, as pasted.",
+            {
+                "title": {"type": "string", "description": "A title for the page."},
+                "format": {"type": "string", "enum": list(INPUT_FORMATS), "default": "auto"},
+                "redact": {
+                    "type": "string",
+                    "enum": ["auto", "none"],
+                    "default": "auto",
+                    "description": "auto: mask API keys, tokens, JWTs, long secrets and "
+                    "e-mail addresses in the content (same length and character classes); "
+                    "none: store the content as is (credential headers are removed either "
+                    "way).",
                 },
             },
-            "example": {
-                "text": 'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
-                '"id":"call_1","function":{"name":"get_weather","arguments":"{}"}}]}}]}\n\n'
-                "data: [DONE]\n",
-                "title": "weather call",
-            },
-        },
+            {"title": "weather call"},
+        ),
         "multipart/form-data": {
             "schema": {
                 "type": "object",
@@ -241,7 +232,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
     the receiving runs in a thread."""
     settings = settings_of(request)
     limit: int = settings.max_bytes
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("application/json"):
         # JSON escapes can double the text's size; the text itself is checked in `prepare`.

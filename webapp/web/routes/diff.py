@@ -23,13 +23,13 @@ from webapp.core.records import ReaderError
 from webapp.lenses.results import LensResult
 from webapp.triage.diff import IDS_MODES, IdsMode, diff
 from webapp.triage.sides import Side, lens_results
-from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.appstate import service_of, settings_of, templates_of, uploads_of
 from webapp.web.backend.capture.hops import hops_of
-from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, UploadSlots, clean_title, prepare
+from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, clean_title, prepare
 from webapp.web.backend.intake.masking import Masks
 from webapp.web.backend.service import NotFound, Unreadable
 from webapp.web.backend.team.owners import new_token, owned, remember, token_hash
-from webapp.web.http.bodies import BadInput, TooLarge, form_text, read_form
+from webapp.web.http.bodies import BadInput, form_text, read_form
 from webapp.web.http.links import DIFF, DIFF_API, DIFF_PASTE, Links, diff_url
 from webapp.web.http.query import DEFAULTS, BadQuery, parse_har_entry
 from webapp.web.http.templating import render
@@ -229,10 +229,8 @@ async def paste(request: Request) -> Response:
     As every upload: the form is received first (within `--body-timeout`), and only then does
     the paste take an upload slot to be read and stored, so a slow sender holds none."""
     limit = settings_of(request).max_bytes
-    try:
+    try:  # over the limit: `TooLarge`, answered by `webapp.web.routes.errors`
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
-    except TooLarge:
-        return _too_large(request, limit)
     except BadInput as error:
         return error_response(request, 400, str(error))
     try:
@@ -241,7 +239,7 @@ async def paste(request: Request) -> Response:
         title = form_text(form, "title")
     finally:
         await form.close()
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     try:
         with uploads.slot():
             return await _paste(request, a_id, text, entry, title, limit)
@@ -275,8 +273,6 @@ async def _paste(
     try:
         prepared = await run_in_threadpool(prepare, text.encode("utf-8", "surrogatepass"),
                                            "auto", limit, Masks())  # fmt: skip
-    except TooLarge:
-        return _too_large(request, limit)
     except ReaderError as error:
         return await again(str(error), 422)
     token = new_token()
@@ -287,12 +283,6 @@ async def _paste(
     response = RedirectResponse(diff_url(a_id, info.id, har_a), status_code=303)
     remember(request, response, info.id, token)  # this browser may delete what it stored
     return response
-
-
-def _too_large(request: Request, limit: int) -> Response:
-    message = (f"This server accepts streams of up to {limit:,} bytes. Trim the stream, or "
-               "start the server with a larger --max-bytes.")  # fmt: skip
-    return error_response(request, 413, message)
 
 
 __all__ = ["DIFF_API", "api_router", "router"]

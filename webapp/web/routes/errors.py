@@ -12,10 +12,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import BaseRoute, Match, Mount
 
+from webapp.core.words import count
 from webapp.web.appstate import templates_of
 from webapp.web.backend.memory.inflight import Busy
 from webapp.web.backend.service import Gone, NotFound, Unreadable
-from webapp.web.http.bodies import SlowBody
+from webapp.web.http.bodies import SlowBody, TooLarge
 from webapp.web.http.htmx import wants_partial
 from webapp.web.http.problems import json_response
 from webapp.web.http.query import BadQuery, NoSuchExample
@@ -116,6 +117,15 @@ async def slow_body(request: Request, error: SlowBody) -> Response:
     return response
 
 
+async def too_large(request: Request, error: TooLarge) -> Response:
+    """A page's upload over `--max-bytes` (the API answers its own, in its words)."""
+    message = (
+        f"This server accepts streams of up to {count(error.limit, 'byte')}. Trim the stream, "
+        "or start the server with a larger --max-bytes."
+    )
+    return error_response(request, 413, message)
+
+
 async def unreadable(request: Request, error: Unreadable) -> Response:
     return error_response(request, 422, str(error))
 
@@ -162,6 +172,7 @@ _HANDLERS: tuple[tuple[type[Exception], Any], ...] = (
     (BadQuery, bad_query),
     (Busy, busy),
     (SlowBody, slow_body),
+    (TooLarge, too_large),
     (Unreadable, unreadable),
     (HTTPException, http_error),
     (RequestValidationError, invalid),

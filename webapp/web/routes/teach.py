@@ -20,12 +20,13 @@ from webapp.core.words import count
 from webapp.examples import EXAMPLES
 from webapp.settings import Settings
 from webapp.triage.compare import compare
-from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, UploadSlots, prepare
+from webapp.web.appstate import service_of, settings_of, templates_of, uploads_of
+from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, prepare
 from webapp.web.backend.library import indexing
 from webapp.web.backend.service import LIGHT_BELOW
 from webapp.web.http.bodies import BadInput, TooLarge, parse_form, read_body
 from webapp.web.http.links import PLAY_RUN, PLAY_URL_MOST, Links, linkable, play_url
+from webapp.web.http.palette import RULES_CSS, RULES_CSS_ETAG
 from webapp.web.http.query import parse_har_entry
 from webapp.web.http.templating import render
 from webapp.web.http.text import as_sse
@@ -53,6 +54,15 @@ router = APIRouter(include_in_schema=False)
 def rules_page(request: Request) -> Response:
     """The five rules from the rules table, each with its example, and the fold model."""
     return render(templates_of(request), request, "rules.html", {})
+
+
+@router.api_route("/rules.css", methods=["GET", "HEAD"])
+def rules_stylesheet(request: Request) -> Response:
+    """The rule colours (`webapp.web.http.palette`), which every page loads before app.css."""
+    headers = {"ETag": RULES_CSS_ETAG, "Cache-Control": "no-cache"}
+    if request.headers.get("if-none-match") == RULES_CSS_ETAG:
+        return Response(status_code=304, headers=headers)
+    return Response(RULES_CSS, media_type="text/css", headers=headers)
 
 
 @router.get("/tour")
@@ -130,7 +140,7 @@ def _heavy(request: Request, body: bytes) -> Iterator[None]:
     if len(body) < LIGHT_BELOW:
         yield
         return
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     with uploads.slot():
         yield
 

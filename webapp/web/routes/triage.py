@@ -38,8 +38,6 @@ from webapp.web.backend.team.notes import (
     MAX_AUTHOR,
     MAX_NOTE,
     Invalid,
-    check_move,
-    last_step,
     new_title,
     note_bounds,
     note_input,
@@ -286,8 +284,7 @@ async def add_note(request: Request, stream_id: str) -> Response:
     token = author_token(request) or new_token()
     try:
         form = await _form(request)
-        last = await run_in_threadpool(last_step, service, stream_id)
-        given = note_input(_note_fields(form), last)
+        given = await run_in_threadpool(note_input, service, stream_id, _note_fields(form), bounds)
         note = await run_in_threadpool(
             store_note, service, stream_id, given, bounds, token_hash(token)
         )
@@ -319,9 +316,8 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     bounds = note_bounds(settings_of(request))
     try:
         form = await _form(request)
-        last = await run_in_threadpool(last_step, service, stream_id)
-        given = note_input(_note_fields(form), last, note)
-        await run_in_threadpool(check_move, service, stream_id, note, given, bounds)
+        fields = _note_fields(form)
+        given = await run_in_threadpool(note_input, service, stream_id, fields, bounds, note)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
     await run_in_threadpool(

@@ -70,7 +70,7 @@ def parse_step(value: object, last: int) -> int:
     return value
 
 
-def last_step(service: Service, stream_id: str) -> int:
+def _last_step(service: Service, stream_id: str) -> int:
     """The stream's last step under the default options (its `end` step)."""
     try:
         return service.view(stream_id, Options()).last
@@ -87,15 +87,27 @@ class NoteInput:
     author: str
 
 
-def note_input(body: Mapping[str, Any], last: int, base: StoredNote | None = None) -> NoteInput:
-    """Check a note's fields; with `base` (an edit), fields left out keep their values."""
+def note_input(
+    service: Service,
+    stream_id: str,
+    body: Mapping[str, Any],
+    bounds: NoteBounds,
+    base: StoredNote | None = None,
+) -> NoteInput:
+    """Check a note's fields (its step against the stream's last); with `base` (an edit),
+    fields left out keep their values, and a move to another step needs room there. Invalid
+    in words."""
+    last = _last_step(service, stream_id)
     if base is not None:
         body = {"step": base.step, "text": base.text, "author": base.author, **body}
-    return NoteInput(
+    given = NoteInput(
         step=parse_step(body.get("step"), last),
         text=clean_note(body.get("text")),
         author=clean_line(body.get("author"), "author", MAX_AUTHOR, required=False),
     )
+    if base is not None:
+        _check_move(service, stream_id, base, given, bounds)
+    return given
 
 
 def note_bounds(settings: Settings) -> NoteBounds:
@@ -143,7 +155,7 @@ def store_note(
     return note
 
 
-def check_move(
+def _check_move(
     service: Service, stream_id: str, note: StoredNote, given: NoteInput, bounds: NoteBounds
 ) -> None:
     """An edit that moves a note to another step needs room on that step (Invalid if not)."""
