@@ -35,11 +35,13 @@ from webapp.web.http.templating import STATIC, make_templates, warm
 from webapp.web.routes import (
     api,
     capture,
+    clients,
     embed,
     errors,
     home,
     pages,
     play_api,
+    share,
     teach,
     team_api,
     triage,
@@ -155,6 +157,7 @@ def _routes(app: FastAPI) -> None:
     """The static files, every router, and the OpenAPI page."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
+    app.include_router(clients.api_router, prefix="/api")
     app.include_router(play_api.router)
     app.include_router(team_api.router)
     app.include_router(triage.router)
@@ -163,6 +166,8 @@ def _routes(app: FastAPI) -> None:
     app.include_router(home.router)
     for mount in (STORED, EXAMPLE):  # one router for a stream's pages, an example's too
         app.include_router(pages.router, prefix=mount)
+        app.include_router(clients.router, prefix=mount)
+        app.include_router(share.router, prefix=mount)
         app.include_router(embed.router, prefix=EMBEDDED + mount)
     app.include_router(teach.router)
     app.include_router(capture.router)

@@ -16,18 +16,16 @@ from starlette.datastructures import FormData
 from webapp.storage.jobs import Job
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.jobs.minimise import BUILT_IN, Busy, Minimiser, check, job_json, minimiser
-from webapp.web.backend.team.notes import Invalid
+from webapp.web.backend.team.notes import Invalid, small_form
 from webapp.web.backend.team.owners import hand_over, new_token, owned, remember, token_hash
 from webapp.web.backend.trace.view import TraceView
 from webapp.web.http.bodies import BadInput, json_object
 from webapp.web.http.htmx import wants_partial
 from webapp.web.http.links import Links, job_api
-from webapp.web.http.problems import Problem, json_response, problem
+from webapp.web.http.problems import Problem, error_response, json_response, problem
 from webapp.web.http.query import MAX_HAR_ENTRY, parse_har_entry, parse_options
 from webapp.web.http.templating import render
 from webapp.web.http.text import stream_title
-from webapp.web.routes.errors import error_response
-from webapp.web.routes.triage import _form
 from webapp.web.views import minimise as minimise_views
 from webapp.web.views.minimise import JobView, Section
 
@@ -119,7 +117,7 @@ async def start_from_page(request: Request, stream_id: str) -> Response:
     await run_in_threadpool(service.info, stream_id)
     partial = wants_partial(request)
     try:
-        form = await _form(request)
+        form = await small_form(request)
         until, policy = _chosen(form)
         har_entry = parse_har_entry(request.query_params.get("har_entry"))  # the entry on screen
         checked = await run_in_threadpool(check, service, stream_id, until, policy, har_entry)

@@ -45,9 +45,9 @@ from webapp.web.http.query import (
 )
 from webapp.web.http.templating import render
 from webapp.web.http.text import stream_title
-from webapp.web.routes import clients, share, triage
 from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
+from webapp.web.routes import triage
 from webapp.web.routes.share import share_menu
 from webapp.web.views import timeline as views
 from webapp.web.views.anomaly_list import panel as anomaly_panel
@@ -375,7 +375,3 @@ def comparison_of(request: Request, shown: StreamSource) -> tuple[Comparison, Li
     present = parse_present(query.get("present"))
     links = Links(stream_id, replace(options, policy=right), har_entry, present=present)
     return comparison, links, query
-
-
-router.include_router(clients.router)
-router.include_router(share.router)

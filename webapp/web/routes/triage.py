@@ -28,10 +28,11 @@ from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import Links as ReportLinks
 from webapp.triage.report import Note, cell, render, verdict
 from webapp.triage.verdict import policies_verdict
-from webapp.web.appstate import service_of, settings_of, site_root, templates_of
+from webapp.web.appstate import client_jobs, service_of, settings_of, site_root, templates_of
 from webapp.web.backend.capture.timing import fixture_cassette, record_timing
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.jobs.fixture import Fixtures, fixture_kind
+from webapp.web.backend.library.shelf import shelf
 from webapp.web.backend.service import LIGHT_BELOW, Unreadable
 from webapp.web.backend.team.notes import (
     MAX_AUTHOR,
@@ -46,6 +47,7 @@ from webapp.web.backend.team.notes import (
     note_url,
     notes_of,
     room_on,
+    small_form,
     store_note,
 )
 from webapp.web.backend.team.owners import (
@@ -61,17 +63,14 @@ from webapp.web.backend.team.owners import (
     token_matches,
 )
 from webapp.web.backend.trace.view import TraceView
-from webapp.web.http.bodies import BadInput, TooLarge, form_text, read_form
+from webapp.web.http.bodies import form_text
 from webapp.web.http.htmx import wants_partial
 from webapp.web.http.links import Links
 from webapp.web.http.query import DEFAULTS, parse_har_entry, parse_int, parse_options
 from webapp.web.http.templating import render as render_page
 from webapp.web.http.text import as_sse
-from webapp.web.routes.clients import jobs
-from webapp.web.routes.library import shelf
 
 router = APIRouter(include_in_schema=False)
-FORM_LIMIT = 64 * 1024
 NOTES_LISTED = 100
 """The most notes the stream page lists (by step); the report lists every one."""
 
@@ -79,15 +78,6 @@ NOTES_LISTED = 100
 def _error(request: Request, status: int, heading: str, message: str) -> Response:
     context = {"status": status, "heading": heading, "message": message}
     return render_page(templates_of(request), request, "error.html", context, status)
-
-
-async def _form(request: Request) -> FormData:
-    try:
-        return await read_form(request, FORM_LIMIT, FORM_LIMIT)
-    except TooLarge as error:
-        raise Invalid(str(error)) from error
-    except BadInput as error:
-        raise Invalid(str(error)) from error
 
 
 # What the timeline page shows of the team's work (pages.py adds these to its context).
@@ -215,7 +205,7 @@ async def rename(request: Request, stream_id: str) -> Response:
     service = service_of(request)
     info = await run_in_threadpool(service.info, stream_id)
     try:
-        form = await _form(request)
+        form = await small_form(request)
         title = new_title(form_text(form, "title"))
     except Invalid as error:
         return _error(request, 422, "That title cannot be stored", str(error))
@@ -284,7 +274,7 @@ async def add_note(request: Request, stream_id: str) -> Response:
     bounds = note_bounds(settings_of(request))
     token = author_token(request) or new_token()
     try:
-        form = await _form(request)
+        form = await small_form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last)
         note = await run_in_threadpool(
@@ -317,7 +307,7 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
         return _not_yours(request, "edit")
     bounds = note_bounds(settings_of(request))
     try:
-        form = await _form(request)
+        form = await small_form(request)
         last = await run_in_threadpool(last_step, service, stream_id)
         given = note_input(_note_fields(form), last, note)
         await run_in_threadpool(check_move, service, stream_id, note, given, bounds)
@@ -365,7 +355,7 @@ def report(request: Request, stream_id: str) -> Response:
     reading = service_of(request).reading(stream_id, har_entry)  # every record
     # The clients' verdict on this entry when its clients page computed it (as `streamviz
     # report --clients`), else this build's two policies graded (as `streamviz report`).
-    judged = jobs(request).get(stream_id, har_entry) or policies_verdict(
+    judged = client_jobs(request).get(stream_id, har_entry) or policies_verdict(
         reading.result.records, contract=view.trace.contract, model=reading.result.model
     )
     text = render(
