@@ -1,5 +1,5 @@
 """What the app factory put on `app.state`, typed: the service, the settings, the templates,
-the pace of live views, the clients' jobs."""
+the pace of live views, the clients' jobs and the minimiser."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from fastapi.templating import Jinja2Templates
 from webapp.settings import MB, Settings
 from webapp.web.backend.capture.live import Pace
 from webapp.web.backend.jobs.clientjobs import ClientJobs
+from webapp.web.backend.jobs.minimise import Minimiser, minimiser
 from webapp.web.backend.service import Service
 
 
@@ -63,3 +64,11 @@ def client_jobs(request: Request) -> ClientJobs:
 
 
 _MAKING = threading.Lock()
+
+
+def minimiser_of(request: Request) -> Minimiser:
+    """The app's minimiser, under the settings' budget and bound on jobs at once."""
+    settings = settings_of(request)
+    return minimiser(
+        request.app.state, service_of(request), settings.minimise_seconds, settings.minimise_jobs
+    )
