@@ -7,9 +7,8 @@ uses: each worker process reads its settings from `STREAMVIZ_*` environment vari
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
@@ -49,16 +48,6 @@ from webapp.web.routes import (
 from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
-from webapp.web.views import flow, stories
-
-TEACHING: dict[str, Callable[..., Any]] = {
-    "story_of": stories.story_of,
-    "narration": stories.narration,
-    "see_it": stories.see_it,
-    "tour_stop": stories.stop,
-    "rule_flow": flow.rule_flow,
-}
-"""The teaching layer the templates call: an example's story on its pages, the rules' diagram."""
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -99,7 +88,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.retention = retention
     app.state.backfill = backfill
     app.state.uploads = UploadSlots(settings.max_uploads)
-    app.state.templates = make_templates(TEACHING)
+    app.state.templates = make_templates()
     app.state.templates.env.globals["retention_days"] = settings.retention_days
     _middleware(app, settings, forwarder, service)
     _routes(app)
