@@ -57,12 +57,12 @@ from webapp.web.views.timing import StepTime, step_time, timed_strip, timed_wind
 from webapp.web.views.timing import panel as timing_panel
 
 
-def flat(*parts: object) -> dict[str, Any]:
+def flat(*parts: Any) -> dict[str, Any]:
     """The fields of view-model dataclasses as one template context (None parts left out)."""
     context: dict[str, Any] = {}
     for part in parts:
         if part is not None:
-            context.update({f.name: getattr(part, f.name) for f in fields(part)})  # type: ignore[arg-type]
+            context.update({field.name: getattr(part, field.name) for field in fields(part)})
     return context
 
 
