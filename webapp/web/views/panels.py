@@ -107,6 +107,22 @@ class Detail:
     more_events: int = 0
     """How many of the step's events are not listed (the trace JSON has them all)."""
 
+    @property
+    def subtitle(self) -> str:
+        """The heading's small print: "line 5 · chunk", "· not assembled" when it was not."""
+        line = "" if self.line is None else f"line {words.number(self.line)} · "
+        return f"{line}{self.kind}{'' if self.assembled else ' · not assembled'}"
+
+    @property
+    def anchored(self) -> tuple[tuple[Anomaly, str | None], ...]:
+        """Each anomaly shown, with the anchor (`why-CODE`) the first of its code carries."""
+        seen: set[str] = set()
+        shown = []
+        for anomaly in self.anomalies:
+            shown.append((anomaly, None if anomaly.code in seen else f"why-{anomaly.code}"))
+            seen.add(anomaly.code)
+        return tuple(shown)
+
 
 def detail(view: TraceView, step: int) -> Detail:
     """Everything about one step."""
@@ -270,6 +286,11 @@ class BlockCard:
         parts = [f"{what} {', '.join(keys)}" for what, keys in
                  (("index", self.indexes), ("id", self.aliases)) if keys]  # fmt: skip
         return "; ".join(parts)
+
+    @property
+    def called(self) -> str:
+        """The name the tool would be called by: its name, or "(no name)"."""
+        return self.name or "(no name)"
 
     @property
     def text_label(self) -> str:
