@@ -1,10 +1,11 @@
 """Templates print what the view models decided: short lines, few conditions, no functions.
 
 A route hands its template a view model (`webapp.web.views`); the template lays it out. So no
-template line runs past 160 characters, no template holds more than 25 conditions (`{% if`
-and `{% elif`; the few above that today are capped where they are, to come down, never up),
-and a template calls nothing but its macros, Jinja's own helpers and the anomaly table's
-`severity_of`: no story or flow function, nor any other view model's.
+template line runs past 160 characters (`scripts/template_lines.py` splits them where the page
+cannot change), no template holds more than 25 conditions (`{% if` and `{% elif`; the few
+above that today are capped where they are, to come down, never up), and a template calls
+nothing but its macros, Jinja's own helpers and the anomaly table's `severity_of`: no story or
+flow function, nor any other view model's.
 """
 
 from __future__ import annotations
