@@ -41,9 +41,8 @@ from webapp.web.http.bodies import (
     read_form,
 )
 from webapp.web.http.links import Links
-from webapp.web.http.problems import CliJSONResponse, Problem, problem
+from webapp.web.http.problems import TRACE_EXAMPLE, CliJSONResponse, Problem, problem
 from webapp.web.http.query import DEFAULTS, parse_har_entry, parse_options
-from webapp.web.routes import clients
 
 
 class StreamCreated(BaseModel):
@@ -131,47 +130,6 @@ _CREATE_BODY = {
                 },
             }
         },
-    },
-}
-
-TRACE_EXAMPLE = {
-    "schema": 1,
-    "policy": "adr-0019",
-    "path": "client",
-    "server_tools": [],
-    "choice": 0,
-    "steps": [
-        {
-            "step": 0,
-            "line": 1,
-            "kind": "chunk",
-            "fragments": [
-                {
-                    "position": 0,
-                    "index": 0,
-                    "id": "call_1",
-                    "name": "get_weather",
-                    "arguments": "{}",
-                    "rule": "new",
-                    "block": 0,
-                    "reason": 'no block under index 0; name "get_weather": opens a new block',
-                }
-            ],
-            "events": [{"type": "start"}, {"type": "toolcall_start", "contentIndex": 0}],
-        }
-    ],
-    "blocks": [],
-    "content": [],
-    "anomalies": [],
-    "summary": {},
-    "input": {
-        "format": "sse",
-        "records": 4,
-        "notes": [],
-        "model": None,
-        "tools": [],
-        "others": [],
-        "meta": {},
     },
 }
 
@@ -343,6 +301,3 @@ def stream_raw(request: Request, stream_id: str) -> Response:
     """The stored bytes, byte for byte, as text/plain."""
     raw = service_of(request).raw(stream_id)
     return Response(raw, media_type="text/plain; charset=utf-8")
-
-
-router.include_router(clients.api_router)

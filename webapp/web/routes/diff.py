@@ -23,7 +23,7 @@ from webapp.core.records import ReaderError
 from webapp.lenses.results import LensResult
 from webapp.triage.diff import IDS_MODES, IdsMode, diff
 from webapp.triage.sides import Side, lens_results
-from webapp.web.appstate import service_of, settings_of, templates_of, uploads_of
+from webapp.web.appstate import client_jobs, service_of, settings_of, templates_of, uploads_of
 from webapp.web.backend.capture.hops import hops_of
 from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, clean_title, prepare
 from webapp.web.backend.intake.masking import Masks
@@ -31,10 +31,9 @@ from webapp.web.backend.service import NotFound, Unreadable
 from webapp.web.backend.team.owners import new_token, owned, remember, token_hash
 from webapp.web.http.bodies import BadInput, form_text, read_form
 from webapp.web.http.links import DIFF, DIFF_API, DIFF_PASTE, Links, diff_url
+from webapp.web.http.problems import error_response
 from webapp.web.http.query import DEFAULTS, BadQuery, parse_har_entry
 from webapp.web.http.templating import render
-from webapp.web.routes import clients
-from webapp.web.routes.errors import error_response
 from webapp.web.views.diff import Picker, diff_page, picker, stream_side, with_entries
 
 router = APIRouter(include_in_schema=False)
@@ -90,7 +89,7 @@ def _stream_id(request: Request, letter: str, required: bool = True) -> str:
 def _lenses(request: Request, stream_id: str, har_entry: int | None) -> tuple[LensResult, ...]:
     """The client lenses' results when they already ran on the stream, or on this entry of
     the HAR file (its clients page ran them); none are started here."""
-    verdict = clients.jobs(request).get(stream_id, har_entry)
+    verdict = client_jobs(request).get(stream_id, har_entry)
     return lens_results(None if verdict is None else verdict.matrix)
 
 

@@ -38,6 +38,7 @@ from webapp.web.http.bodies import BadInput, form_file, form_text, read_form
 from webapp.web.http.links import Links
 from webapp.web.http.query import DEFAULTS, PATHS, BadQuery, options_query, parse_options
 from webapp.web.http.templating import render
+from webapp.web.views.stories import stop
 
 router = APIRouter(include_in_schema=False)
 REDISPLAY_LIMIT = 2_000_000
@@ -65,6 +66,7 @@ def _form_context(
         "paths": PATHS,
         "formats": INPUT_FORMATS,
         "examples": tuple(EXAMPLES.values()),
+        "stops": {key: stop(key) for key in EXAMPLES},
         "max_bytes": settings_of(request).max_bytes,
     }
 

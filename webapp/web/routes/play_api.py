@@ -26,9 +26,8 @@ from webapp.web.backend.intake.ingest import (
     prepare,
 )
 from webapp.web.http.bodies import BadField, BadInput, TooLarge, json_body, read_body
-from webapp.web.http.problems import CliJSONResponse, Problem, problem
+from webapp.web.http.problems import TRACE_EXAMPLE, CliJSONResponse, Problem, problem
 from webapp.web.http.query import BadQuery, parse_options
-from webapp.web.routes.api import TRACE_EXAMPLE
 
 router = APIRouter(prefix="/api", tags=["playground"], default_response_class=CliJSONResponse)
 

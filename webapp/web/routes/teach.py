@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from webapp.core.options import Options
 from webapp.core.readers import read
+from webapp.core.rules import RULES
 from webapp.core.words import count
 from webapp.examples import EXAMPLES
 from webapp.settings import Settings
@@ -32,6 +33,7 @@ from webapp.web.http.templating import render
 from webapp.web.http.text import as_sse
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.decision import rendered_decision
+from webapp.web.views.flow import rule_flow
 from webapp.web.views.playground import (
     KEYS,
     MAX_CHUNKS,
@@ -45,7 +47,7 @@ from webapp.web.views.playground import (
     from_records,
     to_records,
 )
-from webapp.web.views.stories import tour
+from webapp.web.views.stories import see_it, tour
 
 router = APIRouter(include_in_schema=False)
 
@@ -53,7 +55,8 @@ router = APIRouter(include_in_schema=False)
 @router.get("/rules")
 def rules_page(request: Request) -> Response:
     """The five rules from the rules table, each with its example, and the fold model."""
-    return render(templates_of(request), request, "rules.html", {})
+    context = {"flow": rule_flow(), "seen_in": {rule.name: see_it(rule.name) for rule in RULES}}
+    return render(templates_of(request), request, "rules.html", context)
 
 
 @router.api_route("/rules.css", methods=["GET", "HEAD"])

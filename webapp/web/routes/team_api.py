@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from webapp.storage import StreamInfo
 from webapp.storage.team import Notes
 from webapp.web.appstate import service_of
+from webapp.web.backend.library.shelf import shelf
 from webapp.web.backend.service import NotFound
 from webapp.web.backend.team.notes import (
     Invalid,
@@ -33,7 +34,6 @@ from webapp.web.backend.team.owners import (
 )
 from webapp.web.http.bodies import BadInput, json_object
 from webapp.web.http.problems import CliJSONResponse, Problem, json_response, problem
-from webapp.web.routes.library import shelf
 
 router = APIRouter(prefix="/api", tags=["team"], default_response_class=CliJSONResponse)
 

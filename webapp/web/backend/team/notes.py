@@ -8,16 +8,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.datastructures import FormData
+from starlette.requests import Request
+
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage.team import NoteBounds, Notes, StoredNote
 from webapp.web.backend.intake.ingest import MAX_TITLE
 from webapp.web.backend.service import NotFound, Service, Unreadable
+from webapp.web.http.bodies import BadInput, TooLarge, read_form
 from webapp.web.http.links import Links
 from webapp.web.http.query import DEFAULTS
 from webapp.web.http.text import one_line, printable
 
 MAX_NOTE = 4_000
+FORM_LIMIT = 64 * 1024
+"""The most bytes a small form (a title, a note, a choice) may take."""
 MAX_AUTHOR = 80
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -200,3 +206,14 @@ def note_of(service: Service, stream_id: str, note_id: str) -> StoredNote:
     if note is None:
         raise NotFound(stream_id)
     return note
+
+
+async def small_form(request: Request) -> FormData:
+    """A small urlencoded or multipart form (a title, a note, a choice), at most `FORM_LIMIT`
+    bytes; Invalid when it is larger or does not parse."""
+    try:
+        return await read_form(request, FORM_LIMIT, FORM_LIMIT)
+    except TooLarge as error:
+        raise Invalid(str(error)) from error
+    except BadInput as error:
+        raise Invalid(str(error)) from error
