@@ -10,6 +10,8 @@ from fastapi.testclient import TestClient
 
 from tests.lenses.fakes import CRASHES, answering, missing, program
 from tests.web.webkit import Store
+from webapp.lenses import lenses_key
+from webapp.storage.lensresults import LensResults
 from webapp.web.routes.clients import ClientJobs
 
 GEMINI = Path("tests/corpus/native/gemini3pro-wholecall.sse").read_text()
@@ -35,10 +37,12 @@ def other_api_jobs(app: FastAPI) -> ClientJobs:
 def test_the_api_names_no_library_on_gemini_s_own_stream(
     app: FastAPI, client: TestClient, store: Store
 ) -> None:
-    other_api_jobs(app)
+    jobs = other_api_jobs(app)
     stream_id = store(GEMINI)
     response = client.get(f"/api/streams/{stream_id}/clients", params={"wait": "true"})
     assert response.status_code == 200
+    kept = LensResults(jobs.service.storage).get(stream_id, None, lenses_key(jobs.chosen()))
+    assert kept is None  # no lens was queued, so none answered
     document = response.json()
     assert document["file"] == []
     assert {c["client"]: (c["status"], c["error"], c["install"]) for c in document["clients"]} == {
