@@ -56,9 +56,16 @@ class Server:
     """`streamviz serve` in its own process group, so that SIGKILL takes its workers too."""
 
     def __init__(
-        self, db: str, workers: int = 1, port: int | None = None, extra: list[str] | None = None
+        self,
+        db: str,
+        workers: int = 1,
+        port: int | None = None,
+        extra: list[str] | None = None,
+        root: Path = ROOT,
     ) -> None:
         self.db = db
+        self.root = root
+        """The checkout whose code is served."""
         self.extra = extra or []
         self.workers = workers
         self.port = port or free_port()
@@ -77,9 +84,14 @@ class Server:
             "--workers", str(self.workers), *self.extra,
         ]  # fmt: skip
         # The core from its sources, as `make run` serves it (the Makefile says why).
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMVIZ_INTERPRETED": "1"}
+        env = {**os.environ, "PYTHONPATH": str(self.root), "STREAMVIZ_INTERPRETED": "1"}
         self.process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=self.log, stderr=self.log, start_new_session=True
+            command,
+            cwd=self.root,
+            env=env,
+            stdout=self.log,
+            stderr=self.log,
+            start_new_session=True,
         )
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline:
