@@ -94,16 +94,20 @@ def process_tree(pid: int) -> list[int]:
     return found
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of the process and its descendants so far."""
-    total = 0
-    for each in process_tree(pid):
-        try:
-            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
-    return total / TICKS
+def _ticks(stat: Path) -> int:
+    """utime + stime (fields 14 and 15) of a /proc stat file, 0 once it is gone."""
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """User + system CPU seconds so far: of the process and its descendants, and of the
+    process's main thread alone (the event loop's, for uvicorn and mitmdump)."""
+    total = sum(_ticks(Path(f"/proc/{each}/stat")) for each in process_tree(pid))
+    return total / TICKS, _ticks(Path(f"/proc/{pid}/task/{pid}/stat")) / TICKS
 
 
 def rss_mb(pid: int) -> float:
@@ -129,6 +133,9 @@ class Target:
     pid: int | None
     cpu: dict[int, list[float]] = field(default_factory=dict)
     """Streams at once -> CPU microseconds per chunk, one per round."""
+    loop_cpu: dict[int, list[float]] = field(default_factory=dict)
+    """The same of the main thread alone (the relay's event loop; the rest is other threads:
+    streamviz's recording, mitmproxy's few helpers)."""
     rate: dict[int, list[float]] = field(default_factory=dict)
     """Streams at once -> chunks/s in total, one per round."""
     latency: list[float] = field(default_factory=list)
@@ -167,7 +174,7 @@ async def throughput(
     client: httpx.AsyncClient, target: Target, streams: int, burst: int, want: str
 ) -> None:
     """`streams` fixed streams at once through `target`: chunks/s and CPU per chunk."""
-    before = cpu_seconds(target.pid) if target.pid else 0.0
+    before = cpu_seconds(target.pid) if target.pid else (0.0, 0.0)
     start = time.perf_counter()
     digests = await asyncio.gather(
         *(fixed_stream(client, target.url, burst) for _ in range(streams))
@@ -176,8 +183,9 @@ async def throughput(
     chunks = streams * (burst + 1)
     target.rate.setdefault(streams, []).append(chunks / elapsed)
     if target.pid:
-        spent = cpu_seconds(target.pid) - before
-        target.cpu.setdefault(streams, []).append(spent / chunks * 1e6)
+        after = cpu_seconds(target.pid)
+        target.cpu.setdefault(streams, []).append((after[0] - before[0]) / chunks * 1e6)
+        target.loop_cpu.setdefault(streams, []).append((after[1] - before[1]) / chunks * 1e6)
     target.bytes_ok &= all(d == want for d in digests)
 
 
@@ -213,18 +221,23 @@ def report(args: argparse.Namespace, targets: list[Target]) -> None:
           f"p50/p95/p99 {d50:.2f}/{d95:.2f}/{d99:.2f} ms):")  # fmt: skip
     head = " | ".join(
         [f"CPU us/chunk @{n}" for n in args.concurrency]
+        + [f"loop thread's @{n}" for n in args.concurrency]
         + [f"chunks/s @{n}" for n in args.concurrency]
     )
     print(f"| target | {head} | added p50/p95/p99 ms | RSS per round MB | bytes identical |")
-    print("|---" * (3 + 2 * len(args.concurrency)) + "|---|")
+    print("|---" * (3 + 3 * len(args.concurrency)) + "|---|")
     for target in targets:
         cells = []
-        for n in args.concurrency:
-            cpu = statistics.median(target.cpu[n]) if target.cpu.get(n) else None
-            ratio = ""
-            if cpu is not None and mitm is not None and target is not mitm and mitm.cpu.get(n):
-                ratio = f" ({cpu / statistics.median(mitm.cpu[n]):.2f}x)"
-            cells.append("-" if cpu is None else f"{cpu:.1f}{ratio}")
+        for figures, theirs in (
+            (target.cpu, mitm and mitm.cpu),
+            (target.loop_cpu, mitm and mitm.loop_cpu),
+        ):
+            for n in args.concurrency:
+                cpu = statistics.median(figures[n]) if figures.get(n) else None
+                ratio = ""
+                if cpu is not None and theirs and target is not mitm and theirs.get(n):
+                    ratio = f" ({cpu / statistics.median(theirs[n]):.2f}x)"
+                cells.append("-" if cpu is None else f"{cpu:.1f}{ratio}")
         for n in args.concurrency:
             rate = statistics.median(target.rate[n])
             ratio = ""
@@ -275,6 +288,10 @@ def main() -> int:
     parser.add_argument("--latency-runs", type=int, default=4, help="paced streams per target")
     parser.add_argument("--no-mitm", action="store_true", help="leave mitmproxy out")
     parser.add_argument(
+        "--serve-arg", action="append", default=[], metavar="ARG",
+        help="one more argument to every `streamviz serve` (e.g. --serve-arg=--cache-mb=16)",
+    )  # fmt: skip
+    parser.add_argument(
         "--against", type=Path, metavar="DIR", help="also `streamviz serve` from checkout DIR"
     )
     args = parser.parse_args()
@@ -290,7 +307,7 @@ def main() -> int:
         )
         for name, root in roots:
             db = stack.enter_context(throwaway_store("sqlite", None))
-            server = Server(db, extra=["--upstream", upstream], root=root)
+            server = Server(db, extra=["--upstream", upstream, *args.serve_arg], root=root)
             server.start()
             stack.callback(server.stop)
             assert server.process is not None

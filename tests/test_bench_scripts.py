@@ -99,7 +99,10 @@ def test_side_by_side_script_reports_every_target_and_checks_bytes() -> None:
     rows = {line.split(" | ")[0]: line for line in table}
     assert "| target" in rows and "| direct" in rows
     streamviz = rows["| streamviz"].split(" | ")
-    assert len(streamviz) == 8, streamviz  # CPU and chunks/s at 1 and 3, latency, RSS, bytes
+    assert len(streamviz) == 10, (
+        streamviz
+    )  # CPU, loop's CPU, chunks/s at 1 and 3; latency, RSS, bytes
     assert float(streamviz[1]) >= 0 and float(streamviz[2]) > 0  # CPU us per chunk (in ticks)
-    assert len(streamviz[6].split()) == 2  # RSS after each of the two rounds
-    assert streamviz[7] == "yes |"
+    assert float(streamviz[2]) >= float(streamviz[4])  # the process's, the loop thread's
+    assert len(streamviz[8].split()) == 2  # RSS after each of the two rounds
+    assert streamviz[9] == "yes |"
