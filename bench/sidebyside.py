@@ -18,7 +18,8 @@ machine's drift falls on all of them alike:
   over a measure, divided by the chunks it relayed. The machine is shared (2 cores, often a
   load of 10): wall-clock figures measure the neighbours too; CPU time per chunk does not, so
   it is the figure to compare.
-- chunks/s in total with 1, 20 and 50 concurrent unpaced streams of `--burst` chunks;
+- chunks/s in total with 1, 20 and 50 concurrent unpaced streams of `--burst` chunks (run
+  again until `--least` chunks were relayed: CPU time is counted in 10 ms ticks);
 - latency added per chunk (p50/p95/p99 of arrival minus the fake's stamp, minus direct's) on
   paced streams, one at a time;
 - the proxy's RSS after each of `--rounds` identical rounds;
@@ -171,16 +172,19 @@ async def paced_stream(client: httpx.AsyncClient, url: str, n: int, pause_ms: fl
 
 
 async def throughput(
-    client: httpx.AsyncClient, target: Target, streams: int, burst: int, want: str
+    client: httpx.AsyncClient, target: Target, streams: int, burst: int, want: str, least: int
 ) -> None:
-    """`streams` fixed streams at once through `target`: chunks/s and CPU per chunk."""
+    """`streams` fixed streams at once through `target`, again until `least` chunks were
+    relayed (CPU time is counted in 10 ms ticks): chunks/s and CPU per chunk."""
     before = cpu_seconds(target.pid) if target.pid else (0.0, 0.0)
     start = time.perf_counter()
-    digests = await asyncio.gather(
-        *(fixed_stream(client, target.url, burst) for _ in range(streams))
-    )
+    digests: list[str] = []
+    while len(digests) * (burst + 1) < least:
+        digests += await asyncio.gather(
+            *(fixed_stream(client, target.url, burst) for _ in range(streams))
+        )
     elapsed = time.perf_counter() - start
-    chunks = streams * (burst + 1)
+    chunks = len(digests) * (burst + 1)
     target.rate.setdefault(streams, []).append(chunks / elapsed)
     if target.pid:
         after = cpu_seconds(target.pid)
@@ -204,7 +208,7 @@ async def measure(args: argparse.Namespace, targets: list[Target]) -> None:
             for streams in args.concurrency:
                 order = targets if (round_ + streams) % 2 == 0 else targets[::-1]
                 for target in order:
-                    await throughput(client, target, streams, args.burst, want)
+                    await throughput(client, target, streams, args.burst, want, args.least)
             for target in targets:
                 if target.pid:
                     target.rss.append(rss_mb(target.pid))
@@ -283,6 +287,10 @@ def main() -> int:
     parser.add_argument("--burst", type=int, default=2000, help="chunks per unpaced stream")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 20, 50])
     parser.add_argument("--rounds", type=int, default=3, help="identical rounds")
+    parser.add_argument(
+        "--least", type=int, default=20_000, help="chunks relayed in each measure at least "
+        "(the streams at once are run again until then)",
+    )  # fmt: skip
     parser.add_argument("--chunks", type=int, default=300, help="chunks per paced stream")
     parser.add_argument("--pause-ms", type=float, default=2.0, help="pause between them")
     parser.add_argument("--latency-runs", type=int, default=4, help="paced streams per target")
