@@ -179,7 +179,7 @@ async def throughput(
     before = cpu_seconds(target.pid) if target.pid else (0.0, 0.0)
     start = time.perf_counter()
     digests: list[str] = []
-    while len(digests) * (burst + 1) < least:
+    while not digests or len(digests) * (burst + 1) < least:
         digests += await asyncio.gather(
             *(fixed_stream(client, target.url, burst) for _ in range(streams))
         )
