@@ -24,7 +24,7 @@ ALLOWED_HOSTS ?=
 # ALLOWED_HOSTS='streamviz.lan *.example.com': host names answered besides localhost (and HOST).
 # EMBED_ORIGINS='https://wiki.example.com ...': those sites' pages may frame /embed/... (a slide, a wiki).
 
-.PHONY: run test install install-test compile pure chromium postgres upstream a11y clients lint typecheck pytest bench clean
+.PHONY: run test install install-test compile pure chromium postgres upstream a11y clients lint typecheck pytest bench bench-proxy clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 # The server starts at once; the lenses (`make clients`) install beside it when they are not
@@ -141,6 +141,11 @@ pytest: compile pure
 bench: compile
 	$(BIN)/python bench/bench.py
 
+# The recording proxy, mitmproxy (installed into bench/.venv-mitm, a venv of its own, when
+# missing) and a direct connection, side by side in one run (bench/README.md).
+bench-proxy: $(VENV)/.installed
+	$(BIN)/python bench/sidebyside.py
+
 clean:
 	rm -rf build $(CORE_RECORD); find webapp -name '*.so' -delete
-	rm -rf $(VENV) tests/upstream/node_modules tests/a11y/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) bench/.venv-mitm tests/upstream/node_modules tests/a11y/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache

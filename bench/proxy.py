@@ -55,8 +55,21 @@ def chunk() -> bytes:
     return b"data: " + _TEMPLATE + b"%d}\n\n" % time.monotonic_ns()
 
 
+def fixed_chunk(i: int) -> bytes:
+    """An unstamped event, the i-th of a stream known in advance (`sidebyside.py` checks every
+    target's bytes against it)."""
+    piece = f"x{i:07d}" * 15
+    return (
+        b'data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","model":"gpt-bench",'
+        b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"'
+        + piece.encode()
+        + b'"}}]},"finish_reason":null}]}\n\n'
+    )
+
+
 async def fake(scope: dict[str, object], receive: object, send: object) -> None:
-    """POST {"n": N, "pause_ms": P}: N stamped chunks, P ms apart, then [DONE]."""
+    """POST {"n": N, "pause_ms": P}: N stamped chunks, P ms apart, then [DONE]; with
+    "fixed": true, `fixed_chunk`'s unstamped chunks instead."""
     if scope["type"] != "http":
         return
     body = b""
@@ -67,12 +80,13 @@ async def fake(scope: dict[str, object], receive: object, send: object) -> None:
             break
     asked = json.loads(body or b"{}")
     n, pause = int(asked.get("n", 100)), float(asked.get("pause_ms", 0)) / 1000
+    make = (lambda i: fixed_chunk(i)) if asked.get("fixed") else (lambda i: chunk())
     headers = [(b"content-type", b"text/event-stream")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})  # type: ignore[operator]
-    for _ in range(n):
+    for i in range(n):
         if pause:
             await asyncio.sleep(pause)
-        await send({"type": "http.response.body", "body": chunk(), "more_body": True})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": make(i), "more_body": True})  # type: ignore[operator]
     await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})  # type: ignore[operator]
 
 

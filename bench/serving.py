@@ -65,6 +65,7 @@ class Server:
     ) -> None:
         self.db = db
         self.package = package
+        """The checkout (or the copy of its package) whose code is served."""
         self.extra = extra or []
         self.workers = workers
         self.port = port or free_port()
@@ -86,7 +87,12 @@ class Server:
         # and not from the working directory (-P).
         env = {**os.environ, "PYTHONPATH": str(self.package)}
         self.process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=self.log, stderr=self.log, start_new_session=True
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=self.log,
+            start_new_session=True,
         )
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline:

@@ -89,3 +89,21 @@ def test_webtrace_script_runs_and_reports_every_goal() -> None:
     for goal in ("first minutes: worst p95", "first minutes: most RSS", "reopen after a restart"):
         line = next(line for line in done.stdout.splitlines() if line.startswith(goal))
         assert " goal " in line, line
+
+
+def test_side_by_side_script_reports_every_target_and_checks_bytes() -> None:
+    done = _run("sidebyside.py", "--no-mitm", "--burst", "400", "--least", "0",
+                "--concurrency", "1", "3", "--rounds", "2", "--chunks", "20",
+                "--latency-runs", "1")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    table = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    rows = {line.split(" | ")[0]: line for line in table}
+    assert "| target" in rows and "| direct" in rows
+    streamviz = rows["| streamviz"].split(" | ")
+    assert len(streamviz) == 10, (
+        streamviz
+    )  # CPU, loop's CPU, chunks/s at 1 and 3; latency, RSS, bytes
+    assert float(streamviz[1]) >= 0 and float(streamviz[2]) > 0  # CPU us per chunk (in ticks)
+    assert float(streamviz[2]) >= float(streamviz[4])  # the process's, the loop thread's
+    assert len(streamviz[8].split()) == 2  # RSS after each of the two rounds
+    assert streamviz[9] == "yes |"

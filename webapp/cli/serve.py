@@ -173,8 +173,8 @@ FACTORY = "webapp.web.app:create_app_from_env"
 @click.option(
     "--proxy-queue", "proxy_queue_chunks", type=click.IntRange(min=1), default=16,
     show_default=True, metavar="N",
-    help="Pieces of a response (64 KiB at most each) held for a slow client before the "
-    "upstream is no longer read.",
+    help="Pieces of a response (64 KiB at most each) read and not yet sent to a slow client "
+    "before the upstream is no longer read.",
 )  # fmt: skip
 @click.option(
     "--unlisted-captures", is_flag=True,

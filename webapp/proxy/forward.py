@@ -3,10 +3,12 @@
 How one exchange goes: the request's body is streamed to the upstream as it arrives (a copy of
 at most `Limits.request_bytes` kept, to read the model and tools from); the response's status
 and headers come back with `streamviz-stream-id` added; then its bytes are read by one task,
-timed (ms since the request was sent) and put on a queue of at most `Limits.queue_chunks`
-pieces, which another task sends to the client. A slow client fills the queue, the reader
-waits, and TCP slows the upstream: nothing is buffered without bound. An event stream (or a
-JSON chat completion) is also handed to a `Recorder` in batches (`Batcher`: at most
+timed (ms since the request was sent) and put on a queue, which another task sends to the
+client (the pieces already waiting in one message: fewer trips through the server's layers,
+and no wait for a piece not yet read). At most `Limits.queue_chunks` pieces are read and not
+yet sent: a slow client holds them, the reader waits, and TCP slows the upstream: nothing is
+buffered without bound. An event stream (or a JSON chat completion) is also handed to a
+`Recorder`, piece by piece with each piece's own time, in batches (`Batcher`: at most
 `batch_bytes`, at most `batch_ms` old, one write at a time in a thread).
 
 A third task waits for the client to go away: then the exchange is cancelled, the upstream's
@@ -81,8 +83,8 @@ class Limits:
     """Seconds the upstream may stay silent: before its headers (then 504) or between two
     pieces of its body (then the stream is cut by the upstream)."""
     queue_chunks: int = 16
-    """Pieces (network reads, 64 KiB at most) waiting for a slow client before the upstream
-    is no longer read."""
+    """Pieces (network reads, 64 KiB at most) read and not yet sent to a slow client before the
+    upstream is no longer read."""
     batch_bytes: int = 64 * 1024
     """A batch of a recorded stream is written once it holds this many bytes..."""
     batch_ms: float = 100.0
@@ -662,8 +664,11 @@ class Forwarder:
     async def _pump(
         self, exchange: Exchange, response: httpx.Response, send: Send, batcher: Batcher | None
     ) -> tuple[str, str]:
-        """Upstream to client through the bounded queue; how it ended and why."""
-        queue: asyncio.Queue[Any] = asyncio.Queue(self.limits.queue_chunks)
+        """Upstream to client through the queue; how it ended and why. At most
+        `Limits.queue_chunks` pieces are read and not yet sent (`slots`: a piece's slot is
+        given back once the message that holds it is sent)."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        slots = asyncio.Semaphore(self.limits.queue_chunks)
         exchange.queue = queue
 
         async def read() -> None:
@@ -671,20 +676,22 @@ class Forwarder:
                 async for piece in response.aiter_raw():
                     ms = exchange.since()
                     exchange.unsent += 1
-                    await queue.put(piece)
+                    await slots.acquire()
+                    queue.put_nowait(piece)
                     if batcher is not None:
                         await batcher.add(piece, ms)
             except httpx.ReadTimeout:
-                await queue.put(_Cut(f"no byte for {self.limits.read_timeout:g} s"))
+                queue.put_nowait(_Cut(f"no byte for {self.limits.read_timeout:g} s"))
             except httpx.HTTPError as error:
-                await queue.put(_Cut(_why(error)))
+                queue.put_nowait(_Cut(_why(error)))
             else:
-                await queue.put(_DONE)
+                queue.put_nowait(_DONE)
 
         reader = asyncio.ensure_future(read())
+        after: Any = None
         try:
             while True:
-                item = await queue.get()
+                item, after = (await queue.get() if after is None else after), None
                 if item is _DONE:
                     exchange.responded = True
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -694,11 +701,29 @@ class Forwarder:
                     return "upstream", item.detail
                 if item is _GONE:
                     return await _drain(queue, self.limits.drain_s)
-                await send({"type": "http.response.body", "body": item, "more_body": True})
-                exchange.unsent -= 1
+                pieces, after = _waiting(queue, item)
+                body = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+                exchange.unsent -= len(pieces)
+                for _ in pieces:
+                    slots.release()
         finally:
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
+
+
+def _waiting(queue: asyncio.Queue[Any], first: bytes) -> tuple[list[bytes], Any]:
+    """`first` and the pieces already waiting behind it, to be sent in one message (never
+    waiting for more: a paced stream's piece goes out as it came), and the item after them
+    that is not a piece (the body's end, a cut), or None. Each piece was handed to the
+    recorder on its own, with its own arrival time."""
+    pieces = [first]
+    while not queue.empty():
+        item = queue.get_nowait()
+        if not isinstance(item, bytes):
+            return pieces, item
+        pieces.append(item)
+    return pieces, None
 
 
 async def _drain(queue: asyncio.Queue[Any], seconds: float) -> tuple[str, str]:
