@@ -26,6 +26,7 @@ from typing import Any, Literal, get_args
 
 from webapp.core.words import count
 from webapp.triage.sides import DiffCall, Side
+from webapp.triage.twin import Twin, twin
 from webapp.triage.values import Difference, differ, differences, show
 
 IdsMode = Literal["auto", "compare", "ignore"]
@@ -126,6 +127,21 @@ class Diff:
         return all(pair.same for pair in self.pairs)
 
     @property
+    def twin(self) -> Twin | None:
+        """With one side a non-stream answer: whether it agrees with the stream's meaning and
+        with what each client received (`webapp.triage.twin`)."""
+        return twin(self.a, self.b)
+
+    @property
+    def subject(self) -> str:
+        """ "The streams", "The stream and the non-stream answer", "The answers"."""
+        if self.a.answer and self.b.answer:
+            return "The answers"
+        if self.a.answer or self.b.answer:
+            return "The stream and the non-stream answer"
+        return "The streams"
+
+    @property
     def summary(self) -> str:
         """One sentence: the same calls, or how many differ and how many have no partner."""
         matched = [pair for pair in self.pairs if pair.a is not None and pair.b is not None]
@@ -133,9 +149,9 @@ class Diff:
             what = count(len(matched), "call") if matched else "no tool call"
             tail = ""
             if self.streams:
-                tail = (f"; the streams differ only in what does not change that "
+                tail = (f"; {self.subject.lower()} differ only in what does not change that "
                         f"({count(len(self.streams), 'difference')})")  # fmt: skip
-            return f"The streams mean the same calls: {what}{tail}."
+            return f"{self.subject} mean the same calls: {what}{tail}."
         parts = []
         differing = sum(1 for pair in matched if pair.differences)
         if differing:
@@ -146,7 +162,7 @@ class Diff:
         for alone, label in ((only_a, "A"), (only_b, "B")):
             if alone:
                 parts.append(f"{count(alone, 'call')} only in {label}")
-        return f"The streams differ: {', '.join(parts)}."
+        return f"{self.subject} differ: {', '.join(parts)}."
 
     def swapped(self) -> Diff:
         """The diff of B and A."""
@@ -165,6 +181,7 @@ class Diff:
             "summary": self.summary,
             "streams": [str(d) for d in self.streams],
             "ids": {"compared": self.ids_compared, "why": self.ids_why},
+            "twin": None if (found := self.twin) is None else found.to_json(),
         }
 
 
@@ -366,6 +383,8 @@ def _streams(a: Side, b: Side) -> list[Difference]:
         out.append(differ("finish_reason", a.finish_reason, b.finish_reason))
     if a.model and b.model and a.model != b.model:
         out.append(differ("model", a.model, b.model))
+    if a.answer or b.answer:  # an answer's chunks, grades and timing are not the provider's
+        return out
     if a.trace.chunk_count != b.trace.chunk_count:
         out.append(Difference("chunks", str(a.trace.chunk_count), str(b.trace.chunk_count)))
     theirs_graded = {g.client: g for g in b.verdict.grades}
