@@ -109,7 +109,7 @@ def _twin_lines(diff: Diff, paint: Painter) -> Iterator[str]:
     if found is None:
         return
     yield paint("answer", "bold") + f"  ({found.answer}: the non-stream answer)"
-    for agreement in (found.reading, *found.clients):
+    for agreement in found.agreements:
         style = "green" if agreement.same else ("dim" if agreement.same is None else "red")
         yield f"  {paint(escape(agreement.words), style)}"
     yield ""

@@ -57,6 +57,11 @@ class Twin:
     clients: tuple[Agreement, ...]
 
     @property
+    def agreements(self) -> tuple[Agreement, ...]:
+        """The stream's meaning's, then each client's."""
+        return (self.reading, *self.clients)
+
+    @property
     def same(self) -> bool:
         """The answer holds the calls the stream means."""
         return bool(self.reading.same)
