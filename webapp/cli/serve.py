@@ -171,6 +171,14 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "http://HOST:PORT/proxy/NAME/v1. Also from $STREAMVIZ_UPSTREAM (space-separated).",
 )
 @click.option(
+    "--twin",
+    is_flag=True,
+    help="With --upstream: after each captured stream ends, send the same request once more "
+    'with "stream": false and keep the answer beside it (its page then says whether the '
+    "provider's own non-stream answer holds the same calls). Off by default: it doubles "
+    "what the upstream costs.",
+)
+@click.option(
     "--keep-requests",
     is_flag=True,
     help="Store each captured stream's request body (the prompt) with it; by default only its "

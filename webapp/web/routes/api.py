@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any, get_type_hints
 
 from fastapi import APIRouter, Request
@@ -16,6 +17,8 @@ from webapp.core.tracejson import trace_document_parts
 from webapp.storage import StreamInfo
 from webapp.web.appstate import service_of, settings_of
 from webapp.web.backend.capture.timing import view_timing
+from webapp.web.backend.capture.twin import twin_of
+from webapp.web.backend.example_source import example_of
 from webapp.web.backend.intake.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
@@ -65,8 +68,29 @@ _INFO_FIELDS: dict[str, Any] = {
     _API_NAMES.get(name, name): (hint, Field(validation_alias=name))
     for name, hint in get_type_hints(StreamInfo).items()
 }
+
+
+class TwinOut(BaseModel):
+    """A captured stream's non-stream twin (`serve --twin`)."""
+
+    id: str = Field(description="The twin's own stream id (its page, `/diff?a=ID&b=TWIN`).")
+    same: bool | None = Field(
+        description="Whether the twin holds the calls the stream means (by name and arguments "
+        "as JSON, not by id); null when the twin failed."
+    )
+    status: int = Field(description="The twin's HTTP status (0: no answer came).")
+    where: str | None = Field(description="Where it first differs: call 1, `arguments.city`.")
+    error: str | None = Field(description="How the twin failed, in words (never retried).")
+
+
 StreamInfoOut = create_model(
-    "StreamInfoOut", __doc__="A stored stream's record, without its bytes.", **_INFO_FIELDS
+    "StreamInfoOut",
+    __doc__="A stored stream's record, without its bytes.",
+    **_INFO_FIELDS,
+    twin=(
+        TwinOut | None,
+        Field(default=None, description="The non-stream twin (`serve --twin`); null without one."),
+    ),
 )
 """StreamInfo's fields, read from the dataclass itself so that the two cannot drift apart."""
 
@@ -277,9 +301,12 @@ async def _store(
     response_model=StreamInfoOut,
     responses={404: _ERRORS[404]},
 )
-def stream_info(request: Request, stream_id: str) -> StreamInfo:
-    """Title, size, formats and redactions of a stored stream."""
-    return service_of(request).info(stream_id)
+def stream_info(request: Request, stream_id: str) -> dict[str, Any]:
+    """Title, size, formats and redactions of a stored stream, and its non-stream twin."""
+    service = service_of(request)
+    info = service.info(stream_id)
+    twin = twin_of(service, stream_id) if example_of(stream_id) is None else None
+    return {**asdict(info), "twin": None if twin is None else twin.to_json()}
 
 
 @router.get(

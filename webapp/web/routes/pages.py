@@ -23,6 +23,8 @@ from webapp.triage.compare import Comparison
 from webapp.web.appstate import pace_of, service_of, settings_of, templates_of
 from webapp.web.backend.capture.live import Live
 from webapp.web.backend.capture.timing import Timing
+from webapp.web.backend.capture.twin import TwinSummary, twin_of
+from webapp.web.backend.example_source import example_of
 from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team.owners import saw
 from webapp.web.backend.trace.anomaly_groups import Group
@@ -66,6 +68,7 @@ from webapp.web.views.quirks import panel as quirk_panel
 from webapp.web.views.quirks import quirk_line
 from webapp.web.views.timing import panel as timing_panel
 from webapp.web.views.timing import step_time, timed_strip, timed_window
+from webapp.web.views.twin import twin_panel
 
 router = APIRouter(include_in_schema=False)
 
@@ -173,6 +176,13 @@ def _stream(
     return response
 
 
+def _twin(request: Request, links: Links) -> TwinSummary | None:
+    """The stream's non-stream twin, when this server's proxy sent one (`serve --twin`)."""
+    if links.har_entry is not None or example_of(links.stream_id) is not None:
+        return None
+    return twin_of(service_of(request), links.stream_id)
+
+
 def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -> dict[str, Any]:
     """What the full timeline page shows besides its stage."""
     view, timing = live.view, live.timing
@@ -208,6 +218,7 @@ def _page(request: Request, live: Live, links: Links, step: int, pinned: bool) -
         minimise=None if live.live else minimise_routes.section(request, view, links),
         timing=None if timing is None else timing_panel(view, timing, links, live=live.live),
         live=live_panel(live, links, step, pinned=pinned, poll_ms=settings.live_poll_ms),
+        twin=None if live.live else twin_panel(_twin(request, links), links),
         compare=diff_routes.control(request, links),
         **_anomalies(view, links, step, groups),
     )
