@@ -126,3 +126,10 @@ def test_an_answer_that_cannot_be_read_says_why(value: object, said: str) -> Non
 
 def test_a_stream_is_no_answer() -> None:
     assert answer_in(read(STREAM)) is None
+
+
+def test_an_answer_read_alone_is_said_to_be_one() -> None:
+    from webapp.core.readers import ANSWER_NOTE
+
+    assert ANSWER_NOTE in read(SAME).notes
+    assert ANSWER_NOTE not in read(STREAM).notes

@@ -64,3 +64,26 @@ def test_an_answer_that_is_not_json_is_refused_when_pasted(
     response = client.post("/diff/paste", data={"a": stream, "text": "this is not JSON {"})
     assert response.status_code == 422
     assert "not a stream streamviz can read" in response.text
+
+
+def test_a_stored_answer_has_a_page_of_its_calls_not_a_timeline(
+    client: TestClient, store: Store
+) -> None:
+    answer = store(LYON, "answer")
+    response = client.get(f"/s/{answer}")
+    assert response.status_code == 200 and response.template.name == "answer.html"
+    assert "A non-stream answer, not a stream." in response.text
+    assert "&#34;city&#34;: &#34;Lyon&#34;" in response.text
+    assert f"/diff?a={answer}" in response.text  # compare it with a stream
+    assert client.get(f"/s/{store(STREAM, 'stream')}").template.name == "stream.html"
+
+
+def test_an_answer_whose_calls_cannot_be_read_says_why_on_its_page(
+    client: TestClient, store: Store
+) -> None:
+    answer = store(json.dumps({"object": "chat.completion", "choices": []}), "no choices")
+    response = client.get(f"/s/{answer}")
+    assert response.status_code == 200
+    assert "Its calls cannot be read:</b> the chat.completion answer on line 1 has no choices" in (
+        response.text
+    )

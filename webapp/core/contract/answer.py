@@ -13,15 +13,24 @@ diff can hold an answer beside a stream by the same means. Pure: no I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from webapp.core.contract.intended import Call
+from webapp.core.readers.refusal import ANSWER, ANSWER_RECORDS, is_answer, looks_like_answer
 from webapp.core.records import ReaderError, ReadResult, Record
 from webapp.core.words import count
 
-OBJECT = "chat.completion"
+OBJECT = ANSWER
+__all__ = [
+    "ANSWER_RECORDS",
+    "OBJECT",
+    "Answer",
+    "answer_in",
+    "as_records",
+    "is_answer",
+    "looks_like_answer",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,36 +49,6 @@ class Answer:
         more = ", …" if len(self.calls) > 5 else ""
         held = f": {names}{more}" if self.calls else ""
         return f"a non-stream {OBJECT} answer ({count(len(self.calls), 'tool call')}{held})"
-
-
-def looks_like_answer(value: Any) -> bool:
-    """Whether a parsed value is a non-stream answer: `object` is `chat.completion`, or (no
-    `object`) a choice holds a `message` and none a `delta`."""
-    if not isinstance(value, dict):
-        return False
-    kind = value.get("object")
-    if kind == OBJECT:
-        return True
-    choices = value.get("choices")
-    if kind is not None or not isinstance(choices, list) or not choices:
-        return False
-    held = [choice for choice in choices if isinstance(choice, dict)]
-    return any("message" in c for c in held) and not any("delta" in c for c in held)
-
-
-def is_answer(records: Sequence[Record]) -> bool:
-    """Whether a reading is one answer: a record is an answer and none is a stream's chunk or
-    `[DONE]` (at most the first few records are looked at: an answer is one body)."""
-    found = False
-    for record in records[:8]:
-        if record.kind == "done":
-            return False
-        if record.kind != "chunk":
-            continue
-        if not looks_like_answer(record.value):
-            return False
-        found = True
-    return found and len(records) <= 8
 
 
 def answer_in(result: ReadResult, choice: int = 0) -> Answer | None:

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import QueryParams
 
+from webapp.core.contract.answer import ANSWER_RECORDS
 from webapp.core.rules import POLICIES
 from webapp.storage.capture import Captures
 from webapp.triage.compare import Comparison
@@ -68,7 +69,7 @@ from webapp.web.views.quirks import panel as quirk_panel
 from webapp.web.views.quirks import quirk_line
 from webapp.web.views.timing import panel as timing_panel
 from webapp.web.views.timing import step_time, timed_strip, timed_window
-from webapp.web.views.twin import twin_panel
+from webapp.web.views.twin import answer_page, twin_panel
 
 router = APIRouter(include_in_schema=False)
 
@@ -154,6 +155,10 @@ def _stream(
     except Unreadable as error:
         return _unread(request, shown, partial, error)
     view = live.view
+    if not live.live and view.source.records <= ANSWER_RECORDS:
+        answered = _answer(request, view, links)
+        if answered is not None:
+            return answered
     pinned = "step" in shown.query or not live.live
     if not pinned:
         step = following_step(live)
@@ -174,6 +179,19 @@ def _stream(
     response = render(templates, request, "stream.html", context)
     saw(request, response, shown.stream_id, "o")  # this browser's library holds it now
     return response
+
+
+def _answer(request: Request, view: TraceView, links: Links) -> Response | None:
+    """The page of a non-stream answer, which has no step to follow (None for a stream)."""
+    service = service_of(request)
+    reading = service.reading(links.stream_id, links.har_entry)
+    capture = Captures(service.storage).get(links.stream_id)
+    twin_of = capture.facts.twin_of if capture is not None else ""
+    title = stream_title(view.source.info)
+    page = answer_page(title, reading.result, links, twin_of)
+    if page is None:
+        return None
+    return render(templates_of(request), request, "answer.html", {"page": page})
 
 
 def _twin(request: Request, links: Links) -> TwinSummary | None:
