@@ -42,9 +42,11 @@ def test_an_answer_that_differs_on_either_side(client: TestClient, store: Store)
             "differs from the stream's intended reading at call 1, `arguments.city`"
         )
     response = client.get("/diff", params={"a": stream, "b": answer})
-    assert "differs from the stream&#39;s intended reading at call 1, `arguments.city`" in (
-        response.text
+    assert (
+        "differs from the stream&#39;s intended reading at call 1, <code>arguments.city</code>"
+        in (response.text)
     )
+    assert "in B's message.tool_calls" in response.text  # not a timeline's step
 
 
 def test_an_answer_with_no_choices_is_a_422_saying_why(client: TestClient, store: Store) -> None:
