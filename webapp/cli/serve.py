@@ -311,6 +311,9 @@ def _settings(host: str, db: str, given: dict[str, Any]) -> Settings:
         parse_upstreams(upstreams)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--upstream") from None
+    if given.get("twin") and not upstreams:
+        message = "--twin sends a captured stream's request again: give --upstream NAME=URL too"
+        raise click.BadParameter(message, param_hint="--twin")
     return Settings(
         db=db,
         cache_bytes=given.pop("cache_mb") * MB,
