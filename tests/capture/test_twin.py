@@ -133,3 +133,12 @@ def test_without_twin_nothing_is_sent_again(make_rig: Callable[..., Rig]) -> Non
     stream_id = _stream(rig)
     assert httpx.get(f"{rig.base}/api/streams/{stream_id}").json()["twin"] is None
     assert both.answered == [] and len(both.stream.seen) == 1
+
+
+def test_a_twin_that_is_no_answer_is_said_so_never_a_500(make_rig: Callable[..., Rig]) -> None:
+    rig, _ = _rig(make_rig, b"<html><body>Bad gateway</body></html>")
+    stream_id = _stream(rig)
+    twin = _twin(rig, stream_id)
+    assert twin["same"] is None and twin["status"] == 200
+    assert "not a stream streamviz can read" in twin["error"] or "HTML page" in twin["error"]
+    assert httpx.get(f"{rig.base}/s/{stream_id}").status_code == 200

@@ -19,7 +19,7 @@ from webapp.core.records import ReaderError
 from webapp.storage.capture import Capture, Captures
 from webapp.storage.store import ENDINGS
 from webapp.triage.twin import agreement
-from webapp.web.backend.service import Service
+from webapp.web.backend.service import Service, Unreadable
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,16 +62,16 @@ def twin_of(service: Service, stream_id: str) -> TwinSummary | None:
         return TwinSummary(found.stream_id, found.facts.status, None, "", failure)
     try:
         answer = answer_in(service.reading(found.stream_id).result)
-    except ReaderError as error:
+    except (ReaderError, Unreadable) as error:  # an answer that is not one: said, not raised
         return TwinSummary(found.stream_id, found.facts.status, None, "", str(error))
     if answer is None:
         return TwinSummary(found.stream_id, found.facts.status, None, "",
                            "the answer is not a chat.completion JSON")  # fmt: skip
-    contract = service.view(stream_id, Options("adr-0019", "client")).trace.contract
+    trace = service.view(stream_id, Options("adr-0019", "client")).trace
+    contract = trace.contract
     if contract is not None and contract.intended is not None:
         meant = [(call.name, call.arguments) for call in contract.intended.calls]
     else:
-        trace = service.view(stream_id, Options("adr-0019", "client")).trace
         meant = [(b.name, b.text) for b in trace.blocks if b.kind == "toolCall"]
     same, where = agreement([(c.name, c.arguments) for c in answer.calls], meant)
     return TwinSummary(found.stream_id, found.facts.status, same, where, "")
