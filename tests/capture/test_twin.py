@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 
 from tests.capture.conftest import KEY, Rig
-from tests.capture.fake import Fake, corpus_pieces
+from tests.capture.fake import Fake, corpus_pieces, serving
 from tests.capture.test_proxy import MESSAGES, TOOLS, ended, wait_for
 from tests.capture.twinfake import TwinFake
 from tests.streamanswer import answer_text
@@ -142,3 +143,21 @@ def test_a_twin_that_is_no_answer_is_said_so_never_a_500(make_rig: Callable[...,
     assert twin["same"] is None and twin["status"] == 200
     assert "not a stream streamviz can read" in twin["error"] or "HTML page" in twin["error"]
     assert httpx.get(f"{rig.base}/s/{stream_id}").status_code == 200
+
+
+def test_openai_python_through_the_serve_command_with_twin(tmp_path: Path) -> None:
+    """The real command, `streamviz serve --upstream URL --twin`, as a process: a client's
+    stream, then its twin, and neither the key nor the prompt in its log."""
+    from tests.capture.test_processes import running
+
+    both = TwinFake(Fake(script=corpus_pieces("clean-single-call.sse")), LYON)
+    with serving(both) as upstream:
+        db = str(tmp_path / "t.sqlite3")
+        args = ("serve", "--db", db, "--upstream", f"default={upstream}", "--twin")
+        with running(*args) as (base, stderr):
+            rig = Rig(both.stream, upstream, base, tmp_path)
+            stream_id = _stream(rig)
+            twin = _twin(rig, stream_id)
+            assert twin["same"] is False and twin["where"] == "call 1, `arguments.city`"
+            assert len(both.answered) == 1
+    assert KEY not in "".join(stderr)
