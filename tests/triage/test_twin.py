@@ -133,3 +133,16 @@ def test_an_answer_read_alone_is_said_to_be_one() -> None:
 
     assert ANSWER_NOTE in read(SAME).notes
     assert ANSWER_NOTE not in read(STREAM).notes
+
+
+def test_an_answer_in_a_cassette_interaction_is_read() -> None:
+    cassette = json.dumps({"interactions": [{
+        "request": {"method": "POST", "uri": "https://api.example/v1/chat/completions",
+                    "body": json.dumps({"model": "m", "stream": False})},
+        "response": {"status": {"code": 200, "message": "OK"},
+                     "headers": {"Content-Type": ["application/json"]},
+                     "body": {"string": LYON}},
+    }], "version": 1})  # fmt: skip
+    found = diff(_side(STREAM, "stream"), _side(cassette, "cassette"))
+    assert found.b.answer and found.twin is not None
+    assert found.twin.reading.where == "call 1, `arguments.city`"
