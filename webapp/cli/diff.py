@@ -153,8 +153,10 @@ def diff(
     compared as JSON, key by key ('arguments.city: "Paris" vs "Lyon"'), with the first step
     where the two argument texts part. Quirks, anomalies, finish reasons, chunk counts,
     grades and timing are listed too, but two streams that mean the same calls are the same
-    however they were cut into chunks. Exit 0: the same calls; 1: they differ; 2: unusable
-    input.
+    however they were cut into chunks. Either side may be a non-stream answer (one
+    chat.completion JSON, as the API answers "stream": false): the diff then says whether it
+    agrees with what the stream means and with what each client received. Exit 0: the same
+    calls; 1: they differ; 2: unusable input.
     """
     sides = (named(a, har_entry_a, "a"), named(b, har_entry_b, "b"))
     with paused_gc():

@@ -6,7 +6,10 @@ else the adr-0019 client-path assembly's tool-call blocks; `Side.reading` says w
 value as JSON, what this build's client path hands the application for it (pi-ai's parse of
 its block: `{}` for broken JSON), its grade in every column that ran (this build's two
 policies, and the client lenses when they ran: `webapp.triage.verdict`), and its argument
-text as it came, piece by piece with the step of each, to find where two calls part. Pure.
+text as it came, piece by piece with the step of each, to find where two calls part. A
+non-stream `chat.completion` answer is a side too (`answer_side`, `Side.answer`): its calls
+are those of its `message.tool_calls`, written as a clean stream's chunks to be read the same
+way; its chunks, steps and grades are that stand-in's, so a diff shows none of them. Pure.
 """
 
 from __future__ import annotations
