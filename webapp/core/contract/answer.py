@@ -19,7 +19,6 @@ from typing import Any
 from webapp.core.contract.intended import Call
 from webapp.core.readers.refusal import ANSWER, ANSWER_RECORDS, is_answer, looks_like_answer
 from webapp.core.records import ReaderError, ReadResult, Record
-from webapp.core.words import count
 
 OBJECT = ANSWER
 __all__ = [
@@ -42,13 +41,6 @@ class Answer:
     model: str | None
     line: int | None
     """The input line its body starts on."""
-
-    def describe(self) -> str:
-        """`a non-stream chat.completion answer (2 tool calls: get_weather, get_time)`."""
-        names = ", ".join(str(call.name) for call in self.calls[:5])
-        more = ", …" if len(self.calls) > 5 else ""
-        held = f": {names}{more}" if self.calls else ""
-        return f"a non-stream {OBJECT} answer ({count(len(self.calls), 'tool call')}{held})"
 
 
 def answer_in(result: ReadResult, choice: int = 0) -> Answer | None:
