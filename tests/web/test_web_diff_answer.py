@@ -89,3 +89,17 @@ def test_an_answer_whose_calls_cannot_be_read_says_why_on_its_page(
     assert "Its calls cannot be read:</b> the chat.completion answer on line 1 has no choices" in (
         response.text
     )
+
+
+def test_an_answer_has_no_steps_to_compare_grade_report_or_export(
+    client: TestClient, store: Store
+) -> None:
+    """Its sub-pages would judge an empty stream ("keeps the contract", "no tool call"): each
+    sends to its page, which lists its calls."""
+    answer = store(LYON, "answer")
+    for tail in ("/compare", "/clients", "/report.md", "/export.html"):
+        response = client.get(f"/s/{answer}{tail}", follow_redirects=False)
+        assert response.status_code == 303, tail
+        assert response.headers["location"].split("?")[0] == f"/s/{answer}"
+    stream = store(STREAM, "stream")
+    assert client.get(f"/s/{stream}/report.md").status_code == 200

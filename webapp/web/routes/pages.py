@@ -24,7 +24,7 @@ from webapp.triage.compare import Comparison
 from webapp.web.appstate import pace_of, service_of, settings_of, templates_of
 from webapp.web.backend.capture.live import Live
 from webapp.web.backend.capture.timing import Timing
-from webapp.web.backend.capture.twin import TwinSummary, twin_of
+from webapp.web.backend.capture.twin import TwinSummary, stored_answer, twin_of
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team.owners import saw
@@ -35,6 +35,7 @@ from webapp.web.http.htmx import from_htmx, wants_partial
 from webapp.web.http.links import Links
 from webapp.web.http.query import (
     COMPARED,
+    DEFAULTS,
     PATHS,
     BadQuery,
     Shown,
@@ -342,6 +343,9 @@ def rows(request: Request, shown: Shown) -> Response:
 @router.get("/compare")
 def compare(request: Request, shown: Shown) -> Response:
     """Two policies side by side; an htmx request gets only the next rows."""
+    entry = parse_har_entry(shown.query.get("har_entry"))
+    if stored_answer(service_of(request), shown.stream_id, entry):  # no steps: its own page
+        return RedirectResponse(Links(shown.stream_id, DEFAULTS, entry).base, 303)
     comparison, links, query = comparison_of(request, shown)
     only = query.get("only") or ""
     if only not in ("", "differing"):

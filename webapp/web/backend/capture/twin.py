@@ -13,13 +13,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from webapp.core.contract.answer import answer_in
+from webapp.core.contract.answer import answer_in, is_answer
 from webapp.core.options import Options
 from webapp.core.records import ReaderError
 from webapp.storage.capture import Capture, Captures
 from webapp.storage.store import ENDINGS
 from webapp.triage.twin import agreement
-from webapp.web.backend.service import Service, Unreadable
+from webapp.web.backend.service import NotFound, Service, Unreadable
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,18 @@ def twin_of(service: Service, stream_id: str) -> TwinSummary | None:
         meant = [(b.name, b.text) for b in trace.blocks if b.kind == "toolCall"]
     same, where = agreement([(c.name, c.arguments) for c in answer.calls], meant)
     return TwinSummary(found.stream_id, found.facts.status, same, where, "")
+
+
+def stored_answer(service: Service, stream_id: str, har_entry: int | None = None) -> bool:
+    """Whether a stored stream (or its HAR entry) is a non-stream answer, which has no steps
+    to compare, grade or export (its page lists its calls instead); False when it does not
+    read (its route says why)."""
+    try:
+        if service.info(stream_id).format not in ("json", "jsonl", "har", "cassette"):
+            return False
+        return is_answer(service.reading(stream_id, har_entry).result.records)
+    except (NotFound, Unreadable, ReaderError):
+        return False
 
 
 def _said(body: bytes) -> str:
