@@ -1,5 +1,5 @@
 """A non-stream answer beside a stream: read as the calls its `message.tool_calls` hold, held to
-what the stream means and to what each client received (`webapp.triage.twin`)."""
+what the stream means and to what each client received (`webapp.triage.diff.Twin`)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ diff capture.har#2 capture.har#5` compares two entries of one file (`streamviz d
 two entries of a HAR on standard input). Either side may be a non-stream answer (one
 `chat.completion` JSON, or a HAR entry or cassette interaction holding one): its calls are
 those of its `message.tool_calls`, held to what the stream means and to what each client
-received (`webapp.triage.twin`). Exit 0 when the streams mean the same calls, 1 when
+received (`webapp.triage.diff.Twin`). Exit 0 when the streams mean the same calls, 1 when
 they differ, 2 on unusable input.
 """
 

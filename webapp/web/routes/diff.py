@@ -3,7 +3,7 @@
 `a` and `b` are stream ids (a stored stream's, or a built-in example's `example:KEY`), each
 perhaps with its HAR entry (`har_entry_a`, `har_entry_b`); either may be a non-stream
 `chat.completion` answer (pasted, or a capture's non-stream twin), held to what the stream
-means and to what each client received (`webapp.triage.twin`); `ids` is auto, compare or ignore
+means and to what each client received (`webapp.triage.diff.Twin`); `ids` is auto, compare or ignore
 (`webapp.triage.diff`). With no `b` the page picks it: the library, the examples, and a paste
 box whose stream is stored (its secrets masked, as the API does) before the diff opens. A link
 to a diff names both streams and their entries, so it shows the same diff to whoever opens it.

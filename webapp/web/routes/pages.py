@@ -59,9 +59,11 @@ from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.entries import opening, picker
 from webapp.web.views.live import (
+    answer_page,
     arriving,
     following_step,
     live_panel,
+    twin_panel,
     unread_capture,
     waiting_panel,
 )
@@ -70,7 +72,6 @@ from webapp.web.views.quirks import panel as quirk_panel
 from webapp.web.views.quirks import quirk_line
 from webapp.web.views.timing import panel as timing_panel
 from webapp.web.views.timing import step_time, timed_strip, timed_window
-from webapp.web.views.twin import answer_page, twin_panel
 
 router = APIRouter(include_in_schema=False)
 

@@ -2,7 +2,7 @@
 the calls the stream means, or how it failed (`webapp.proxy.twin` sends and records it).
 
 The twin is held to the stream's intended reading (its adr-0019 assembly when it has none) by
-`webapp.triage.twin.agreement`: in order, by name and by arguments as JSON, never by id. A twin
+`webapp.triage.values.agreement`: in order, by name and by arguments as JSON, never by id. A twin
 that failed (an error status, no answer, an answer whose calls cannot be read) has no `same`
 and says why; one still arriving or not yet sent is not there.
 """
@@ -18,7 +18,7 @@ from webapp.core.options import Options
 from webapp.core.records import ReaderError
 from webapp.storage.capture import Capture, Captures
 from webapp.storage.store import ENDINGS
-from webapp.triage.twin import agreement
+from webapp.triage.values import agreement
 from webapp.web.backend.service import NotFound, Service, Unreadable
 
 
