@@ -6,8 +6,9 @@ diagnosis at laptop (1366 px) and phone (390 px) widths, the provider's quirks b
 anomalies on the Envoy AI Gateway's shape (tests/corpus/no-index.sse) at both widths, the
 Share menu open, compare embedded in a 960x540 (16:9) frame, two streams side by side
 (diff), the clients page's verdict at a laptop's size, and a teammate's library searched for a
-tool name, and a captured stream's page with its non-stream twin (`serve --twin`, a loopback
-fake provider). `scripts/screenshots.py library` (or `twin`) takes only that one.
+tool name, a captured stream's page with its non-stream twin (`serve --twin`, a loopback
+fake provider), and a gateway's outer capture with its hops. `scripts/screenshots.py library`
+(or `twin`, or `hops`) takes only that one.
 """
 
 from __future__ import annotations
@@ -175,6 +176,40 @@ def _serve_app(app: object) -> tuple[str, uvicorn.Server, threading.Thread]:
     return f"http://127.0.0.1:{sock.getsockname()[1]}", server, thread
 
 
+def shoot_hops(page: Page, out: Path = OUT) -> None:
+    """A gateway's two hops recorded by one server (the fakes of tests/capture/test_hops.py):
+    the outer capture's page at its Gateway hops section."""
+    from contextlib import ExitStack
+
+    from tests.capture.fake import Fake, serving
+    from tests.capture.gateway import PROVIDER_SCRIPT, Gateway
+
+    with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
+        gateway = Gateway()
+        provider = stack.enter_context(serving(Fake(script=list(PROVIDER_SCRIPT))))
+        gateway_url = stack.enter_context(serving(gateway))
+        settings = Settings(db=str(Path(folder) / "hops.sqlite3"),
+                            upstreams=(f"gw={gateway_url}", f"provider={provider}"))  # fmt: skip
+        base = stack.enter_context(serving(create_app(settings)))
+        gateway.target = f"{base}/proxy/provider/v1"
+        tools = [{"type": "function", "function": {"name": name, "parameters": {}}}
+                 for name in ("get_weather", "get_time")]  # fmt: skip
+        body = {"model": "claude-sonnet-4-5", "stream": True, "tools": tools,
+                "messages": [{"role": "user", "content": "Paris: weather, time?"}]}  # fmt: skip
+        answer = httpx.post(f"{base}/proxy/gw/v1/chat/completions", json=body, timeout=30)
+        outer = answer.headers["streamviz-stream-id"]
+        for _ in range(300):  # until the server has ended both captures and linked them
+            if httpx.get(f"{base}/api/streams/{outer}").json()["hops"]["inner"]:
+                break
+            threading.Event().wait(0.05)
+        page.set_viewport_size({"width": 1366, "height": 768})
+        page.goto(f"{base}/s/{outer}")
+        page.locator("#hops").scroll_into_view_if_needed()
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(out / "hops-1366.png"))
+        print(f"wrote {out / 'hops-1366.png'}")
+
+
 def main() -> None:
     only = sys.argv[1:]
     OUT.mkdir(parents=True, exist_ok=True)
@@ -191,6 +226,9 @@ def main() -> None:
                     return
                 if only == ["twin"]:
                     shoot_twin(page)
+                    return
+                if only == ["hops"]:
+                    shoot_hops(page)
                     return
                 timeline = open_example(base, "backfill")
                 page.goto(timeline)
@@ -246,6 +284,7 @@ def main() -> None:
                 print("wrote docs/screenshots/clients-1366.png")
                 shoot_library(page, base)
                 shoot_twin(page)
+                shoot_hops(page)
                 browser.close()
         finally:
             server.should_exit = True

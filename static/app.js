@@ -215,7 +215,7 @@
     if (!field || !navigator.clipboard) return;
     navigator.clipboard.writeText(field.value).then(function () {
       button.setAttribute("data-copied", "true");
-      button.textContent = "Snippet copied";
+      button.textContent = button.getAttribute("data-copied-label") || "Snippet copied";
     });
   });
 

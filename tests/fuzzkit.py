@@ -247,6 +247,102 @@ HAR_ISH = st.builds(
     ),
     st.dictionaries(st.sampled_from(["version", "creator", "pages"]), junk, max_size=2),
 )
+
+
+def _opt(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({}, optional=fields)
+
+
+_GEMINI_CALL = junk | _opt(
+    name=st.sampled_from(["get_weather", ""]) | junk,
+    id=junk,
+    args=junk,
+    willContinue=st.booleans() | junk,
+    partialArgs=junk
+    | st.lists(
+        _opt(
+            jsonPath=st.sampled_from(["$.a", "$.a.b", "$", "$.a..b", "x"]) | junk,
+            stringValue=junk,
+            numberValue=junk,
+            boolValue=junk,
+            nullValue=junk,
+        ),
+        max_size=3,
+    ),
+)
+_GEMINI = st.builds(
+    lambda parts, finish: {"candidates": [{"content": {"parts": parts}, **finish}]},
+    junk | st.lists(junk | _opt(functionCall=_GEMINI_CALL, text=junk, thought=junk), max_size=3),
+    _opt(finishReason=st.sampled_from(["STOP", "MAX_TOKENS", "SAFETY"]) | junk),
+)
+_BEDROCK_BODY = _opt(
+    contentBlockIndex=st.sampled_from([0, 1]) | junk,
+    start=junk | _opt(toolUse=junk | _opt(toolUseId=junk, name=junk)),
+    delta=junk | _opt(toolUse=junk | _opt(input=junk), text=junk, reasoningContent=junk),
+    stopReason=st.sampled_from(["tool_use", "end_turn"]) | junk,
+    role=junk,
+    p=junk,
+)
+_BEDROCK = _BEDROCK_BODY | st.builds(
+    lambda kind, body: {kind: body},
+    st.sampled_from(
+        [
+            "messageStart",
+            "contentBlockStart",
+            "contentBlockDelta",
+            "contentBlockStop",
+            "messageStop",
+            "metadata",
+            "throttlingException",
+        ]
+    ),
+    _BEDROCK_BODY,
+)
+_OLLAMA = st.builds(
+    lambda message, done, rest: {"message": message, "done": done, **rest},
+    _opt(
+        content=junk,
+        thinking=junk,
+        tool_calls=junk
+        | st.lists(
+            _opt(id=junk, function=junk | _opt(name=junk, arguments=junk, index=junk)),
+            max_size=2,
+        ),
+    ),
+    st.booleans(),
+    _opt(done_reason=junk, model=junk, error=junk),
+)
+_UI = st.builds(
+    lambda kind, rest: {"type": kind, **rest},
+    st.sampled_from(
+        [
+            "start",
+            "tool-input-start",
+            "tool-input-delta",
+            "tool-input-available",
+            "tool-call",
+            "text-delta",
+            "reasoning-delta",
+            "finish",
+            "error",
+        ]
+    ),
+    _opt(
+        toolCallId=st.sampled_from(["a", "b"]) | junk,
+        id=junk,
+        toolName=junk,
+        inputTextDelta=junk,
+        delta=junk,
+        input=junk,
+        finishReason=junk,
+        messageId=junk,
+        errorText=junk,
+    ),
+)
+NATIVE_EVENTS = st.one_of(_GEMINI, _BEDROCK, _OLLAMA, _UI).map(lambda event: json.dumps(event))
+"""Events of the streams read in their own terms (Gemini, Bedrock, Ollama, the Vercel AI
+SDK's UI stream), their fields any JSON value."""
+
 LINES = st.one_of(
     st.sampled_from(
         [
@@ -293,6 +389,8 @@ LINES = st.one_of(
         ]
     ),
     st.builds(lambda t: "data: " + t, cut_short(JSON_TEXTS) | st.text(max_size=12)),
+    NATIVE_EVENTS,
+    st.builds(lambda t: "data: " + t, NATIVE_EVENTS),
     st.builds(lambda t: "data:" + t, cut_short(st.builds(lambda c: json.dumps(c), CHUNKS))),
     cut_short(JSON_TEXTS),
     cut_short(WELL_FORMED),
@@ -308,8 +406,13 @@ NEWLINES = st.sampled_from(["\n", "\r\n", "\r", "\n\n", ""])
 
 @st.composite
 def texts(draw: st.DrawFn) -> str:
-    """Text made of format-shaped lines, or a well-formed stream with a few lines changed."""
-    kind = draw(st.integers(0, 6))
+    """Text made of format-shaped lines, or a well-formed stream with a few lines changed, or
+    another API's events (kind 7)."""
+    kind = draw(st.integers(0, 7))
+    if kind == 7:
+        events = draw(st.lists(NATIVE_EVENTS, min_size=1, max_size=8))
+        prefix = draw(st.sampled_from(["", "data: "]))
+        return "".join(f"{prefix}{event}{draw(NEWLINES)}" for event in events)
     if kind == 0:
         return draw(mutated_har())
     if kind == 6:

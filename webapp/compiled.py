@@ -35,6 +35,7 @@ MODULES = (
     "webapp.core.contract.wire",
     "webapp.core.jsoncheck",
     "webapp.core.rules",
+    "webapp.core.stepsjson",
     "webapp.core.toolcalls",
     "webapp.core.tracejson",
 )

@@ -30,9 +30,13 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
-    """Debian's Chromium, headless, driven by Playwright; a clear failure when it is missing."""
+    """Debian's Chromium, headless, driven by Playwright; a clear failure when it is missing.
+
+    Package-scoped: Playwright's sync API keeps an event loop running in the main thread while
+    it is started, so it stops after the last browser test, before the suites that call
+    `asyncio.run` (tests/capture and others come after tests/browser)."""
     if not CHROMIUM.exists():
         pytest.fail(
             f"the browser tests need Debian's chromium at {CHROMIUM}: run `make chromium` "

@@ -130,3 +130,43 @@ def test_the_headline_is_on_screen_when_the_clients_page_loads(
     says = page.locator(".file-with p").first.inner_text()
     assert says.startswith("File with the provider") and shown.count(says) == 1
     watched.assert_clean()
+
+
+CLEAN = (
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_Qx7","type":'
+    '"function","function":{"name":"get_weather","arguments":"{\\"city\\": \\"Paris\\"}"}}]}}]}\n\n'
+    'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n'
+)
+"""A stream that keeps the contract: the libraries that mishandle it are at fault."""
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (390, 844)], ids=["1366x768", "390x844"])
+def test_where_to_file_links_each_library_to_a_prefilled_issue_and_shows_the_text(
+    watch: Callable[[int, int], Watched], size: tuple[int, int]
+) -> None:
+    width, height = size
+    watched = watch(width, height)
+    page = watched.page
+    stream_id = watched.store(CLEAN, f"clean {width}")
+    page.goto(f"{watched.base}/s/{stream_id}/clients")
+    party = page.locator('section.file-with[aria-label="File with @earendil-works/pi-ai 1.6.0"]')
+    expect(party).to_be_visible(timeout=30_000)
+    link = party.locator("a.file-link")
+    expect(link).to_have_text("Open a new issue on pi-ai's tracker")
+    href = link.get_attribute("href") or ""
+    assert href.startswith("https://github.com/earendil-works/pi/issues/new?template=bug.yml&")
+    assert "&description=" in href and len(href) <= 8_000
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+    link.focus()
+    expect(link).to_be_focused()
+    text = party.locator("pre.file-text")
+    expect(text).to_be_hidden()  # folded until asked for
+    party.locator("details.text-box summary").click()
+    expect(text).to_be_visible()
+    expect(text).to_contain_text("**Quirks:** none: the stream keeps the contract.")
+    expect(text).to_contain_text('"id":"call_1"')  # pseudonymised
+    assert "call_Qx7" not in text.inner_text()
+    box = text.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    watched.assert_clean()

@@ -85,6 +85,9 @@ def test_share_a_step_copy_its_link_and_snippet(laptop: BrowserContext, live_ser
     snippet = page.evaluate("navigator.clipboard.readText()")
     assert snippet.startswith(f'<iframe src="{live_server}/embed/s/{stream_id}?step=1&amp;')
     assert 'width="960" height="540"' in snippet
+    page.locator("[data-copy-from='share-replay']").click()
+    expect(page.locator("[data-copy-from='share-replay']")).to_have_text("Base URL copied")
+    assert page.evaluate("navigator.clipboard.readText()") == f"{live_server}/replay/{stream_id}/v1"
     # the menu follows the step
     page.keyboard.press("Escape")
     page.locator("#next").click()

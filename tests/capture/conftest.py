@@ -7,7 +7,9 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import openai
 import pytest
 
 from tests.capture.fake import Fake, serving
@@ -50,6 +52,24 @@ def make_rig(tmp_path: Path) -> Iterator[Callable[..., Rig]]:
 
     with stack:
         yield make
+
+
+Client = Callable[..., openai.OpenAI]
+"""The `make_client` fixture: `make_client(base_url, **options)`."""
+
+
+@pytest.fixture
+def make_client() -> Iterator[Client]:
+    """openai.OpenAI(base_url, ...) with no retries, each closed at the test's end."""
+    made: list[openai.OpenAI] = []
+
+    def make(base_url: str, **options: Any) -> openai.OpenAI:
+        made.append(openai.OpenAI(base_url=base_url, api_key="unused", max_retries=0, **options))
+        return made[-1]
+
+    yield make
+    for one in made:
+        one.close()
 
 
 @pytest.fixture

@@ -150,6 +150,29 @@ def test_clients_grades_both_sides_with_the_lenses(
     assert [g["client"] for g in without["b"]["grades"]] == ["adr-0019", "exact-key"]
 
 
+def test_hop_says_what_the_gateway_introduced_between_its_input_and_output(
+    invoke: Invoke, write: Write
+) -> None:
+    from tests.capture.gateway import PROVIDER_SCRIPT, translate
+
+    inner = write(b"".join(PROVIDER_SCRIPT).decode(), "inner.sse")
+    outer = write(b"".join(translate(PROVIDER_SCRIPT)).decode(), "outer.sse")
+    result = invoke("diff", inner, outer, "--hop")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.rstrip().endswith(
+        "hop    the gateway introduced missing-index and bare-continuation; what the stream "
+        "means is unchanged"
+    )
+    lossy = write(b"".join(translate(PROVIDER_SCRIPT, frozenset({'"celsius"'}))).decode(), "l")
+    document = json.loads(invoke("diff", inner, lossy, "--hop", "--format", "json").stdout)
+    assert document["introduced"] == ["missing-index", "bare-continuation"]
+    assert document["removed"] == []
+    assert document["hop"].startswith("the gateway changed what the stream means: get_weather")
+    assert document["b"]["verdict"].startswith("The gateway broke the contract: missing-index")
+    plain = json.loads(invoke("diff", inner, outer, "--format", "json").stdout)
+    assert "hop" not in plain
+
+
 # -- A non-stream answer on either side (the twin) ---------------------------------------------
 
 

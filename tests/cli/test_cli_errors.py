@@ -13,9 +13,7 @@ from tests.cli.clikit import CLEAN, Invoke, Write
 from tests.core.readers.not_streams import (
     LOG_LINE,
     NGINX_502,
-    OLLAMA_NEWER,
     TRACEBACK,
-    VERCEL_PARIS,
 )
 from tests.streamkit import sse
 from webapp.cli import main
@@ -107,8 +105,6 @@ NOT_STREAMS = [
     pytest.param(TRACEBACK + LOG_LINE + NGINX_502, "this holds a Python traceback", id="pasted"),
     pytest.param(LOG_LINE, "this is a log line", id="a-log-line"),
     pytest.param(NGINX_502, "this is an HTML page (nginx 502 Bad Gateway)", id="nginx-502"),
-    pytest.param(OLLAMA_NEWER, "this is Ollama's native /api/chat stream", id="ollama"),
-    pytest.param(VERCEL_PARIS, "this is the Vercel AI SDK's UI message stream", id="vercel"),
 ]
 
 
@@ -127,5 +123,5 @@ def test_an_input_that_is_no_stream_exits_2_saying_what_it_is(
 
 def test_diff_with_a_side_that_is_no_stream_exits_2(invoke: Invoke, write: Write) -> None:
     stream = write(sse(*CLEAN), "stream.sse")
-    result = invoke("diff", stream, write(OLLAMA_NEWER, "ollama.jsonl"))
-    assert_usage_error(result, "ollama.jsonl: this is Ollama's native /api/chat stream")
+    result = invoke("diff", stream, write(NGINX_502, "page.html"))
+    assert_usage_error(result, "page.html: no chat-completions chunk", "nginx 502 Bad Gateway")

@@ -6,11 +6,13 @@ proxy is a wing below the web: `serve` mounts it in the web app, `record` serves
 it imports nothing of the web (nor of the CLI). Inside `web/`: the
 shared request and response helpers (`http/`, `appstate.py`) and `backend/` at the bottom (they
 may use each other), then `views/`, then `routes/`, then `web/app.py`, the factory, which may
-import anything in the web. The backend is rooms by noun, at most 8 modules directly in it. Every
-import counts: those inside functions and under `if TYPE_CHECKING:` too. No web module reads the
-trace's columns (`webapp.core.columns`): it asks the `Trace` instead. The core is also imported
-in a fresh interpreter, which must load neither the web stack nor the storage (house style 1 and
-6); so are the proxy wing and `record`, which must load no module of the web.
+import anything in the web; no route module imports another (a page's parts come from a view
+model). The backend is rooms by noun, at most 8 modules directly in it. Every import counts:
+those inside functions and under `if TYPE_CHECKING:` too. No web module reads the trace's
+columns (`webapp.core.columns`): it asks the `Trace` instead. No core module imports
+itself round a cycle, however long (an import only for types counts). The core is also imported in a
+fresh interpreter, which must load neither the web stack nor the storage (house style 1 and 6);
+so are the proxy wing and `record`, which must load no module of the web.
 """
 
 from __future__ import annotations
@@ -196,6 +198,102 @@ def test_the_check_knows_the_web_levels_and_every_way_to_import() -> None:
     ]
 
 
+def cycles(sources: Mapping[str, str], packages: Collection[str] = ()) -> list[list[str]]:
+    """Each group of modules that import one another round a cycle, sorted (every import
+    counts, as for the layers: one under `if TYPE_CHECKING:` too)."""
+    known = set(sources)
+    graph = {
+        name: {t for _, t in imports(name, source, known, set(packages)) if t in known} - {name}
+        for name, source in sources.items()
+    }
+    reach: dict[str, set[str]] = {}
+    for name in graph:
+        seen, todo = set(), list(graph[name])
+        while todo:
+            module = todo.pop()
+            if module not in seen:
+                seen.add(module)
+                todo.extend(graph[module])
+        reach[name] = seen
+    groups = {
+        tuple(sorted({name} | {other for other in reach[name] if name in reach[other]}))
+        for name in graph
+        if name in reach[name]
+    }
+    return sorted(list(group) for group in groups)
+
+
+def test_no_core_module_imports_itself_round_a_cycle() -> None:
+    sources, packages = real_sources()
+    core = {name: source for name, source in sources.items() if name.startswith("webapp.core")}
+    assert {"webapp.core.trace", "webapp.core.tracejson", "webapp.core.stepsjson"} <= set(core)
+    assert cycles(core, packages) == []
+
+
+def test_the_check_sees_a_cycle_of_any_length_and_any_kind_of_import() -> None:
+    sources = {
+        "webapp.core": "",
+        "webapp.core.a": "from webapp.core import b\n",
+        "webapp.core.b": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import webapp.core.c\n"
+        ),
+        "webapp.core.c": "def f() -> None:\n    from webapp.core.a import x  # noqa\n",
+        "webapp.core.d": "from webapp.core import a, e\n",
+        "webapp.core.e": "from . import d\n",
+        "webapp.core.f": "from webapp.core import a\nimport webapp.core.f\n",
+    }
+    assert cycles(sources, {"webapp.core"}) == [
+        ["webapp.core.a", "webapp.core.b", "webapp.core.c"],
+        ["webapp.core.d", "webapp.core.e"],
+    ]
+
+
+ROUTES = "webapp.web.routes"
+"""The route modules: each parses its requests, asks the view models, renders; none imports
+another (a page's parts are a view model's, `webapp.web.views.stream`; shared helpers are in
+`web/http/`, `web/backend/` or `appstate.py`)."""
+
+
+def route_to_route(sources: Mapping[str, str], packages: Collection[str] = ()) -> list[str]:
+    """Each import of a route module (or of the routes package) by a route module."""
+    known = set(sources)
+    found: list[str] = []
+    for name, source in sources.items():
+        if not name.startswith(ROUTES + "."):
+            continue
+        for line, target in imports(name, source, known, set(packages)):
+            if target == ROUTES or target.startswith(ROUTES + "."):
+                found.append(f"{name}:{line} imports {target}")
+    return found
+
+
+def test_no_route_module_imports_another() -> None:
+    sources, packages = real_sources()
+    assert len([name for name in sources if name.startswith(ROUTES + ".")]) >= 10
+    assert route_to_route(sources, packages) == []
+
+
+def test_the_check_sees_a_route_module_import_another() -> None:
+    sources = {
+        "webapp.web.routes": "",
+        "webapp.web.routes.pages": "from webapp.web.routes.share import share_menu\n",
+        "webapp.web.routes.embed": "from . import pages\n",
+        "webapp.web.routes.api": (
+            "def f():\n    import webapp.web.routes.clients as c\n    return c\n"
+        ),
+        "webapp.web.routes.share": "from webapp.web.views.share import share\n",
+        "webapp.web.routes.clients": "from webapp.web.appstate import client_jobs\n",
+        "webapp.web.views.share": "",
+        "webapp.web.appstate": "",
+        "webapp.web.app": "from webapp.web.routes import pages, share\n",
+    }
+    assert route_to_route(sources, {"webapp.web.routes"}) == [
+        "webapp.web.routes.pages:1 imports webapp.web.routes.share",
+        "webapp.web.routes.embed:1 imports webapp.web.routes.pages",
+        "webapp.web.routes.api:2 imports webapp.web.routes.clients",
+    ]
+
+
 COLUMNS = "webapp.core.columns"
 """The trace's internal arrays: only the core reads them; the web asks `Trace` instead."""
 
@@ -360,11 +458,13 @@ def test_triage_imports_no_web_code() -> None:
 
 
 def test_the_proxy_and_record_load_no_web_module() -> None:
-    """The wing and `record` (which serves the wing alone) load no module of `webapp/web`, nor
-    FastAPI or Jinja: the proxy is a wing the web mounts, not a corner of the web."""
+    """The wing, `record` (which serves the wing alone) and `replay` (its replay alone, from a
+    file) load no module of `webapp/web`, nor FastAPI or Jinja: the proxy is a wing the web
+    mounts, not a corner of the web."""
     proxy = [name for name in module_files() if name.startswith("webapp.proxy")]
-    assert {"webapp.proxy.forward", "webapp.proxy.app", "webapp.proxy.store"} <= set(proxy)
-    loaded = _loaded(WEB, [*proxy, "webapp.cli.record", "webapp.cli.serve"])
+    assert {"webapp.proxy.forward", "webapp.proxy.app", "webapp.proxy.replay"} <= set(proxy)
+    cli = ["webapp.cli.record", "webapp.cli.serve", "webapp.cli.replay", "webapp.cli.timing"]
+    loaded = _loaded(WEB, [*proxy, *cli, "webapp.cli.inputs"])
     assert "webapp.proxy.forward" in loaded
     assert {name.split(".")[0] for name in loaded if not name.startswith("webapp")} == {"starlette"}
     assert [name for name in loaded if name.split(".")[:2] == ["webapp", "web"]] == []

@@ -1,15 +1,15 @@
 """The rules table (`webapp.core.rules`): its rows, its one decision, the words of each verdict,
 and everything that reads the rows (the stylesheet, the palette, the flow diagram).
 
-A sixth rule is a row and a branch of `decide` in `webapp/core/rules.py`, its cases here, its
-branch in the spec's oracle (`tests/reference/oracle.py`), its colours in `static/app.css`
-(the stylesheet test below says which lines are missing) and in `static/export.css` (kept equal
-by `tests/web/test_web_share.py`), and an example where it fires for the /rules page's "see it"
-link (`webapp/web/views/stories.SEE_IT`).
+A sixth rule is a row and a branch of `decide` in `webapp/core/rules.py`, its cases here, and
+a look at every place its header's WARNING names. The test of those places below finds them in
+the package (each module that imports a row constant or spells a rule's name) and fails on one
+the header does not name. Its colours and the pages' count of the rules come from the rows.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -17,13 +17,15 @@ import pytest
 
 from tests.streamkit import chunk, frag, records, tool_stream
 from webapp.cli.palette import RULE_COLOURS, rule_style
+from webapp.core import rules as table
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.records import Record
-from webapp.core.rules import POLICIES, RULE_NAMES, RULES, rules_for
+from webapp.core.rules import EFFECTS, POLICIES, RULE_EFFECTS, RULE_NAMES, RULES, rules_for
+from webapp.web.http.palette import RULES_CSS
 from webapp.web.views.flow import rule_flow
 
-CSS = Path(__file__).resolve().parents[2] / "static" / "app.css"
+ROOT = Path(__file__).resolve().parents[2]
 _HEX = re.compile(r"#[0-9a-f]{6}")
 
 
@@ -40,15 +42,18 @@ def _schemes(css: str) -> tuple[str, str]:
 
 
 def test_the_stylesheet_carries_exactly_the_tables_colours() -> None:
-    css = CSS.read_text(encoding="utf-8")
+    css = RULES_CSS  # what /rules.css serves and the exported file inlines
     light, dark = _schemes(css)
     assert _declared(light) == {rule.name: rule.colour.light for rule in RULES}
     assert _declared(dark) == {rule.name: rule.colour.dark for rule in RULES}
     classes = re.findall(r"^\.rule-([a-z-]+) \{ --rule: var\(--rule-\1\); \}$", css, re.M)
     assert classes == list(RULE_NAMES)
-    # The overview's columns name a rule by its row: `.r<n>` and `.q<n>` for each.
+    # The overview's columns name a rule by its row: `.oc.r<n>` and `.oc.q<n>` for each.
     for n, name in enumerate(RULE_NAMES):
-        assert f".r{n} {{ --a: var(--rule-{name}); }} .q{n} {{ --b: var(--rule-{name}); }}" in css
+        assert (
+            f".oc.r{n} {{ --a: var(--rule-{name}); }} .oc.q{n} {{ --b: var(--rule-{name}); }}"
+            in css
+        )
     assert not re.search(rf"\.[rq]{len(RULES)} ", css), "a row class past the table"
 
 
@@ -56,10 +61,13 @@ def test_every_row_is_filled_in_and_every_colour_is_its_own() -> None:
     for rule in RULES:
         assert rule.meaning and rule.example and rule.outcome and rule.policies
         assert _HEX.fullmatch(rule.colour.light) and _HEX.fullmatch(rule.colour.dark)
+        assert rule.effect in EFFECTS
     for kind in ("terminal", "light", "dark"):
         assert len({getattr(rule.colour, kind) for rule in RULES}) == len(RULES), kind
     assert {policy for rule in RULES for policy in rule.policies} == set(POLICIES)
     assert [rule.name for rule in rules_for("exact-key")] == ["exact-index", "exact-id", "new"]
+    assert tuple(EFFECTS.index(rule.effect) for rule in RULES) == RULE_EFFECTS
+    assert [rule.effect for rule in RULES] == ["lands", "lands", "appends", "drops", "opens"]
 
 
 def test_the_palette_and_the_flow_diagram_read_the_rows() -> None:
@@ -73,6 +81,86 @@ def test_the_palette_and_the_flow_diagram_read_the_rows() -> None:
     for rule in RULES:
         first_word = rule.outcome.split()[0]
         assert f">{first_word}" in svg, rule.name
+
+
+# Every place outside the table that names a rule: the WARNING of its header names each.
+
+ROW_CONSTANTS = {name.replace("-", "_").upper() for name in RULE_NAMES}
+"""`EXACT_INDEX` ...: each rule's row, as `webapp.core.rules` names it."""
+SEEMING = {
+    "webapp.examples": "an example is called continuation",
+    "webapp.web.views.decision": "links the continuation example",
+    "webapp.web.routes.teach": "opens the continuation example",
+}
+"""Modules that spell a rule's name for something else; a new rule leaves them alone."""
+
+
+def naming_a_rule(sources: dict[str, str]) -> dict[str, list[int]]:
+    """Each module that imports or reads a row constant or spells a rule's name, with those
+    lines."""
+    found: dict[str, list[int]] = {}
+    for name, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.module == "webapp.core.rules":
+                if ROW_CONSTANTS & {alias.name for alias in node.names}:
+                    found.setdefault(name, []).append(node.lineno)
+            elif _names_a_rule(node):
+                found.setdefault(name, []).append(node.lineno)
+    return found
+
+
+def _names_a_rule(node: ast.AST) -> bool:
+    """A row constant read from the module (`rules.DROP`), or a rule's name as a string."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in ROW_CONSTANTS
+    return isinstance(node, ast.Constant) and node.value in RULE_NAMES
+
+
+def package_sources() -> dict[str, str]:
+    """Every module of the package but the table's own, by dotted name."""
+    out = {}
+    for path in sorted((ROOT / "webapp").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if "node_modules" in parts or (path.name == "rules.py" and parts[-2] == "core"):
+            continue
+        dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[dotted] = path.read_text(encoding="utf-8")
+    return out
+
+
+def warned() -> set[str]:
+    """The modules the WARNING of the table's header lists."""
+    doc = table.__doc__ or ""
+    listed = doc[doc.index("WARNING") : doc.index("\n\n", doc.index("\n- "))]
+    return set(re.findall(r"`(webapp(?:\.[a-z_]+)+)`", listed))
+
+
+def test_every_module_that_names_a_rule_is_in_the_warning() -> None:
+    found = naming_a_rule(package_sources())
+    assert {"webapp.core.toolcalls", "webapp.web.views.stories"} <= set(found), "the scan works"
+    unnamed = {name: lines for name, lines in found.items() if name not in warned() | set(SEEMING)}
+    assert unnamed == {}, "name these in the WARNING of webapp/core/rules.py, or in SEEMING"
+    stale = (warned() | set(SEEMING)) - set(found)
+    assert stale == set(), "these no longer name a rule: take them off the list"
+    for path in ("tests/reference/oracle.py", "tests/core/test_rule_table.py"):
+        assert path in (table.__doc__ or "") and (ROOT / path).is_file()
+
+
+def test_the_scan_sees_each_way_of_naming_a_rule() -> None:
+    sources = {
+        "a": "from webapp.core.rules import CONTINUATION, RULES\n",
+        "b": "from webapp.core.rules import RULE_NAMES, RULES\n",
+        "c": 'NOUNS = {"exact-id": "match"}\n',
+        "d": 'def f(rule):\n    return rule == "drop"\n',
+        "e": 'WORD = "newer"\n',
+        "f": "from webapp.core import rules\n\n\nSKIP = rules.DROP\n",
+    }
+    assert naming_a_rule(sources) == {"a": [1], "c": [1], "d": [2], "f": [4]}
+
+
+def test_no_page_counts_the_rules_itself() -> None:
+    for template in sorted((ROOT / "templates").glob("*.html")):
+        assert not re.search(r"\b(five|5) rules\b", template.read_text(), re.I), template.name
 
 
 # Each rule with each kind of miss: the rule `decide` names, and the words of its row.

@@ -47,6 +47,7 @@ STREAMS = sorted(
 )
 CLEAN = {
     "examples/clean.sse",
+    "examples/index-no-id.sse",
     "examples/interleaved.sse",
     "real/openai-gpt4o-parallel-obfuscation.sse",
     "real/azure-deepseek-v4pro-hex-id-text.sse",

@@ -75,7 +75,7 @@ def _no_quirk() -> Contract:
 def test_with_no_quirk_a_client_that_is_not_intact_is_at_fault() -> None:
     verdict = judge(_no_quirk(), [column(Call("call_1", "get_weather", "{}"))])
     (party,) = verdict.parties
-    assert (party.kind, party.name) == ("client", "@earendil-works/pi-ai 1.6.0")
+    assert (party.kind, party.name) == ("library", "@earendil-works/pi-ai 1.6.0")
     assert "the fault is the client's: it hands the application other calls" in party.says
     assert "get_weather gets {}" not in party.says  # the grade's detail says it, once
     assert verdict.headline == (
@@ -207,3 +207,9 @@ def _options() -> Any:
     from webapp.core.options import Options
 
     return Options()
+
+
+def test_a_call_whose_id_is_not_a_string_is_graded_not_raised() -> None:
+    """Found by the pseudonymiser's property: an id that is a list cannot be hashed."""
+    stream = records([chunk(frag(0, ["x"], "f", "{}")), chunk(finish="tool_calls")])
+    assert fingerprint(stream).quirks == {"non-string-arguments"}

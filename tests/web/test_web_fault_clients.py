@@ -179,8 +179,8 @@ def test_a_clean_stream_with_a_damaging_client_files_with_the_client(
         "The provider keeps the contract: a client bug in pi-ai, openai-python and vercel-ai."
     )
     parties = [(party["kind"], party["name"]) for party in document["file"]]
-    assert ("client", "@earendil-works/pi-ai 1.6.0") in parties
-    assert all(kind == "client" for kind, _ in parties)  # no quirk: the clients' fault
+    assert ("library", "@earendil-works/pi-ai 1.6.0") in parties
+    assert all(kind == "library" for kind, _ in parties)  # no quirk: the clients' fault
 
 
 def test_the_api_refuses_a_bad_entry_and_waits_politely(

@@ -13,9 +13,7 @@ from markupsafe import escape
 from tests.core.readers.not_streams import (
     LOG_LINE,
     NGINX_502,
-    OLLAMA_NEWER,
     TRACEBACK,
-    VERCEL_PARIS,
 )
 from tests.streamkit import chunk, frag
 
@@ -65,8 +63,6 @@ NOT_STREAMS = [
         id="traceback-log-line-and-nginx-page",
     ),
     pytest.param(NGINX_502, "this is an HTML page (nginx 502 Bad Gateway)", id="nginx-502-page"),
-    pytest.param(OLLAMA_NEWER, "this is Ollama&#39;s native /api/chat stream", id="ollama"),
-    pytest.param(VERCEL_PARIS, "this is the Vercel AI SDK&#39;s UI message stream", id="vercel-ui"),
 ]
 
 

@@ -126,3 +126,23 @@ def test_a_gzip_body_that_inflates_past_the_limit_is_refused_naming_it(client: T
     detail = response.json()["detail"]
     assert f"inflated, pass the size limit of {QUOTED} at interaction 1" in detail
     assert "the limit is the server's --max-bytes" in detail
+
+
+def test_a_page_route_leaves_the_413_to_the_error_handlers(app: FastAPI) -> None:
+    """An upload over the limit anywhere in a page's work is answered as every page's 413
+    (`webapp.web.routes.errors`), naming the limit it passed; the diff's paste does so too."""
+    from webapp.web.http.bodies import TooLarge
+
+    def deep() -> None:
+        raise TooLarge(1234)
+
+    app.add_api_route("/deep", deep, methods=["POST"])
+    with TestClient(app, follow_redirects=False) as client:
+        response = client.post("/deep")
+        pasted = client.post(
+            "/diff/paste", data={"a": "x", "text": BIG * 4}
+        )  # past the form's room
+    assert response.status_code == 413
+    assert "That stream is too large" in response.text
+    assert "This server accepts streams of up to 1,234 bytes" in response.text
+    assert pasted.status_code == 413 and QUOTED in pasted.text

@@ -20,7 +20,7 @@ from tests.streamkit import chunk, frag, sse
 from webapp.cli import main
 from webapp.settings import Settings
 from webapp.web.app import create_app
-from webapp.web.routes.triage import NOTES_LISTED
+from webapp.web.views.stream.team import NOTES_LISTED
 
 LONG = sse(*(chunk(frag(0, "call_1", "f", "{}")) for _ in range(30)), chunk(finish="tool_calls"))
 """A stream with 31 steps to leave notes on."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from html import unescape
 
@@ -268,15 +269,15 @@ def test_shorter_clips_a_clipped_text_again() -> None:
     assert shorter(Clipped("ab", 10, "yz"), 4) == Clipped("ab", 10, "yz")
 
 
-def test_the_export_stylesheet_carries_the_apps_rule_colours() -> None:
-    from webapp.web.http.templating import STATIC
+def test_the_export_stylesheet_carries_the_apps_rule_colours(client: TestClient) -> None:
+    from webapp.web.views.export import stylesheet
 
-    def colours(name: str) -> list[tuple[str, str]]:
-        css = (STATIC / name).read_text()
+    def colours(css: str) -> list[tuple[str, str]]:
         return re.findall(r"--rule-([a-z-]+):\s*(#[0-9a-fA-F]{6})", css)
 
-    assert colours("export.css") == colours("app.css")
-    assert len(colours("app.css")) == 2 * len(RULES)  # every rule, light and dark
+    served = client.get("/rules.css").text  # what the app's pages load
+    assert colours(stylesheet()) == colours(served)
+    assert len(colours(served)) == 2 * len(RULES)  # every rule, light and dark
 
 
 # Compare's headline names each policy's own anomalies.
@@ -302,3 +303,26 @@ def test_compare_names_each_policys_anomalies(client: TestClient, store: Store) 
     assert headline(agreed) == "exact-key and adr-0019 agree on every step (no anomalies)"
     same = client.get(f"/s/{clean}/compare").context["page"].summary
     assert same == "exact-key and adr-0019 agree on every step (no anomalies)"
+
+
+def test_the_menu_gives_the_replay_base_url_that_sends_the_stream_again(
+    client: TestClient, store: Store
+) -> None:
+    stream_id = store(CONTINUATION)
+    base = field(share_of(client.get(f"/s/{stream_id}?step=2").text), "share-replay")
+    assert base == f"http://testserver/replay/{stream_id}/v1"
+    replayed = client.post(base + "/chat/completions", json={"stream": True})
+    assert replayed.status_code == 200
+    assert replayed.content == client.get(f"/api/streams/{stream_id}/raw").content
+    example = field(share_of(client.get("/examples/clean").text), "share-replay")
+    assert example == "http://testserver/replay/example:clean/v1"
+    entries = [
+        {"request": {"method": "POST", "url": "https://api.example/v1/chat/completions"},
+         "response": {"status": 200, "content": {"mimeType": "text/event-stream",
+                                                 "text": text}}}
+        for text in (CONTINUATION, TWO_OPEN)
+    ]  # fmt: skip
+    har = store(json.dumps({"log": {"version": "1.2", "entries": entries}}))
+    entry = field(share_of(client.get(f"/s/{har}?har_entry=1").text), "share-replay")
+    assert entry == f"http://testserver/replay/{har}/1/v1"
+    assert client.get(entry + "/chat/completions").text == CONTINUATION

@@ -252,3 +252,74 @@ def test_edit_a_copy_opens_a_stream_in_the_playground(client: TestClient, store:
     refused = client.get(f"/play?from={long}")
     assert refused.status_code == 413 and 'id="play-readonly"' in refused.text
     assert client.get("/play").status_code == 200
+
+
+def test_index_without_id_is_placed_by_index_where_a_last_open_rule_would_misroute() -> None:
+    """continuedev/continue #13223: id-less pieces that carry an index. Exact-index places each
+    on its own call under both policies; the most recently opened call (what a fallback that
+    read only ids would use) is the wrong one for the first of them."""
+    example = EXAMPLES["index-no-id"]
+    records = read(decode(example.data()), "auto").records
+    for policy in ("adr-0019", "exact-key"):
+        trace = assemble(records, replace(example.options, policy=policy))
+        opened: list[int] = []
+        misrouted = 0
+        for step in trace.steps:
+            for fragment in step.fragments:
+                if fragment.rule == "new":
+                    assert fragment.block is not None
+                    opened.append(fragment.block)
+                    continue
+                assert fragment.id is None and isinstance(fragment.index, int)
+                assert fragment.rule == "exact-index"
+                misrouted += fragment.block != opened[-1]
+        assert misrouted == 1  # index 0's piece, while index 1 was the last opened
+        assert ["".join(block.pieces) for block in trace.blocks] == [
+            '{"target":"A_ONLY"}',
+            '{"target":"B_ONLY"}',
+        ]
+    assert TOUR.index("index-no-id") == TOUR.index("interleaved") + 1
+    origin = example.story.origin
+    assert origin is not None
+    assert origin.url == "https://github.com/continuedev/continue/issues/13223"
+
+
+def test_the_tour_and_the_example_name_its_public_origin(client: TestClient) -> None:
+    url = "https://github.com/continuedev/continue/issues/13223"
+    tour = client.get("/tour").text
+    stop = tour.split('id="stop-index-no-id"', 1)[1].split("</li>", 1)[0]
+    assert f'href="{url}"' in stop and "continuedev/continue #13223" in stop
+    page = client.get("/examples/index-no-id").text
+    assert f'href="{url}"' in page and "minimal reproduction" in page
+    assert 'class="story-origin"' not in client.get("/examples/interleaved").text
+
+
+def test_every_page_takes_the_rule_colours_from_the_table(client: TestClient) -> None:
+    """/rules.css is written from the rules table; every kind of page loads it before app.css
+    (whose rules then win a tie, as when the colours were in it), and no stylesheet of the
+    package declares a rule colour of its own."""
+    sheet = client.get("/rules.css")
+    assert sheet.status_code == 200 and sheet.headers["content-type"].startswith("text/css")
+    for rule in RULES:
+        assert f"--rule-{rule.name}: {rule.colour.light};" in sheet.text
+        assert f"--rule-{rule.name}: {rule.colour.dark};" in sheet.text
+    again = client.get("/rules.css", headers={"If-None-Match": sheet.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+    framed = {"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "cross-site"}
+    pages = {
+        "page": client.get("/rules"),
+        "embed": client.get("/embed/examples/clean"),
+        "embedded compare": client.get("/embed/examples/continuation/compare"),
+        "embed refused": client.get(
+            "/embed/examples/clean", headers={**framed, "Referer": "https://a.example/"}
+        ),
+    }
+    for kind, page in pages.items():
+        text = page.text
+        assert 0 < text.index('href="/rules.css"') < text.index('href="/static/app.css"'), kind
+    from webapp.web.http.templating import STATIC
+
+    names = "|".join(re.escape(rule.name) for rule in RULES)
+    declared = re.compile(rf"--rule-({names})\s*:|\.rule-({names})\s*\{{|\.[rq]\d+\s*\{{")
+    for css in STATIC.glob("*.css"):
+        assert not declared.search(css.read_text()), css.name

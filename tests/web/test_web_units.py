@@ -15,8 +15,9 @@ from webapp.core.options import Options
 from webapp.core.rules import RULE_NAMES
 from webapp.web.backend.memory.cache import Memo
 from webapp.web.http.links import Links
+from webapp.web.http.palette import RULES_CSS
 from webapp.web.http.query import BadQuery, parse_options
-from webapp.web.http.templating import STATIC, TEMPLATES
+from webapp.web.http.templating import TEMPLATES
 from webapp.web.http.text import clipped, excerpt, printable
 
 
@@ -105,7 +106,7 @@ def test_query_parsing_and_canonical_links() -> None:
 
 
 def test_every_rule_has_its_palette_colour_in_the_stylesheet() -> None:
-    css = (STATIC / "app.css").read_text()
+    css = RULES_CSS  # what /rules.css serves every page
     for name in RULE_NAMES:
         declared = re.search(rf"--rule-{re.escape(name)}:\s*(#[0-9a-fA-F]{{6}})", css)
         assert declared, name

@@ -47,6 +47,8 @@ COMMANDS = {
     "serve": Entry("webapp.cli.serve:serve", "Run the web app."),
     "record": Entry("webapp.cli.record:record",
                     "Record streams through a proxy into .sse files (no web app)."),
+    "replay": Entry("webapp.cli.replay:replay",
+                    "Serve a recorded stream to an application's client (no store)."),
     "delete": Entry("webapp.cli.streams:delete", "Remove a stored stream (the operator)."),
 }  # fmt: skip
 """Every command by name; `minimize` is the other spelling of `minimise`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from webapp.cli.clientsview import clients_lines
-from webapp.cli.inputs import HAR_ENTRY, INPUT_FORMAT, load
+from webapp.cli.inputs import HAR_ENTRY, INPUT_FORMAT, load, output_format
 from webapp.cli.output import write_json, write_text
 from webapp.core.tracejson import input_json
 from webapp.triage.verdict import clients_verdict
@@ -15,14 +15,9 @@ from webapp.triage.verdict import clients_verdict
 @click.argument("file", metavar="FILE|-")
 @INPUT_FORMAT
 @HAR_ENTRY
-@click.option(
-    "--format",
-    "output",
-    type=click.Choice(("text", "json")),
-    default="text",
-    show_default=True,
-    help='text: the grades, the verdict, then one block per call. json: {"grades": [...], '
-    '"clients": [...], "verdict", ...}, what the API returns.',
+@output_format(
+    'text: the grades, the verdict, then one block per call. json: {"grades": [...], '
+    '"clients": [...], "verdict", ...}, what the API returns.'
 )
 @click.option(
     "--timeout",

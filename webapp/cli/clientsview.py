@@ -10,7 +10,8 @@ from webapp.core.records import ReadResult
 from webapp.lenses.matrix import Cell
 from webapp.lenses.pins import BY_CLIENT
 from webapp.lenses.results import LensResult
-from webapp.triage.verdict import Verdict
+from webapp.triage.filing import BY_MODEL
+from webapp.triage.verdict import Party, Verdict
 
 _STATUS_STYLE = {"ok": "green", "error": "red", "unavailable": "yellow"}
 _GRADE_STYLE = {"intact": "green", "damaged": "bold red", "flagged": "yellow", "guessed": "cyan"}
@@ -42,6 +43,7 @@ def clients_lines(verdict: Verdict, source: ReadResult | None, paint: Painter) -
         yield f"{paint('means', 'bold')}    no single reading: {escape(contract.why or '')}"
     for party in verdict.parties:
         yield f"{paint('file', 'bold')}     {escape(party.says)}"
+        yield f"{paint('where', 'bold')}    {escape(_where(party))}"
     if not verdict.parties:
         yield f"{paint('file', 'bold')}     {escape(verdict.unfiled)}"
     yield f"{paint('compared', 'bold')} {escape(matrix.comparison)}"
@@ -51,6 +53,17 @@ def clients_lines(verdict: Verdict, source: ReadResult | None, paint: Painter) -
         yield paint(escape(row.label), "bold")
         for column, cell in zip(matrix.columns, row.cells, strict=True):
             yield f"  {column.client:<{width}}  {_cell_text(column, cell, paint)}"
+
+
+def _where(party: Party) -> str:
+    """Where to file, with the link when it is short (a prefilled one is long: the JSON and
+    report.md carry it)."""
+    if party.url is None:
+        return party.tracker or f"the {party.kind}'s tracker (not in streamviz's table)"
+    if party.prefilled:
+        return f"{party.tracker}: a prefilled new issue (--format json and report have the link)"
+    hedge = f" ({BY_MODEL})" if party.kind == "provider" else ""
+    return f"{party.tracker}: {party.url}{hedge}"
 
 
 def _column_line(column: LensResult, width: int, paint: Painter) -> str:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar, cast
 
 import click
 
-from webapp.cli.inputs import InputError
+from webapp.cli.inputs import InputError, output_format
 from webapp.cli.output import write_json, write_text
 from webapp.core.readers import FORMATS, decode, read
 from webapp.core.records import ReaderError
@@ -112,6 +112,13 @@ def _entry_option(which: str) -> Callable[[F], F]:
     "(two responses, whose ids differ by nature).",
 )
 @click.option(
+    "--hop",
+    is_flag=True,
+    help="A is what a gateway received from the provider and B what it sent on (the inner "
+    "and outer captures of one exchange): also say which quirks the gateway introduced and "
+    "removed, and whether it changed what the stream means.",
+)
+@click.option(
     "--clients",
     "run_clients",
     is_flag=True,
@@ -124,14 +131,9 @@ def _entry_option(which: str) -> Callable[[F], F]:
     show_default=True,
     help="With --clients: seconds each client library may take.",
 )
-@click.option(
-    "--format",
-    "output",
-    type=click.Choice(("text", "json")),
-    default="text",
-    show_default=True,
-    help='text: each call side by side, then the streams. json: {"a": {...}, "b": {...}, '
-    '"calls": [{"a", "b", "same", "differences"}], "same", ...}.',
+@output_format(
+    'text: each call side by side, then the streams. json: {"a": {...}, "b": {...}, '
+    '"calls": [{"a", "b", "same", "differences"}], "same", ...}.'
 )
 def diff(
     a: str,
@@ -141,6 +143,7 @@ def diff(
     input_format: str,
     choice: int,
     ids: str,
+    hop: bool,
     run_clients: bool,
     timeout: float,
     output: str,
@@ -156,12 +159,14 @@ def diff(
     however they were cut into chunks. Either side may be a non-stream answer (one
     chat.completion JSON, as the API answers "stream": false): the diff then says whether it
     agrees with what the stream means and with what each client received. Exit 0: the same
-    calls; 1: they differ; 2: unusable input.
+    calls; 1: they differ; 2: unusable input. With --hop, A is a gateway's input and B its
+    output: the JSON gains "introduced", "removed" and "hop", the sentence that says what the
+    gateway did.
     """
     sides = (named(a, har_entry_a, "a"), named(b, har_entry_b, "b"))
     with paused_gc():
         same = _diff(sides, input_format, choice, cast(IdsMode, ids), run_clients, timeout,
-                     output)  # fmt: skip
+                     output, hop)  # fmt: skip
     sys.exit(0 if same else 1)
 
 
@@ -173,6 +178,7 @@ def _diff(
     run_clients: bool,
     timeout: float,
     output: str,
+    hop: bool = False,
 ) -> bool:
     from webapp.cli.diffview import diff_lines
     from webapp.core.contract.answer import answer_in
@@ -199,7 +205,7 @@ def _diff(
             continue
         made.append(side(result, label=label, choice=choice, lenses=lenses,
                          har_entry=given.har_entry))  # fmt: skip
-    found = diff_sides(made[0], made[1], ids)
+    found = diff_sides(made[0], made[1], ids, "" if hop else None)
     if output == "json":
         write_json(found.to_json())
     else:

@@ -37,6 +37,8 @@ def diff_lines(diff: Diff, paint: Painter) -> Iterator[str]:
             yield f"{paint('quirk', 'bold')} {name}  {found.code}: {escape(found.message)}"
     verdict = paint("same", "bold green") if diff.same else paint("different", "bold red")
     yield f"{verdict}   {escape(diff.summary)}"
+    if diff.hop is not None:
+        yield f"{paint('hop', 'bold')}    {escape(diff.hop.sentence)}"
 
 
 def _side_line(side: Side) -> str:

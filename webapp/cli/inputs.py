@@ -7,7 +7,7 @@ import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, wraps
 from typing import Any, TypeVar, cast
 
 import click
@@ -63,6 +63,20 @@ HAR_ENTRY = click.option(
     "Default: the first event-stream entry.",
 )
 """--input-format and --har-entry, which every command reading FILE takes."""
+
+
+def output_format(help: str) -> Callable[[F], F]:
+    """`--format text|json` (its value is `output`), with what each means for this command."""
+    return click.option(
+        "--format",
+        "output",
+        type=click.Choice(("text", "json")),
+        default="text",
+        show_default=True,
+        help=help,
+    )
+
+
 _SHARED = (
     click.argument("file", metavar="FILE|-"),
     click.option(
@@ -89,13 +103,8 @@ _SHARED = (
     ),
     INPUT_FORMAT,
     HAR_ENTRY,
-    click.option(
-        "--format",
-        "output",
-        type=click.Choice(("text", "json")),
-        default="text",
-        show_default=True,
-        help="text: a table, coloured on a terminal, plain when piped. json: one JSON document.",
+    output_format(
+        "text: a table, coloured on a terminal, plain when piped. json: one JSON document."
     ),
     click.option("--redact", is_flag=True, help="Mask secrets in the input first."),
 )
@@ -110,14 +119,36 @@ _POLICY = click.option(
 """`--policy`, for the commands that show one policy (it follows FILE)."""
 
 
-def stream_options(*, with_policy: bool) -> Callable[[F], F]:
-    """The options every stream command shares (`--policy` only where one policy is shown)."""
+Command = Callable[..., None]
 
-    def decorate(command: F) -> F:
+
+def stream_options(*, with_policy: bool) -> Callable[[Command], Command]:
+    """FILE and the options every stream command shares (`--policy` only where one policy is
+    shown), handed to the command as one `Stream`; its own options follow as keywords."""
+
+    def decorate(command: Command) -> Command:
+        @wraps(command)  # its name and its help; the options it declares itself
+        def run(
+            *,
+            file: str,
+            path: str | None,
+            server_tools: tuple[str, ...] | None,
+            choice: int,
+            input_format: str,
+            har_entry: int | None,
+            output: str,
+            redact: bool,
+            policy: str = "adr-0019",
+            **own: Any,
+        ) -> None:
+            chosen = options(policy, path, server_tools, choice)
+            command(Stream(Input(file, input_format, har_entry, redact), chosen, output), **own)
+
+        decorated: Command = run
         decorators = [_SHARED[0], *([_POLICY] if with_policy else []), *_SHARED[1:]]
         for decorator in reversed(decorators):
-            command = decorator(command)
-        return command
+            decorated = decorator(decorated)
+        return decorated
 
     return decorate
 
@@ -134,6 +165,16 @@ class Input:
     def load(self) -> ReadResult:
         """Read it (exit 2 with a message when it cannot be read)."""
         return load(self.file, self.input_format, self.har_entry, self.redact)
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """What a stream command was given: its input, the options it is assembled under (the
+    command's policy when it takes no --policy: adr-0019), and --format."""
+
+    input: Input
+    options: Options
+    output: str
 
 
 def _read_file(file: str) -> bytes:

@@ -15,21 +15,16 @@ from pathlib import Path
 import click
 
 from webapp.cli.inputs import InputError
+from webapp.cli.serving import listen, shared
 
 
 @click.command(short_help="Record streams through a proxy into .sse files (no web app).")
-@click.option(
+@shared(
     "--upstream",
-    "upstreams",
-    multiple=True,
+    "Forward /proxy/NAME/... to URL (repeatable; a bare URL is named default).",
     required=True,
-    metavar="NAME=URL",
-    help="Forward /proxy/NAME/... to URL (repeatable; a bare URL is named default).",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8001, show_default=True, help="Port."
-)
+@listen(port=8001)
 @click.option(
     "--out",
     default="recordings",
@@ -38,34 +33,15 @@ from webapp.cli.inputs import InputError
     type=click.Path(file_okay=False, path_type=Path),
     help="The folder the streams are written to (created if missing).",
 )
-@click.option(
-    "--keep-requests",
-    is_flag=True,
-    help="Also write each request body, its keys masked (as an upload's are).",
-)
-@click.option(
+@shared("--keep-requests", "Also write each request body, its keys masked (as an upload's are).")
+@shared(
     "--allowed-hosts",
-    default="",
-    metavar="NAMES",
-    help="Host names answered besides localhost, the loopback addresses and the --host it "
-    "binds, space- or comma-separated ('*' for any); other names get a 400, so a page of "
-    "another site cannot reach it by DNS rebinding.",
+    "Host names answered besides localhost, the loopback addresses and the --host it binds, "
+    "space- or comma-separated ('*' for any); other names get a 400, so a page of another site "
+    "cannot reach it by DNS rebinding.",
 )
-@click.option(
-    "--proxy-timeout",
-    type=click.FloatRange(min=0.1),
-    default=600.0,
-    show_default=True,
-    metavar="S",
-    help="Seconds an upstream may stay silent.",
-)
-@click.option(
-    "--max-bytes",
-    type=click.IntRange(min=1),
-    default=64 * 1024 * 1024,
-    show_default=True,
-    help="The most of one response written; the rest is forwarded, not kept.",
-)
+@shared("--proxy-timeout", "Seconds an upstream may stay silent.")
+@shared("--max-bytes", "The most of one response written; the rest is forwarded, not kept.")
 def record(
     upstreams: tuple[str, ...],
     host: str,

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from webapp.cli.inputs import InputError
+from webapp.cli.serving import listen, shared
 from webapp.core.words import count
-from webapp.settings import DEFAULT_MAX_BYTES
 from webapp.storage import Storage, UnsupportedDatabase, open_storage, parse_location
 
 if TYPE_CHECKING:
@@ -29,10 +29,7 @@ FACTORY = "webapp.web.app:create_app_from_env"
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port."
-)
+@listen(port=8000)
 @click.option(
     "--db",
     default="data/streamviz.sqlite3",
@@ -48,13 +45,7 @@ FACTORY = "webapp.web.app:create_app_from_env"
     show_default=True,
     help="Worker processes; they share only the store.",
 )
-@click.option(
-    "--max-bytes",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_BYTES,
-    show_default=True,
-    help="Largest upload accepted, in bytes (64 MiB: a 100,000-chunk stream fits).",
-)
+@shared("--max-bytes", "Largest upload accepted, in bytes (64 MiB: a 100,000-chunk stream fits).")
 @click.option(
     "--cache-mb",
     type=click.IntRange(min=1),
@@ -119,12 +110,10 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "link to steps with absolute URLs, its host is answered, and with https the owner cookie "
     "is Secure and every response carries HSTS.",
 )
-@click.option(
+@shared(
     "--allowed-hosts",
-    default="",
-    metavar="NAMES",
-    help="Host names the server answers besides localhost, its loopback addresses, the "
-    "--host it binds and the --public-url's host, space- or comma-separated ('streamviz.lan "
+    "Host names the server answers besides localhost, its loopback addresses, the --host it "
+    "binds and the --public-url's host, space- or comma-separated ('streamviz.lan "
     "*.example.com'; '*' for any); other names get a 400, so a page of another site cannot "
     "reach it by DNS rebinding (`make run ALLOWED_HOSTS=...`).",
 )
@@ -160,15 +149,12 @@ FACTORY = "webapp.web.app:create_app_from_env"
     help="A stream downloaded as one HTML file (export.html, in the Share menu) holds its "
     "first N steps in full and says what it leaves out.",
 )
-@click.option(
+@shared(
     "--upstream",
-    "upstreams",
-    multiple=True,
-    metavar="NAME=URL",
+    "Forward /proxy/NAME/... to URL and record every stream that passes (repeatable; a bare "
+    "URL is named default): point a client's base URL at http://HOST:PORT/proxy/NAME/v1. Also "
+    "from $STREAMVIZ_UPSTREAM (space-separated).",
     envvar="STREAMVIZ_UPSTREAM",
-    help="Forward /proxy/NAME/... to URL and record every stream that passes (repeatable; a "
-    "bare URL is named default): point a client's base URL at "
-    "http://HOST:PORT/proxy/NAME/v1. Also from $STREAMVIZ_UPSTREAM (space-separated).",
 )
 @click.option(
     "--twin",
@@ -178,20 +164,15 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "provider's own non-stream answer holds the same calls). Off by default: it doubles "
     "what the upstream costs.",
 )
-@click.option(
+@shared(
     "--keep-requests",
-    is_flag=True,
-    help="Store each captured stream's request body (the prompt) with it; by default only its "
+    "Store each captured stream's request body (the prompt) with it; by default only its "
     "model, stream flag and tool names.",
 )
-@click.option(
+@shared(
     "--proxy-timeout",
-    type=click.FloatRange(min=0.1),
-    default=600.0,
-    show_default=True,
-    metavar="S",
-    help="Seconds an upstream may stay silent (before its headers: 504; mid-stream: the stream "
-    "is cut); connecting may take --proxy-connect-timeout.",
+    "Seconds an upstream may stay silent (before its headers: 504; mid-stream: the stream is "
+    "cut); connecting may take --proxy-connect-timeout.",
 )
 @click.option(
     "--proxy-connect-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,

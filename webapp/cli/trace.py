@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from webapp.cli.inputs import Input, options, stream_options
+from webapp.cli.inputs import Input, Stream, stream_options
 from webapp.cli.output import emit, write, write_text
 from webapp.cli.render import check_lines, trace_lines
 from webapp.cli.report import check_document
@@ -26,17 +26,7 @@ from webapp.tuning import ending, paused_gc
 
 @click.command()
 @stream_options(with_policy=True)
-def trace(
-    file: str,
-    policy: str,
-    path: str | None,
-    server_tools: tuple[str, ...] | None,
-    choice: int,
-    input_format: str,
-    har_entry: int | None,
-    output: str,
-    redact: bool,
-) -> None:
+def trace(stream: Stream) -> None:
     """Show every step: the rule each fragment took, the block it landed on, the events.
 
     Then the final blocks, the anomalies and a one-line summary. --format json prints the
@@ -44,9 +34,8 @@ def trace(
     input carries timing (a cassette, a HAR entry's timings, the .timing.json that
     `streamviz record` writes beside a stream).
     """
-    chosen = options(policy, path, server_tools, choice)
     with paused_gc():
-        _trace(Input(file, input_format, har_entry, redact), chosen, output)
+        _trace(stream.input, stream.options, stream.output)
     ending()
 
 
@@ -57,19 +46,7 @@ def trace(
               "the provider's stream departs from the contract).")  # fmt: skip
 @click.option("--expect", type=click.Path(dir_okay=False), metavar="TRACE.json",
               help="Compare with this trace (a fixture's): exit 1 when it changed.")  # fmt: skip
-def check(
-    file: str,
-    policy: str,
-    path: str | None,
-    server_tools: tuple[str, ...] | None,
-    choice: int,
-    input_format: str,
-    har_entry: int | None,
-    output: str,
-    redact: bool,
-    strict: bool,
-    expect: str | None,
-) -> None:
+def check(stream: Stream, strict: bool, expect: str | None) -> None:
     """Print the anomalies (severity, code, step, line, message), then the quirks and the
     calls the stream means; exit 1 on an error.
 
@@ -77,14 +54,12 @@ def check(
     anomaly and no quirk at all), 1 at least one, 2 the input could not be read. Quirks alone
     never change the exit code without --strict.
     """
-    chosen = options(policy, path, server_tools, choice)
     if expect is not None:
         from webapp.cli.triage import check_expected  # a fixture's replay: triage's work
 
-        sys.exit(check_expected(Input(file, input_format, har_entry, redact).load(),
-                                chosen, expect))  # fmt: skip
+        sys.exit(check_expected(stream.input.load(), stream.options, expect))
     with paused_gc():
-        severities = _check(Input(file, input_format, har_entry, redact), chosen, output)
+        severities = _check(stream.input, stream.options, stream.output)
     ending()
     if "error" in severities or (strict and severities):  # "quirk" counts only with --strict
         sys.exit(1)
@@ -92,24 +67,14 @@ def check(
 
 @click.command()
 @stream_options(with_policy=False)
-def compare(
-    file: str,
-    path: str | None,
-    server_tools: tuple[str, ...] | None,
-    choice: int,
-    input_format: str,
-    har_entry: int | None,
-    output: str,
-    redact: bool,
-) -> None:
+def compare(stream: Stream) -> None:
     """Show where policies exact-key and adr-0019 disagree on the same stream.
 
     The summary, then each differing step (rules and blocks on both sides, with the reasons),
     then the final blocks of each side.
     """
-    chosen = options("adr-0019", path, server_tools, choice)
     with paused_gc():
-        _compare(Input(file, input_format, har_entry, redact), chosen, output)
+        _compare(stream.input, stream.options, stream.output)
     ending()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -22,14 +22,16 @@ from webapp.core.assembler import assemble
 from webapp.core.jsoncheck import dumps
 from webapp.core.options import Options
 from webapp.core.readers import FORMATS, read
-from webapp.core.readers.writer import to_sse
-from webapp.core.records import ReadResult, Record
+from webapp.core.records import ReadResult
 from webapp.core.rules import POLICIES
 from webapp.core.words import count
 from webapp.triage.expect import first_difference, not_a_trace
 from webapp.triage.minimise import Minimised, Progress, PropertyDoesNotHold, minimise
 from webapp.triage.predicates import FINGERPRINT, Until, parse_until
+from webapp.triage.pseudonym import collect
+from webapp.triage.pseudonym import pseudonymise as pseudonymised
 from webapp.triage.report import Links, cell, render
+from webapp.triage.repro import sse
 
 if TYPE_CHECKING:
     from webapp.core.trace import Trace
@@ -44,6 +46,10 @@ _LENSES_HELP = (
     "Put the client lenses' grades in the fingerprint too. Slow: every candidate runs the "
     "five client libraries in subprocesses (seconds each), so a minimisation takes minutes; "
     "without it the fingerprint holds this build's two policies' grades only."
+)
+_PSEUDONYM_HELP = (
+    "Replace every tool-call id and response id by a token (call_1, chatcmpl-1, ...; the same "
+    "id always by the same token) so the repro can be pasted publicly; names and arguments stay."
 )
 _SHRINK_HELP = (
     "Also shrink argument text character by character: a smaller stream, but its text is "
@@ -127,6 +133,8 @@ def _minimised(
               metavar="N", help="Stop after N seconds with the smallest stream found.")  # fmt: skip
 @click.option("--shrink-text", is_flag=True, help=_SHRINK_HELP)
 @click.option("--redact", is_flag=True, help="Mask secrets in the input first.")
+@click.option("--pseudonymise", "--pseudonymize", "pseudonymise", is_flag=True,
+              help=_PSEUDONYM_HELP)  # fmt: skip
 def minimise_command(
     file: str,
     policy: str,
@@ -137,6 +145,7 @@ def minimise_command(
     max_seconds: float | None,
     shrink_text: bool,
     redact: bool,
+    pseudonymise: bool,
 ) -> None:
     """Print the smallest stream found that still shows --until, as SSE; progress on stderr.
 
@@ -147,20 +156,18 @@ def minimise_command(
     arguments; only whole pieces go, so each call keeps its name and argument text a reader
     recognises. Exit 1, printing nothing, when the input does not show the property, or when
     its fingerprint holds no bug (no quirk, no anomaly, every column intact).
-    `minimize` is the same command.
+    --pseudonymise prints the repro a report's "Where to file" quotes: its ids replaced by
+    call_1, chatcmpl-1, ... (the same id by the same token), so it can be pasted publicly and
+    still has the input's fingerprint. `minimize` is the same command.
     """
     chosen = options(policy, None, None, 0)
     source = Input(file, input_format, har_entry, redact).load()
     until = _until(until_text, chosen, source, with_lenses)
     assert until is not None
     result = _minimised(source, until, max_seconds, chosen, shrink_text)
-    emit([_sse(result.records).encode("utf-8", "backslashreplace")])
-
-
-def _sse(records: Sequence[Record]) -> str:
-    """The records as SSE, ending with `data: [DONE]` (added when the last record is not it)."""
-    text = to_sse(records)
-    return text if records and records[-1].kind == "done" else text + "data: [DONE]\n\n"
+    tokens = collect(source.records)  # numbered over the input, as the report's repro
+    found = pseudonymised(result.records, tokens) if pseudonymise else result.records
+    emit([sse(found).encode("utf-8", "backslashreplace")])
 
 
 @click.command()
@@ -268,7 +275,7 @@ def fixture(
     until = _until(until_text, chosen, source)
     found = None if until is None else _minimised(source, until, max_seconds, chosen)
     records = source.records if found is None else found.records
-    text = _sse(records)
+    text = sse(records)
     replay = read(text, "sse")
     try:
         out.mkdir(parents=True, exist_ok=True)

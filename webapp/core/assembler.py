@@ -25,7 +25,9 @@ State kept while feeding:
   known, is not handed over: `WireReader.quiet`).
 
 Each fragment's rule is `webapp.core.rules.decide`: the table tried in order, exact-index,
-exact-id, continuation, drop, new (policy `exact-key` has no continuation and no drop). On the
+exact-id, continuation, drop, new (policy `exact-key` has no continuation and no drop); what
+then happens is the rule's effect, from its row: it lands on the block its keys found, appends
+to the most recently opened block, is dropped, or opens a block. On the
 server-tools path a folded candidate takes no fragment, and a candidate folds as soon as it has
 a name and its arguments parse as one complete JSON value.
 
@@ -57,7 +59,7 @@ from webapp.core.diagnosis import final_verdicts, final_words
 from webapp.core.jsvalue import js_string, map_key, read_keys, truthy
 from webapp.core.options import Options
 from webapp.core.records import Payloads, Record
-from webapp.core.rules import CONTINUATION, DROP, EXACT_ID, EXACT_INDEX, NEW, RULE_NAMES, decide
+from webapp.core.rules import APPENDS, DROPS, LANDS, OPENS, RULE_EFFECTS, RULE_NAMES, decide
 from webapp.core.steps import Anomaly, Step
 from webapp.core.toolcalls import ToolCalls
 from webapp.core.trace import Trace
@@ -346,7 +348,8 @@ class Assembler:
     def _fragment(self, step: int, position: int, raw: Any) -> None:
         """Resolve one fragment, the heart of the tool: read its keys as JavaScript would (the
         usual types here, any other with `read_keys`), let `decide` name its rule and block,
-        open or register (`_unusual` for all but an exact match), land its text, write its rows.
+        open or register (`_unusual` for all but a fragment its keys found), land its text,
+        write its rows.
         """
         columns, calls = self._columns, self._calls
         entry: dict[str, Any] = raw if type(raw) is dict else _NOT_AN_OBJECT
@@ -374,7 +377,7 @@ class Assembler:
         columns.fragment_arguments.append(raw_arguments)
         rule, block, index_miss, id_miss = decide(index, call_id, name, calls, calls.adr)
         server, late = calls.server_path, False
-        if oddities or server or rule not in _EXACT:
+        if oddities or server or rule not in _FOUND:
             block, late = self._unusual(step, position, rule, block, index, call_id, name,
                                         raw_name, text, custom_only, oddities)  # fmt: skip
         elif block is not None and (call_id or name or custom_only or not block.indexes):
@@ -403,16 +406,18 @@ class Assembler:
         call_id: Any, name: Any, raw_name: Any, text: str, custom_only: bool,
         oddities: tuple[str, ...],
     ) -> tuple[Block | None, bool]:  # fmt: skip
-        """Every rule but an exact match on the client path, and any fragment with odd keys or
-        on the server-tools path: what it opens or registers, what is reported; returns its
-        block and whether it is late (its index or id names a folded candidate)."""
+        """The effect of its rule (`webapp.core.rules.RULE_EFFECTS`) for every fragment but
+        one its keys found on the client path, and for any with odd keys or on the server-tools
+        path: what it opens or registers, what is reported; returns its block and whether it is
+        late (its index or id names a folded candidate)."""
         columns, calls = self._columns, self._calls
         row = len(columns.fragment_rule)
         late = calls.server_path and calls.names_folded(index, call_id)
         if oddities:
             self._anomaly("malformed-fragment", step, None, "; ".join(oddities))
             columns.oddities[row] = oddities
-        if rule == DROP:
+        effect = RULE_EFFECTS[rule]
+        if effect == DROPS:
             if text:
                 self._anomaly(
                     "dropped-fragment", step, None,
@@ -420,13 +425,13 @@ class Assembler:
                     "dropped: no block was open to continue",
                 )  # fmt: skip
             return None, late
-        if rule == NEW:
+        if effect == OPENS:
             block = calls.open(step, index, call_id, raw_name, custom_only)
             if not calls.server_path:
                 self._start(block, step, None)
             return block, late
         assert block is not None
-        if rule == CONTINUATION:
+        if effect == APPENDS:
             others = calls.weigh(step, block)
             if others is not None:
                 columns.weighed[row] = others
@@ -572,8 +577,9 @@ START, TEXT_DELTA, THINKING_DELTA, DONE, ERROR, TOOLCALL_START, TOOLCALL_DELTA =
     )
 )
 _NO_KEYS = read_keys({})
-_EXACT = frozenset((EXACT_INDEX, EXACT_ID))
-"""The rules that find a block by a key: the usual fragment's, resolved in `_fragment` itself."""
+_FOUND = frozenset(code for code, effect in enumerate(RULE_EFFECTS) if effect == LANDS)
+"""The rules whose fragment lands on the block its keys found: the usual fragment's, resolved
+in `_fragment` itself."""
 
 
 def _odd_keys(raw: Any) -> tuple[Any, ...]:

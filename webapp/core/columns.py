@@ -23,7 +23,7 @@ from typing import Any, final, overload
 
 from webapp.core.blocks import Block
 from webapp.core.jsvalue import is_number, truthy
-from webapp.core.rules import CONTINUATION, RULE_NAMES, Verdict, reason
+from webapp.core.rules import APPENDS, RULE_EFFECTS, RULE_NAMES, Verdict, reason
 from webapp.core.steps import Event, Fragment, Step, StepKind
 
 STEP_KINDS: tuple[StepKind, ...] = ("chunk", "done", "invalid", "end")
@@ -350,7 +350,7 @@ class Columns:
             self.server_path,
         )
         why = reason(code, verdict)
-        if code == CONTINUATION:
+        if RULE_EFFECTS[code] == APPENDS:  # which other blocks were waiting
             why = f"{why}; {NOT_WAITING if weighed is None else weighed}"
         if key is not None:
             assert cache is not None

@@ -2,17 +2,50 @@
 
 Each row of `RULES` is one rule: its name, what it means, an example, the policies that have
 it, its colour (a terminal style and a hex value for the light and the dark scheme: the CLI's
-palette, the flow diagram of /rules and the stylesheet all read it), what happens when it
-fires, and the words of its reason. `decide` is the table applied, in table order, to one
-fragment's keys and the registry of blocks: the assembler calls it for every fragment. It
-answers in small integers (the rule's row, the block, and what the index and the id missed), and
-the row's `reason` puts that verdict into words when someone reads it (`reason`).
+palette, the flow diagram of /rules and the pages' stylesheet, `webapp.web.http.palette`, all
+read it), its effect and what that is in words, and the words of its reason. `decide` is the table
+applied, in table order, to one fragment's keys and the registry of blocks: the assembler calls
+it for every fragment. It answers in small integers (the rule's row, the block, and what the
+index and the id missed), and the row's `reason` puts that verdict into words when someone
+reads it (`reason`). The row's `effect` is what the assembler then does (`RULE_EFFECTS`): the
+fragment lands on the block found, appends to the most recently opened block, is dropped, or
+opens a block.
 
 The order is the decision (spec sections 2 and 3): exact-index, exact-id, then, for a fragment
 with no name and no id, continuation onto the most recently opened block or drop when there is
 none; anything else opens a block (`new`). Policy `exact-key` (upstream before decision 0019)
 has no continuation and no drop. On the server-tools path a folded candidate takes no fragment:
 a key that names only folded candidates misses.
+
+WARNING
+-------
+What a rule is lives in this file, all but what follows. A rule's effect is one of the four
+above, and the assembler does each (`Assembler._fragment` lands a fragment found by a key,
+`Assembler._unusual` does the other three): a rule with one of them needs nothing there, a
+new effect does. These places name rules by hand; look at each when a row changes (a sixth
+rule, a renamed one, another order):
+
+- this file: the row, the words of its reason, `RuleName`, its branch of `decide`, and the
+  row constants (`EXACT_INDEX` ...);
+- `webapp.core.toolcalls`: `ToolCalls.register` (an exact-index match whose id differs is an
+  id-conflict) and `ToolCalls.adr` (whether the policy has continuation and drop);
+- `webapp.core.contract.wire`, the contract's own reading of the wire, which resolves each
+  fragment again by the rules a client follows, and `webapp.core.contract.quirks` and
+  `webapp.core.contract.intended`, which name quirks and readings by the rule a fragment took;
+- `webapp.web.views.timeline` (`RUN_NOUNS`: what the timeline calls a run of each rule) and
+  `webapp.web.views.stories` (`SEE_IT`: the example where the /rules page shows each fire);
+- `webapp.triage.compare` (it counts the drops) and `webapp.web.routes.api` (the API's
+  example trace);
+- `webapp.storage.tracefile` and `webapp.web.backend.trace.stored`, whose `_FIVE` are the
+  rules of a trace stored before it named them: they stay as they are, but a renamed rule must
+  still be found in old traces;
+- the spec's oracle, `tests/reference/oracle.py`, which decides again as the spec words it,
+  and the cases of `tests/core/test_rule_table.py`. That test finds every module that names
+  a rule (a row constant, or a rule's name as a string) and fails until it is on this list,
+  or on its own list of those that only seem to (an example called `continuation`).
+
+The colours need no stylesheet edit (`webapp.web.http.palette` writes /rules.css from the
+rows), and the pages count the rules from the table.
 """
 
 from __future__ import annotations
@@ -25,6 +58,10 @@ from webapp.core.blocks import Block
 from webapp.core.jsvalue import index_key, map_key
 
 RuleName = Literal["exact-index", "exact-id", "continuation", "drop", "new"]
+Effect = Literal["lands", "appends", "drops", "opens"]
+EFFECTS: tuple[Effect, ...] = ("lands", "appends", "drops", "opens")
+LANDS, APPENDS, DROPS, OPENS = range(len(EFFECTS))
+"""Each effect's number, as `RULE_EFFECTS` gives it for a rule's row."""
 Policy = Literal["adr-0019", "exact-key"]
 POLICIES: tuple[Policy, ...] = ("adr-0019", "exact-key")
 
@@ -73,8 +110,10 @@ class Rule:
     example: str
     policies: frozenset[Policy]
     colour: Colour
+    effect: Effect
+    """What the assembler does when it fires (`Assembler._fragment`, `Assembler._unusual`)."""
     outcome: str
-    """What happens when it fires, in a few words (the flow diagram's answer to "yes")."""
+    """The effect in a few words (the flow diagram's answer to "yes")."""
     reason: Callable[[Verdict], str]
     """The words of a verdict by this rule."""
 
@@ -145,6 +184,7 @@ RULES: tuple[Rule, ...] = (
         '{"index": 0, "function": {"arguments": "\\"Paris\\"}"}} after a block opened at index 0',
         _BOTH,
         Colour("green", "#2e7d32", "#66bb6a"),
+        "lands",
         "lands on the block under its index",
         _exact_index,
     ),
@@ -154,6 +194,7 @@ RULES: tuple[Rule, ...] = (
         '{"id": "call_1", "function": {"arguments": "}"}} after call_1 opened with no index',
         _BOTH,
         Colour("cyan", "#00838f", "#4dd0e1"),
+        "lands",
         "lands on the block its id names",
         _exact_id,
     ),
@@ -164,6 +205,7 @@ RULES: tuple[Rule, ...] = (
         '{"function": {"arguments": "ris\\"}"}} while call_1 is open',
         _ADR,
         Colour("yellow", "#b58900", "#e0b341"),
+        "appends",
         "appends to the most recently opened block",
         _continuation,
     ),
@@ -174,6 +216,7 @@ RULES: tuple[Rule, ...] = (
         '{"function": {"arguments": "{}"}} before any call opened',
         _ADR,
         Colour("red", "#c62828", "#ef5350"),
+        "drops",
         "is dropped: nothing is created",
         _drop,
     ),
@@ -183,6 +226,7 @@ RULES: tuple[Rule, ...] = (
         '{"index": 0, "id": "call_1", "function": {"name": "get_weather"}} first in the stream',
         _BOTH,
         Colour("magenta", "#8e24aa", "#ce93d8"),
+        "opens",
         "opens a new block",
         _new,
     ),
@@ -193,6 +237,8 @@ EXACT_INDEX, EXACT_ID, CONTINUATION, DROP, NEW = (
     RULE_NAMES.index(name) for name in ("exact-index", "exact-id", "continuation", "drop", "new")
 )
 """Each rule's row in the table: what `decide` answers and the trace's columns keep."""
+RULE_EFFECTS: tuple[int, ...] = tuple(EFFECTS.index(rule.effect) for rule in RULES)
+"""Each rule's effect (`LANDS` ...), by the rule's row."""
 
 
 def rules_for(policy: Policy) -> tuple[Rule, ...]:

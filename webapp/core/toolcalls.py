@@ -24,7 +24,7 @@ from webapp.core.blocks import Block, Fold, added
 from webapp.core.jsoncheck import Completion
 from webapp.core.jsvalue import index_key, js_string, json_piece, map_key, truthy
 from webapp.core.options import Options
-from webapp.core.rules import CONTINUATION, EXACT_INDEX, rules_for
+from webapp.core.rules import APPENDS, EXACT_INDEX, RULE_EFFECTS, rules_for
 from webapp.core.words import count, excerpt
 
 Report = Callable[[str, int, "int | None", str], None]
@@ -145,7 +145,7 @@ class ToolCalls:
         if custom_only and block.custom_input is None:
             self.freeform[block] = False  # upstream switches it to custom input, once
             block.custom_input = []
-        if rule != CONTINUATION and index is not None and not block.indexes:
+        if RULE_EFFECTS[rule] != APPENDS and index is not None and not block.indexes:
             self.by_index[index_key(index)] = block
             block.indexes = added(block.indexes, (step, index))
         if call_id is not None:

@@ -19,7 +19,7 @@ from webapp.core.columns import CHUNK, EVENT_CODES, NONE, STEP_KINDS, Columns, S
 from webapp.core.contract import Contract
 from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.steps import Anomaly, Event, Fragment, Step, StepKind
-from webapp.core.tracejson import document_parts, steps_json
+from webapp.core.stepsjson import document_parts, steps_json
 from webapp.tuning import paused_gc
 
 __all__ = [
@@ -128,7 +128,7 @@ class Trace:
 
     def json_parts(self, extra: dict[str, Any]) -> Iterator[bytes]:
         """`{**self.to_json(), **extra}` as compact JSON bytes, written a batch of steps at a
-        time (`webapp.core.tracejson.document_parts`); raises `TypeError` where orjson would."""
+        time (`webapp.core.stepsjson.document_parts`); raises `TypeError` where orjson would."""
         with paused_gc():
             head, tail = self._head(), {**self._tail(), **extra}
             yield from document_parts(head, self.columns, self.blocks, self.content, tail)

@@ -1,8 +1,9 @@
 """Built-in example streams that teach decision 0019, looked up by key (never by a user's path).
 
 Each example's story is kept beside its stream (`KEY.story.json`): the one line it tells, the
-page it opens on (`timeline` or `compare`), the step that matters, and a sentence or two for
-each key step. `TOUR` is the teaching order; `RECORD` is decision 0019's text, copied here
+page it opens on (`timeline` or `compare`), the step that matters, a sentence or two for
+each key step, and, for one taken from a public thread, its `origin` (title, URL, how it was
+made from it). `TOUR` is the teaching order; `RECORD` is decision 0019's text, copied here
 unchanged because the app cannot read the shared folder at run time.
 """
 
@@ -22,6 +23,15 @@ Opens = Literal["timeline", "compare"]
 
 
 @dataclass(frozen=True, slots=True)
+class Origin:
+    """The public thread an example comes from: its title, its URL, and how it was made."""
+
+    title: str
+    url: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
 class Story:
     """What an example tells: one line, the page and step it opens at, and per-step narration."""
 
@@ -29,6 +39,7 @@ class Story:
     opens: Opens
     start_step: int
     steps: MappingProxyType[int, str]
+    origin: Origin | None = None
 
     def at(self, step: int) -> str | None:
         """The narration of `step`, or None when the story says nothing there."""
@@ -41,7 +52,12 @@ def _story(path: Path) -> Story:
     if opens not in ("timeline", "compare"):
         raise ValueError(f"{path.name}: opens must be timeline or compare")
     steps = {int(step): str(text) for step, text in doc["steps"].items()}
-    return Story(str(doc["story"]), opens, int(doc["start_step"]), MappingProxyType(steps))
+    origin = doc.get("origin")
+    if origin is not None and not str(origin.get("url", "")).startswith("https://"):
+        raise ValueError(f"{path.name}: an origin's url must be https://")
+    found = None if origin is None else Origin(str(origin["title"]), str(origin["url"]),
+                                               str(origin.get("note", "")))  # fmt: skip
+    return Story(str(doc["story"]), opens, int(doc["start_step"]), MappingProxyType(steps), found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +121,14 @@ _ALL = (
         "interleaved.sse",
     ),
     Example(
+        "index-no-id",
+        "Interleaved pieces with an index, no id",
+        "Two calls open with ids, then each one's arguments come with only its index: "
+        "exact-index places each piece; a rule that used only the most recently opened call "
+        "would send both to the second (continuedev/continue #13223).",
+        "index-no-id.sse",
+    ),
+    Example(
         "ambiguous",
         "A continuation with two calls open",
         "Two headers open get_weather and book_flight, then bare argument chunks arrive: "
@@ -147,6 +171,7 @@ TOUR: tuple[str, ...] = (
     "empty-ids",
     "same-index",
     "interleaved",
+    "index-no-id",
     "ambiguous",
     "server-late",
 )

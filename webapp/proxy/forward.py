@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import urlsplit
 
@@ -245,9 +246,11 @@ def error_body(message: str, code: str, kind: str = "proxy_error") -> bytes:
     return orjson.dumps({"error": {"message": message, "type": kind, "code": code}})
 
 
-async def answer(send: Send, status: int, message: str, code: str, close: bool = False) -> None:
+async def answer(
+    send: Send, status: int, message: str, code: str, close: bool = False, kind: str = "proxy_error"
+) -> None:
     """A whole JSON error response (`close`: the connection is closed after it)."""
-    body = error_body(message, code)
+    body = error_body(message, code, kind)
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     if close:
         headers.append((b"connection", b"close"))
@@ -419,6 +422,8 @@ class Exchange:
     """The path under the upstream's URL, without the query."""
     started: float = 0.0
     """`time.perf_counter()` when the request was sent."""
+    sent: str = ""
+    """The wall clock then (ISO, to the microsecond): what links the two hops of a gateway."""
     kept: bytearray = field(default_factory=bytearray)
     overflow: bool = False
     body_done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -586,6 +591,7 @@ class Forwarder:
 
     async def _exchange(self, exchange: Exchange, request: httpx.Request, send: Send) -> None:
         exchange.started = time.perf_counter()
+        exchange.sent = datetime.now(UTC).isoformat(timespec="microseconds")
         try:
             response = await self.client.send(request, stream=True)
         except ClientGone:
@@ -653,6 +659,7 @@ class Forwarder:
             tools=tools,
             request=body if self.limits.keep_requests else None,
             headers_ms=headers_ms,
+            sent=exchange.sent,
         )
         exchange.facts = facts
         loop = asyncio.get_running_loop()

@@ -60,6 +60,9 @@ class Facts:
     body kept before keys were masked: `/api/streams/ID/request` masks it as it serves it)."""
     twin_of: str = ""
     """The stream this capture is the non-stream twin of (`serve --twin`); "" when none."""
+    sent: str = ""
+    """When the request was sent upstream (wall clock, ISO, to the microsecond): the capture's
+    `started` (when it is blank, the moment the capture is stored). Hops are linked by it."""
 
     def masked(self) -> Facts:
         """The facts to keep: the keys in the kept request masked as an upload's are, and what
@@ -92,6 +95,8 @@ class Capture:
     state: str
     detail: str
     started: str
+    """When the request was sent upstream (for a capture stored before `Facts.sent` was kept:
+    when its response's headers came)."""
     ended: str
     pieces: int
     """How many pieces (network reads) of bytes have been stored."""
@@ -179,7 +184,7 @@ class Captures:
                     facts.status,
                     facts.content_type,
                     LIVE,
-                    _now(),
+                    facts.sent or _now(),
                     facts.headers_ms,
                     facts.request,
                     _listed_text(facts),

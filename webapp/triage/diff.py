@@ -15,20 +15,23 @@ differences between the streams (`Diff.streams`) and change nothing.
 Ids are compared unless both streams carry ids and share none: then they are two responses
 (two providers, before and after a fix) whose ids differ by nature (`ids="auto"`; "compare"
 and "ignore" force it). The alignment is worked out with the sides in a fixed order (`_key`),
-so that the diff of B and A is the diff of A and B with its sides swapped. Pure: no I/O.
+so that the diff of B and A is the diff of A and B with its sides swapped. A gateway's hop (A
+what it received, B what it sent on) also says what the gateway did (`webapp.triage.hop`).
+Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from webapp.core.words import count
 from webapp.lenses.results import LensResult
+from webapp.triage.hop import Hop, hop_of
 from webapp.triage.sides import DiffCall, Side
 from webapp.triage.values import Difference, agreement, differ, differences, show
-from webapp.triage.verdict import BUILD
+from webapp.triage.verdict import BUILD, Gateway, through
 
 IdsMode = Literal["auto", "compare", "ignore"]
 IDS_MODES: tuple[IdsMode, ...] = get_args(IdsMode)
@@ -121,6 +124,8 @@ class Diff:
     """How the streams differ in what is not their meaning (quirks, chunks, grades...)."""
     ids_compared: bool
     ids_why: str
+    hop: Hop | None = None
+    """What the gateway did, when A is what a gateway received and B what it sent."""
 
     @property
     def same(self) -> bool:
@@ -168,12 +173,21 @@ class Diff:
     def swapped(self) -> Diff:
         """The diff of B and A."""
         return Diff(
-            self.b, self.a, tuple(pair.swapped() for pair in self.pairs),
-            tuple(d.swapped() for d in self.streams), self.ids_compared, self.ids_why,
-        )  # fmt: skip
+            self.b,
+            self.a,
+            tuple(pair.swapped() for pair in self.pairs),
+            tuple(d.swapped() for d in self.streams),
+            self.ids_compared,
+            self.ids_why,
+        )  # fmt: skip  (a hop has a direction: swapped, it is none)
 
     def to_json(self) -> dict[str, Any]:
-        """`{"a": {...}, "b": {...}, "calls": [...], "same", "summary", "streams", "ids"}`."""
+        """`{"a": {...}, "b": {...}, "calls": [...], "same", "summary", "streams", "ids",
+        "twin"}`, and for a gateway's hop `"introduced"` (the quirk codes only B has),
+        `"removed"` (only A's) and `"hop"` (the sentence: `webapp.triage.hop`)."""
+        hop = {} if self.hop is None else self.hop.to_json()
+        if hop:
+            hop["hop"] = hop.pop("sentence")
         return {
             "a": self.a.to_json(),
             "b": self.b.to_json(),
@@ -183,11 +197,14 @@ class Diff:
             "streams": [str(d) for d in self.streams],
             "ids": {"compared": self.ids_compared, "why": self.ids_why},
             "twin": None if (found := self.twin) is None else found.to_json(),
+            **hop,
         }
 
 
-def diff(a: Side, b: Side, ids: IdsMode = "auto") -> Diff:
-    """Match the two streams' calls and compare them (see the module docstring)."""
+def diff(a: Side, b: Side, ids: IdsMode = "auto", hop: str | None = None) -> Diff:
+    """Match the two streams' calls and compare them (see the module docstring); `hop`
+    names the gateway ("" when it has no name) when A is what it received and B what it
+    sent: B's verdict then files the quirks the gateway introduced with it."""
     compared, why = _ids(a, b, ids)
     if _key(a) <= _key(b):
         aligned = _align(a.calls, b.calls)
@@ -197,7 +214,12 @@ def diff(a: Side, b: Side, ids: IdsMode = "auto") -> Diff:
         _pair(a, None if i is None else a.calls[i], b, None if j is None else b.calls[j], compared)
         for i, j in aligned
     )
-    return Diff(a, b, pairs, tuple(_streams(a, b)), compared, why)
+    found = Diff(a, b, pairs, tuple(_streams(a, b)), compared, why)
+    if hop is None:
+        return found
+    did = hop_of(found)
+    gateway = Gateway(hop, frozenset(did.introduced))
+    return replace(found, b=replace(b, verdict=through(b.verdict, gateway, b.model)), hop=did)
 
 
 def _ids(a: Side, b: Side, mode: IdsMode) -> tuple[bool, str]:

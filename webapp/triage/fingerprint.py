@@ -83,7 +83,7 @@ def fingerprint(
     if lenses is None or lenses:
         from webapp.triage.verdict import clients_verdict
 
-        verdict = clients_verdict(records, lenses, timeout=timeout, contract=contract)
+        verdict = clients_verdict(records, lenses, timeout=timeout, contract=contract, repro=False)
         grades = [(g.client, g.grade) for g in verdict.grades]
     return Fingerprint(contract.codes, anomalies, tuple(grades))
 

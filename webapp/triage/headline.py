@@ -39,12 +39,17 @@ GROUPS = (
 
 
 def headline(
-    contract: Contract, grades: Sequence[Graded], parties: Sequence[Party], provider: str | None
+    contract: Contract,
+    grades: Sequence[Graded],
+    parties: Sequence[Party],
+    provider: str | None,
+    gateway: str | None = None,
 ) -> str:
-    """Who broke the contract, then each grade's clients; never more than `HEADLINE`."""
+    """Who broke the contract, then each grade's clients; never more than `HEADLINE`.
+    `gateway` ("The gateway (gw)") names who made the quirks when a gateway made them all."""
     graded = _graded(grades)
     room = HEADLINE - len(graded) - (1 if graded else 0)
-    who = _who(contract, grades, parties, provider, room)
+    who = _who(contract, grades, parties, provider, room, gateway)
     return fit(f"{who} {graded}" if graded else who)
 
 
@@ -59,13 +64,23 @@ def _who(
     parties: Sequence[Party],
     provider: str | None,
     room: int,
+    gateway: str | None = None,
 ) -> str:
     """The first sentence: the party at fault, or nobody, or the end missing."""
     name = f"The provider ({fit(provider, NAME_SHOWN)})" if provider else "The provider"
+    if gateway is not None and contract.quirks:
+        name = gateway
     if contract.end is not None:
         return (f"The stream's end was not recorded ({fit(contract.end, MESSAGE_SHOWN)}): "
                 "nothing is judged on how it ends, and nothing is filed.")  # fmt: skip
     ran = [g for g in grades if g.grade is not None]
+    gateway = next((party.name for party in parties if party.kind == "gateway"), None)
+    if gateway is not None:  # the stream came through a gateway that broke it
+        both = any(party.kind == "provider" for party in parties)
+        head = f"{gateway} and {name[0].lower()}{name[1:]}" if both else gateway
+        head += " broke the contract: "
+        tail = "." if both else "; the provider's stream it received keeps it."
+        return head + _listed(_codes(contract), room - len(head) - len(tail)) + tail
     if any(party.kind == "provider" for party in parties):
         failed = contract.error is not None
         head = f"{name} broke the contract" + (": it ended the stream with an error" if failed

@@ -24,7 +24,7 @@ from webapp.triage.compare import outcome
 
 if TYPE_CHECKING:  # the lenses are only described here, never run
     from webapp.lenses.matrix import Cell, Matrix
-    from webapp.triage.verdict import Verdict
+    from webapp.triage.verdict import Party, Verdict
 
 STEPS_SHOWN = 12
 """At most this many steps are listed per quirk (each a link when the stream has a page)."""
@@ -182,9 +182,24 @@ def _file(judged: Verdict, links: Links | None) -> str:
         )  # fmt: skip
     sections = []
     for party in judged.parties:
-        sections.append(f"### {cell(party.name)}\n\n{cell(party.says)}\n\n"
+        sections.append(f"### {cell(party.name)}\n\n{cell(party.says)}\n\n{_where(party)}\n\n"
                         f"{fence(chr(10).join(party.evidence))}")  # fmt: skip
+        if party.text:
+            sections.append(f"Text to file ({count(len(party.text), 'character')}):\n\n"
+                            f"{fence(party.text, 'markdown')}")  # fmt: skip
     return "\n\n".join(sections)
+
+
+def _where(party: Party) -> str:
+    """Where to file: the tracker's prefilled link, the support page, or in words."""
+    from webapp.triage.filing import BY_MODEL  # it minimises: loaded when a party is shown
+
+    if party.url is None:
+        known = cell(party.tracker) if party.tracker else f"the {party.kind}'s tracker"
+        return f"**Where:** {known} (not in streamviz's table of trackers)."
+    label = "a new issue, prefilled" if party.prefilled else "open"
+    hedge = f" ({BY_MODEL})" if party.kind == "provider" and not party.prefilled else ""
+    return f"**Where:** {cell(party.tracker)}: [{label}]({party.url}){hedge}"
 
 
 def verdict(trace: Trace) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from webapp.core.contract import QUIRK, Contract, Found, Intended, read_contract
@@ -82,20 +82,52 @@ class Graded:
 
 
 @dataclass(frozen=True, slots=True)
-class Party:
-    """Someone to file with: the provider, a client library or this build, and the evidence."""
+class Gateway:
+    """The gateway a stream came through, when what it received was recorded too (its inner
+    hop: `webapp.storage.hops`): its quirks that the provider's stream has not are its own."""
 
-    kind: Literal["provider", "client", "build"]
+    name: str
+    """How the server names it (its upstream's name)."""
+    introduced: frozenset[str]
+    """The quirk codes of the stream it sent that the stream it received has not."""
+    inner: str = ""
+    """Where the stream it received is (a capture's id), for the evidence."""
+
+    @property
+    def title(self) -> str:
+        """ "The gateway (gw)", or "The gateway" when it has no name."""
+        return f"The gateway ({self.name})" if self.name else "The gateway"
+
+
+@dataclass(frozen=True, slots=True)
+class Party:
+    """Someone to file with: the provider, a gateway, a client library or this build, and the
+    evidence."""
+
+    kind: Literal["provider", "gateway", "library"]
+    """`library`: a client library, or this build's own policy (no tracker)."""
     name: str
     says: str
     """One sentence: what to file, and which libraries it hurts (their detail is in their
     grades and in the evidence)."""
     evidence: tuple[str, ...]
     """Lines ready to paste: steps, quirks, each client's outcome with its version."""
+    title: str = ""
+    """A tracker issue's title (`webapp.triage.filing`)."""
+    text: str = ""
+    """At most 2,000 characters of Markdown to file, the repro in it when the records were
+    at hand (`webapp.triage.filing`)."""
+    url: str | None = None
+    """The tracker's prefilled new-issue link, or the provider's support or status page."""
+    tracker: str = ""
+    """Where `url` leads, in words ("" when unknown)."""
+    prefilled: bool = False
+    """Whether `url` carries the text (else the title only, or no tracker)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "says": self.says,
-                "evidence": list(self.evidence)}  # fmt: skip
+                "evidence": list(self.evidence), "title": self.title, "url": self.url,
+                "text": self.text}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,13 +178,33 @@ def judge(
     *,
     model: str | None = None,
     matrix: Matrix | None = None,
+    gateway: Gateway | None = None,
+    records: Sequence[Record] | None = None,
 ) -> Verdict:
-    """Grade every column against the contract's intended reading and word the headline."""
+    """Grade every column against the contract's intended reading and word the headline;
+    with the `gateway` the stream came through, its own quirks are filed with it; each
+    party's text to file carries a repro of `records` when given (`webapp.triage.filing`)."""
+    from webapp.triage.filing import filed  # it minimises, through the fingerprint's grades
+
     grades = tuple(grade(column, contract.intended) for column in columns)
     provider = model or contract.model
     parties = _parties(contract, grades, provider)
-    return Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
-                   matrix)  # fmt: skip
+    found = Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
+                    matrix)  # fmt: skip
+    if gateway is not None:
+        found = through(found, gateway, provider)
+    return filed(found, records, provider)
+
+
+def through(verdict: Verdict, gateway: Gateway, provider: str | None = None) -> Verdict:
+    """The verdict on a stream that came through `gateway`: the quirks it introduced are
+    filed with it, and the headline names it (`provider`: the model, as `judge` names it)."""
+    contract, grades = verdict.contract, verdict.grades
+    provider = provider or contract.model
+    parties = _through(gateway, contract, grades, verdict.parties, provider)
+    said = gateway.title if contract.codes <= gateway.introduced else None
+    return replace(verdict, headline=headline(contract, grades, parties, provider, said),
+                   parties=parties)  # fmt: skip
 
 
 # Grading one column.
@@ -261,7 +313,7 @@ def _pair(
         else:
             matched[at] = call
     extra: list[Call] = []
-    ids = {want.id for want in wanted if want.id}
+    ids = {want.id for want in wanted if isinstance(want.id, str) and want.id}
     for call in left:
         free = next((i for i, found in enumerate(matched) if found is None), None)
         if free is not None and not (call.id and call.id in ids):
@@ -292,7 +344,6 @@ def _parties(
         return ()
     parties: list[Party] = []
     for graded in hurt:
-        kind: Literal["client", "build"] = "build" if graded.version == BUILD else "client"
         if graded.client == "exact-key":
             continue  # pi-ai before decision 0019: the pi-ai column says it for the library
         pin = BY_CLIENT.get(graded.client)
@@ -301,7 +352,7 @@ def _parties(
                 f"client's: {_FAULT[graded.grade or 'damaged']}.")  # fmt: skip
         evidence = ("no quirk: the stream keeps the contract", _reading(contract),
                     f"{graded.label}: {graded.grade}: {graded.detail}")  # fmt: skip
-        parties.append(Party(kind, where, says, evidence))
+        parties.append(Party("library", where, says, evidence))
     return tuple(parties)
 
 
@@ -339,6 +390,52 @@ def _provider_party(
     )
     title = f"The provider ({provider})" if provider else "The provider"
     return Party("provider", title, says, evidence)
+
+
+def _through(
+    gateway: Gateway,
+    contract: Contract,
+    grades: Sequence[Graded],
+    parties: tuple[Party, ...],
+    provider: str | None,
+) -> tuple[Party, ...]:
+    """The parties when the stream came through `gateway`: the provider's party is the
+    gateway's when every quirk it cites is one the gateway introduced; both file when some
+    are, each for its own."""
+    at = next((i for i, party in enumerate(parties) if party.kind == "provider"), None)
+    if at is None or contract.error is not None:
+        return parties
+    harmful = [found for found in contract.quirks if found.harm != "none"]
+    cited = harmful or list(contract.quirks)
+    theirs = [found for found in cited if found.code in gateway.introduced]
+    if not theirs:
+        return parties
+    mine = [found for found in cited if found.code not in gateway.introduced]
+    hurt = [g for g in grades if g.grade is not None and g.grade != "intact"]
+    said = _and([_says(found) for found in _once(theirs)])
+    libraries = [g for g in hurt if g.version != BUILD]
+    tail = [f"{_labels(chosen)} {_HURT[grade][len(chosen) > 1]}" for grade in _HURT
+            if (chosen := [g for g in libraries if g.grade == grade])]  # fmt: skip
+    where = f" (capture {gateway.inner})" if gateway.inner else ""
+    named = gateway.title[0].lower() + gateway.title[1:]
+    says = (f"File with {named}: a gateway bug: it {said}, which the "
+            f"provider's stream it received{where} does not") + (
+        f"; {'; '.join(tail)}." if tail else ".")  # fmt: skip
+    outcomes = tuple(f"{g.label}: {g.grade}: {g.detail}" for g in grades if g.grade is not None)
+    evidence = (
+        *(f"{found.code} (breaks \u201c{CLAUSES[QUIRK[found.code].clause]}\u201d): "
+          f"{found.message}" for found in contract.quirks if found.code in gateway.introduced),
+        f"the provider's stream{where} has none of these quirks",
+        _reading(contract),
+        *outcomes,
+    )  # fmt: skip
+    party = Party("gateway", gateway.title, says, evidence)
+    if not mine:
+        return (*parties[:at], party, *parties[at + 1 :])
+    own = replace(contract, quirks=tuple(f for f in contract.quirks
+                                         if f.code not in gateway.introduced))  # fmt: skip
+    ours = _provider_party(own, grades, provider, [f for f in mine if f.harm != "none"], hurt)
+    return (*parties[:at], ours, party, *parties[at + 1 :])
 
 
 _HURT: dict[Grade, tuple[str, str]] = {
@@ -426,13 +523,16 @@ def clients_verdict(
     timeout: float = TIMEOUT,
     contract: Contract | None = None,
     model: str | None = None,
+    repro: bool = True,
 ) -> Verdict:
-    """Run every client lens on the stream (`webapp.lenses.clients_view`) and judge them."""
+    """Run every client lens on the stream (`webapp.lenses.clients_view`) and judge them;
+    without `repro` the texts to file quote no repro (a minimiser's candidate needs none)."""
     from webapp.lenses import clients_view  # subprocesses: loaded when a verdict is asked for
 
     found = read_contract(records) if contract is None else contract
     matrix = clients_view(records, lenses, intended=found.intended, timeout=timeout)
-    return judge(found, matrix.columns, model=model, matrix=matrix)
+    given = records if repro else None
+    return judge(found, matrix.columns, model=model, matrix=matrix, records=given)
 
 
 def results_verdict(
@@ -441,6 +541,7 @@ def results_verdict(
     *,
     contract: Contract | None = None,
     model: str | None = None,
+    gateway: Gateway | None = None,
 ) -> Verdict:
     """`clients_verdict` from the lenses' results already known (kept in the store): the
     policies' columns and the grades are computed again, no library is run."""
@@ -448,13 +549,18 @@ def results_verdict(
 
     found = read_contract(records) if contract is None else contract
     matrix = matrix_of(records, results, intended=found.intended)
-    return judge(found, matrix.columns, model=model, matrix=matrix)
+    return judge(found, matrix.columns, model=model, matrix=matrix, gateway=gateway,
+                 records=records)  # fmt: skip
 
 
 def policies_verdict(
-    records: Sequence[Record], *, contract: Contract | None = None, model: str | None = None
+    records: Sequence[Record],
+    *,
+    contract: Contract | None = None,
+    model: str | None = None,
+    gateway: Gateway | None = None,
 ) -> Verdict:
     """The verdict on this build's two policies alone (no client library run)."""
     columns = tuple(policy_result(records, policy) for policy in POLICY_COLUMNS)
     found = read_contract(records) if contract is None else contract
-    return judge(found, columns, model=model)
+    return judge(found, columns, model=model, gateway=gateway, records=records)

@@ -7,9 +7,8 @@ uses: each worker process reads its settings from `STREAMVIZ_*` environment vari
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
@@ -18,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from webapp.proxy.forward import Forwarder
 from webapp.proxy.guard import AllowedHosts, RefuseCrossSite, RefuseUnknownHosts
 from webapp.proxy.mount import ProxyRoutes
+from webapp.proxy.replay import ReplayRoutes
 from webapp.proxy.store import StoreRecorder
 from webapp.settings import Settings
 from webapp.tuning import serving
@@ -35,11 +35,13 @@ from webapp.web.http.templating import STATIC, make_templates, warm
 from webapp.web.routes import (
     api,
     capture,
+    clients,
     embed,
     errors,
     home,
     pages,
     play_api,
+    share,
     teach,
     team_api,
     triage,
@@ -47,16 +49,7 @@ from webapp.web.routes import (
 from webapp.web.routes import diff as diff_routes
 from webapp.web.routes import minimise as minimise_routes
 from webapp.web.routes.docs import DOCS_PATH, docs_csp, docs_page
-from webapp.web.views import flow, stories
-
-TEACHING: dict[str, Callable[..., Any]] = {
-    "story_of": stories.story_of,
-    "narration": stories.narration,
-    "see_it": stories.see_it,
-    "tour_stop": stories.stop,
-    "rule_flow": flow.rule_flow,
-}
-"""The teaching layer the templates call: an example's story on its pages, the rules' diagram."""
+from webapp.web.routes.replay import StoredReplays
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -97,7 +90,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.retention = retention
     app.state.backfill = backfill
     app.state.uploads = UploadSlots(settings.max_uploads)
-    app.state.templates = make_templates(TEACHING)
+    app.state.templates = make_templates()
     app.state.templates.env.globals["retention_days"] = settings.retention_days
     _middleware(app, settings, forwarder, service)
     _routes(app)
@@ -136,8 +129,10 @@ def _middleware(
     app: FastAPI, settings: Settings, forwarder: Forwarder | None, service: Service
 ) -> None:
     """The layers every request passes, the last added first: security headers, the host
-    check, the cross-site check, the request's scope, then the recording proxy."""
+    check, the cross-site check, the request's scope, then the replay and the recording proxy."""
     app.add_middleware(ProxyRoutes, forwarder=forwarder, allow_origins=settings.allow_origins)
+    replays = StoredReplays(service)
+    app.add_middleware(ReplayRoutes, library=replays, allow_origins=settings.allow_origins)
     app.add_middleware(RequestScope, done=lambda: service.heavy_done)
     app.add_middleware(RefuseCrossSite, allow_origins=settings.allow_origins)
     hosts = AllowedHosts.of(settings.allowed_hosts, settings.public_url)
@@ -155,6 +150,7 @@ def _routes(app: FastAPI) -> None:
     """The static files, every router, and the OpenAPI page."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
+    app.include_router(clients.api_router, prefix="/api")
     app.include_router(play_api.router)
     app.include_router(team_api.router)
     app.include_router(triage.router)
@@ -163,6 +159,8 @@ def _routes(app: FastAPI) -> None:
     app.include_router(home.router)
     for mount in (STORED, EXAMPLE):  # one router for a stream's pages, an example's too
         app.include_router(pages.router, prefix=mount)
+        app.include_router(clients.router, prefix=mount)
+        app.include_router(share.router, prefix=mount)
         app.include_router(embed.router, prefix=EMBEDDED + mount)
     app.include_router(teach.router)
     app.include_router(capture.router)

@@ -16,12 +16,12 @@
 A leading BOM is dropped first. With a named format, that reader alone runs (SSE, JSON and
 JSON Lines still skip an HTTP dump's head). Another API's stream is named (`foreign`):
 Anthropic Messages and OpenAI Responses events are mapped to chat-completions chunks; Gemini's
-native stream, Ollama's native stream, the Vercel AI SDK's UI message stream and LangChain's
-reprs are refused with a message. A non-stream `chat.completion` answer is read as one
-record with a note that says so (`webapp.core.contract.answer` reads its calls, for a diff).
-A reading that then holds no chat-completions chunk (a traceback's numbers, a log line, an
-HTML page) is refused too, saying what was expected and what was seen (`refusal`). Nothing
-here does I/O or imports web code.
+native stream, Bedrock's ConverseStream events, Ollama's native stream and the Vercel AI SDK's
+UI message stream are read in their own terms (`natives`); LangChain's reprs are refused with
+a message. A non-stream `chat.completion` answer is read as one record with a note that says
+so (`webapp.core.contract.answer` reads its calls, for a diff). A reading that then holds no
+chat-completions chunk (a traceback's numbers, a log line, an HTML page) is refused too, saying
+what was expected and what was seen (`refusal`). Nothing here does I/O or imports web code.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ __all__ = [
 
 
 def decode(data: bytes) -> str:
-    """Bytes to text: UTF-8 (UTF-16 if it has a BOM), BOM dropped, bad bytes as U+FFFD."""
+    """Bytes to text: UTF-8 (UTF-16 if it has a BOM), BOM dropped, bad bytes as U+FFFD; AWS's
+    binary event stream (Bedrock's ConverseStream on the wire) as its events' JSON Lines."""
     return decode_bytes(data)
 
 

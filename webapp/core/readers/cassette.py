@@ -3,7 +3,9 @@
 A cassette is YAML (vcrpy's default serializer) or JSON (its `json` serializer) holding
 `{"interactions": [{"request": {...}, "response": {...}}, ...], "version": 1}`. An interaction
 is a stream when its response's Content-Type is `text/event-stream` or its body's first
-non-blank line starts with `data:`; a JSON body answering a chat completion is one record.
+non-blank line starts with `data:`, or another API's stream of JSON values (Bedrock's
+`application/vnd.amazon.eventstream`, Ollama's `application/x-ndjson`); a JSON body answering a
+chat completion is one record.
 Without a chosen interaction (`--har-entry N`, its 1-based place, as for a HAR's entries), the
 first stream whose URI has `chat/completions` is read, else the first stream. The body is
 `response.body.string` (text, or bytes under YAML's `!!binary`), inflated when the cassette
@@ -118,6 +120,11 @@ class _Bodies:
         return done[0]
 
 
+_NATIVE_STREAMS = ("application/vnd.amazon.eventstream", "application/x-ndjson")
+"""Bedrock's ConverseStream (its binary frames decoded to JSON Lines, `parse.decode_bytes`) and
+Ollama's native stream."""
+
+
 def _kind(interaction: Any, body: str) -> str | None:
     """ "sse", "json" (a chat completion's JSON answer) or None (not a stream)."""
     response = dig(interaction, "response")
@@ -127,6 +134,8 @@ def _kind(interaction: Any, body: str) -> str | None:
     uri = dig(interaction, "request", "uri")
     if mime.startswith("application/json") and isinstance(uri, str) and "chat/completions" in uri:
         return "json"
+    if mime.startswith(_NATIVE_STREAMS):
+        return "json"  # its events, one JSON value a line (`natives` reads them)
     return None
 
 
@@ -173,6 +182,18 @@ def read_cassette(text: str, entry: int | None = None, limit: int | None = None)
     if not said:
         return result
     return replace(result, notes=(result.notes[0], *said, *result.notes[1:]))
+
+
+def entry_body(text: str, number: int, limit: int | None = None) -> str | None:
+    """The response body of interaction `number` (1-based) as `read_cassette` reads it
+    (inflated), when it is an event stream; else None. ReaderError (OverLimit) as it says."""
+    bound = input_limit(text, limit)
+    interactions = dig(_load(text, bound), "interactions")
+    if not isinstance(interactions, list) or not 1 <= number <= len(interactions):
+        return None
+    interaction = interactions[number - 1]
+    body = _Bodies(bound).text(number, dig(interaction, "response"))
+    return body if _kind(interaction, body) == "sse" else None
 
 
 def _streams(

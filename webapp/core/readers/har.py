@@ -199,6 +199,17 @@ def read_har_value(value: Any, entry: int | None = None) -> ReadResult:
     return _result(usable[0], streams, len(entries))
 
 
+def entry_body(text: str, number: int) -> str | None:
+    """The response body of HAR entry `number` (1-based) as `read_har` reads it (base64
+    decoded), when that entry is an event stream; else None."""
+    value, error = parse_json(text)
+    entries = entries_of(value) if error is None else None
+    if entries is None or not 1 <= number <= len(entries):
+        return None
+    stream = _stream(number, entries[number - 1])
+    return None if stream is None else stream.body
+
+
 def _listing(streams: list[_Stream]) -> str:
     return "; ".join(
         s.label + ("" if s.body.strip() else " (no response body saved)") for s in streams

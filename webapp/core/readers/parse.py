@@ -123,7 +123,15 @@ def decode_bytes(data: bytes | bytearray) -> str:
     """Decode UTF-8 (or UTF-16 with its BOM, as Windows PowerShell writes); drop a BOM.
 
     Bytes that are not valid UTF-8 become U+FFFD, as a browser's `TextDecoder` makes them.
+    AWS's binary event stream (Bedrock's ConverseStream as it was sent: a frame opens with its
+    length, whose first byte is 0 below 16 MiB, which no text does) becomes its events' JSON
+    Lines (`webapp.core.readers.natives.eventstream`).
     """
+    if data[:1] == b"\x00":
+        from webapp.core.readers.natives import eventstream  # a rare input: loaded for it alone
+
+        if eventstream.is_event_stream(bytes(data)):
+            return eventstream.as_lines(bytes(data))
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace")
     return data.decode("utf-8", errors="replace").removeprefix("\ufeff")

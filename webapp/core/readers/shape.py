@@ -64,9 +64,12 @@ other API sends; its `start`, `finish`, `error` and `abort` are too common a nam
 
 
 def is_foreign_event(value: dict[str, Any]) -> bool:
-    """An Anthropic Messages, OpenAI Responses or Vercel AI SDK event: left as it is for
-    `foreign` to map or name (a Vercel `text-delta` has a `delta`, but is no choice)."""
+    """An Anthropic Messages, OpenAI Responses or Vercel AI SDK event, or a Bedrock
+    ConverseStream payload: left as it is for `foreign` to map (a Vercel `text-delta` and a
+    Bedrock `contentBlockDelta` payload have a `delta`, but are no choice)."""
     kind = value.get("type")
+    if "contentBlockIndex" in value or (value.keys() == {"role", "p"}):  # messageStart's payload
+        return True
     return isinstance(kind, str) and (
         kind in ANTHROPIC_EVENTS or kind.startswith("response.") or kind in VERCEL_PARTS
     )

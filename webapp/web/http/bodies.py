@@ -4,7 +4,8 @@ A body is never read whole before its size is known to fit: Content-Length is ch
 then the bytes are counted as they arrive (a chunked body is refused as soon as it passes the
 limit), and the form parser reads from that counting stream. A body must arrive whole within
 `Settings.body_timeout` seconds (a trickling one gets `SlowBody`, a 408). A JSON object sent to
-the team's or the jobs' API is read whole under `MAX_OBJECT` (`json_object`).
+the team's or the jobs' API is read whole under `MAX_OBJECT` (`json_object`). A stream sent as
+JSON is described to the API's schema by `json_body`.
 """
 
 from __future__ import annotations
@@ -192,3 +193,25 @@ async def json_object(request: Request, limit: int = MAX_OBJECT) -> dict[str, An
     if not isinstance(value, dict):
         raise BadInput("send a JSON object")
     return value
+
+
+EXAMPLE_TEXT = (
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1",'
+    '"function":{"name":"get_weather","arguments":"{}"}}]}}]}\n\ndata: [DONE]\n'
+)
+"""The stream of the request bodies' examples: one call in one chunk."""
+
+
+def json_body(text: str, properties: dict[str, Any], example: dict[str, Any]) -> dict[str, Any]:
+    """A request body's JSON content for the API's schema: an object of the stream (`text`,
+    required, described so) and `properties`; its example sends `EXAMPLE_TEXT`."""
+    return {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["text"],
+                "properties": {"text": {"type": "string", "description": text}, **properties},
+            },
+            "example": {"text": EXAMPLE_TEXT, **example},
+        }
+    }

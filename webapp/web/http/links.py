@@ -83,6 +83,13 @@ class Links:
         return STORED.format(stream_id=self.stream_id)
 
     @property
+    def replay(self) -> str:
+        """The base URL an OpenAI client is given to be sent this stream again
+        (`/replay/ID/v1`; `/replay/ID/N/v1` for a HAR's entry N): `webapp.proxy.replay`."""
+        entry = "" if self.har_entry is None else f"/{self.har_entry}"
+        return f"/replay/{self.stream_id}{entry}/v1"
+
+    @property
     def embedded(self) -> Links:
         """The same view's links inside the framable, read-only view (`/embed/...`)."""
         return replace(self, embed=True)

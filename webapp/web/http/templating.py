@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +67,9 @@ def warm(templates: Jinja2Templates) -> None:
         env.get_template(name)
 
 
-def make_templates(helpers: Mapping[str, Callable[..., Any]]) -> Jinja2Templates:
-    """Templates from the package's own `templates/` folder, autoescaped, strict; `helpers`
-    are the view models' functions the templates call (the app factory names them)."""
+def make_templates() -> Jinja2Templates:
+    """Templates from the package's own `templates/` folder, autoescaped, strict. They call no
+    view model's function: each route hands its template the view model's values."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         bytecode_cache=_COMPILED,
@@ -83,10 +83,16 @@ def make_templates(helpers: Mapping[str, Callable[..., Any]]) -> Jinja2Templates
     env.filters["plural"] = words.count
     env.filters["visible"] = words.visible
     env.globals["RULES"] = RULES
+    env.globals["RULE_COUNT"] = _spelled(len(RULES))  # "the five rules", from the table
     env.globals["severity_of"] = severity_of
     env.globals["HTMX"] = HTMX
-    env.globals.update(helpers)
     return Jinja2Templates(env=env)
+
+
+def _spelled(n: int) -> str:
+    """`n` in words, as prose counts a few things ("five"); a larger one in digits."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+    return words[n] if 0 <= n < len(words) else str(n)
 
 
 def render(

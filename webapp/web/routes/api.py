@@ -15,7 +15,8 @@ from webapp.core.readers.timing import with_timing
 from webapp.core.records import ReaderError
 from webapp.core.tracejson import trace_document_parts
 from webapp.storage import StreamInfo
-from webapp.web.appstate import service_of, settings_of
+from webapp.storage.hops import HopLinks
+from webapp.web.appstate import service_of, settings_of, uploads_of
 from webapp.web.backend.capture.timing import view_timing
 from webapp.web.backend.capture.twin import twin_of
 from webapp.web.backend.example_source import example_of
@@ -24,7 +25,6 @@ from webapp.web.backend.intake.ingest import (
     INPUT_FORMATS,
     Busy,
     Prepared,
-    UploadSlots,
     clean_title,
     prepare,
     prepare_json,
@@ -38,13 +38,13 @@ from webapp.web.http.bodies import (
     TooLarge,
     form_file,
     form_text,
+    json_body,
     read_body,
     read_form,
 )
 from webapp.web.http.links import Links
-from webapp.web.http.problems import CliJSONResponse, Problem, problem
+from webapp.web.http.problems import TRACE_EXAMPLE, CliJSONResponse, Problem, problem
 from webapp.web.http.query import DEFAULTS, parse_har_entry, parse_options
-from webapp.web.routes import clients
 
 
 class StreamCreated(BaseModel):
@@ -84,15 +84,35 @@ class TwinOut(BaseModel):
 
 
 StreamInfoOut = create_model(
-    "StreamInfoOut",
-    __doc__="A stored stream's record, without its bytes.",
-    **_INFO_FIELDS,
+    "StreamInfoOut", __doc__="A stored stream's record, without its bytes.", **_INFO_FIELDS
+)
+"""StreamInfo's fields, read from the dataclass itself so that the two cannot drift apart."""
+
+
+class HopsOut(BaseModel):
+    """A captured stream's gateway hops (`webapp.storage.hops`); empty lists for a stream
+    that was not captured or has no hop."""
+
+    inner: list[str] = Field(
+        description="The capture of what this stream's upstream, a gateway, received from its "
+        "own upstream (the provider): at most one id."
+    )
+    outer: list[str] = Field(
+        description="The captures whose inner hop this stream is (what the gateway sent on)."
+    )
+
+
+StreamRecordOut = create_model(
+    "StreamRecordOut",
+    __base__=StreamInfoOut,
+    __doc__="A stored stream's record, without its bytes, its gateway hops and its non-stream "
+    "twin.",
+    hops=(HopsOut, Field(description="The other captures of the same exchange.")),
     twin=(
         TwinOut | None,
         Field(default=None, description="The non-stream twin (`serve --twin`); null without one."),
     ),
 )
-"""StreamInfo's fields, read from the dataclass itself so that the two cannot drift apart."""
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -104,32 +124,23 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 _CREATE_BODY = {
     "required": True,
     "content": {
-        "application/json": {
-            "schema": {
-                "type": "object",
-                "required": ["text"],
-                "properties": {
-                    "text": {"type": "string", "description": "The stream, as pasted."},
-                    "title": {"type": "string", "description": "A title for the page."},
-                    "format": {"type": "string", "enum": list(INPUT_FORMATS), "default": "auto"},
-                    "redact": {
-                        "type": "string",
-                        "enum": ["auto", "none"],
-                        "default": "auto",
-                        "description": "auto: mask API keys, tokens, JWTs, long secrets and "
-                        "e-mail addresses in the content (same length and character classes); "
-                        "none: store the content as is (credential headers are removed "
-                        "either way).",
-                    },
+        **json_body(
+            "The stream, as pasted.",
+            {
+                "title": {"type": "string", "description": "A title for the page."},
+                "format": {"type": "string", "enum": list(INPUT_FORMATS), "default": "auto"},
+                "redact": {
+                    "type": "string",
+                    "enum": ["auto", "none"],
+                    "default": "auto",
+                    "description": "auto: mask API keys, tokens, JWTs, long secrets and "
+                    "e-mail addresses in the content (same length and character classes); "
+                    "none: store the content as is (credential headers are removed either "
+                    "way).",
                 },
             },
-            "example": {
-                "text": 'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
-                '"id":"call_1","function":{"name":"get_weather","arguments":"{}"}}]}}]}\n\n'
-                "data: [DONE]\n",
-                "title": "weather call",
-            },
-        },
+            {"title": "weather call"},
+        ),
         "multipart/form-data": {
             "schema": {
                 "type": "object",
@@ -141,47 +152,6 @@ _CREATE_BODY = {
                 },
             }
         },
-    },
-}
-
-TRACE_EXAMPLE = {
-    "schema": 1,
-    "policy": "adr-0019",
-    "path": "client",
-    "server_tools": [],
-    "choice": 0,
-    "steps": [
-        {
-            "step": 0,
-            "line": 1,
-            "kind": "chunk",
-            "fragments": [
-                {
-                    "position": 0,
-                    "index": 0,
-                    "id": "call_1",
-                    "name": "get_weather",
-                    "arguments": "{}",
-                    "rule": "new",
-                    "block": 0,
-                    "reason": 'no block under index 0; name "get_weather": opens a new block',
-                }
-            ],
-            "events": [{"type": "start"}, {"type": "toolcall_start", "contentIndex": 0}],
-        }
-    ],
-    "blocks": [],
-    "content": [],
-    "anomalies": [],
-    "summary": {},
-    "input": {
-        "format": "sse",
-        "records": 4,
-        "notes": [],
-        "model": None,
-        "tools": [],
-        "others": [],
-        "meta": {},
     },
 }
 
@@ -242,7 +212,7 @@ async def _create(request: Request, delete_hash: str) -> StreamInfo:
     the receiving runs in a thread."""
     settings = settings_of(request)
     limit: int = settings.max_bytes
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("application/json"):
         # JSON escapes can double the text's size; the text itself is checked in `prepare`.
@@ -298,15 +268,21 @@ async def _store(
 @router.get(
     "/streams/{stream_id}",
     summary="A stored stream's record",
-    response_model=StreamInfoOut,
+    response_model=StreamRecordOut,
     responses={404: _ERRORS[404]},
 )
 def stream_info(request: Request, stream_id: str) -> dict[str, Any]:
-    """Title, size, formats and redactions of a stored stream, and its non-stream twin."""
+    """Title, size, formats and redactions of a stored stream, its gateway hops
+    (`"hops": {"inner": [IDS], "outer": [IDS]}`) and its non-stream twin."""
     service = service_of(request)
     info = service.info(stream_id)
+    hops = HopLinks(service.storage).of(info.id)
     twin = twin_of(service, stream_id) if example_of(stream_id) is None else None
-    return {**asdict(info), "twin": None if twin is None else twin.to_json()}
+    return {
+        **asdict(info),
+        "hops": hops.to_json(),
+        "twin": None if twin is None else twin.to_json(),
+    }
 
 
 @router.get(
@@ -352,6 +328,3 @@ def stream_raw(request: Request, stream_id: str) -> Response:
     """The stored bytes, byte for byte, as text/plain."""
     raw = service_of(request).raw(stream_id)
     return Response(raw, media_type="text/plain; charset=utf-8")
-
-
-router.include_router(clients.api_router)

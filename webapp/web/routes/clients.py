@@ -15,7 +15,6 @@ install is under way, the page shows the install's log and keeps polling until i
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -26,9 +25,8 @@ from webapp.core.jsoncheck import dumps
 from webapp.core.records import ReadResult
 from webapp.core.tracejson import input_json
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
-from webapp.settings import MB
 from webapp.triage.verdict import Verdict
-from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.appstate import client_jobs, service_of, settings_of, templates_of
 from webapp.web.backend.capture.twin import stored_answer
 from webapp.web.backend.jobs.clientjobs import ClientJobs, Full, Pending
 from webapp.web.backend.jobs.lensinstall import Install, install_state
@@ -48,33 +46,13 @@ api_router = APIRouter(tags=["streams"], include_in_schema=False)
 BUSY_RETRY = 30
 """Seconds a refused page asks to wait (Retry-After) when the line for the lenses is full."""
 
-__all__ = ["ClientJobs", "api_router", "jobs", "router"]
-
-
-def jobs(request: Request) -> ClientJobs:
-    """The app's jobs (made on first use from the settings; a test may set
-    `app.state.clients` first), bound to the app's service."""
-    state = request.app.state
-    with _MAKING:
-        found: ClientJobs | None = getattr(state, "clients", None)
-        if found is None:
-            settings = settings_of(request)
-            found = state.clients = ClientJobs(
-                timeout=settings.lens_timeout,
-                memory=settings.lens_memory_mb * MB,
-                processes=settings.lens_processes,
-                waiting=settings.lens_waiting,
-            )
-    return found.bind(service_of(request))
-
-
-_MAKING = threading.Lock()
+__all__ = ["ClientJobs", "api_router", "router"]
 
 
 def _start(request: Request, stream_id: str, har_entry: int | None) -> Verdict | Pending:
     service = service_of(request)
     service.reading(stream_id, har_entry)  # NotFound / Unreadable become the usual error pages
-    found = jobs(request)
+    found = client_jobs(request)
     progress = found.start(stream_id, har_entry)
     if isinstance(progress, Pending) and request.query_params.get("wait") in ("1", "true"):
         return found.wait(stream_id, found.timeout * 2, har_entry) or progress
@@ -179,7 +157,7 @@ async def clients_again(request: Request, shown: Shown) -> Response:
     stream_id, har_entry = shown.stream_id, _entry(shown)
     service = service_of(request)
     await run_in_threadpool(service.reading, stream_id, har_entry)  # a 404 for no such stream
-    await run_in_threadpool(jobs(request).forget, stream_id, har_entry)
+    await run_in_threadpool(client_jobs(request).forget, stream_id, har_entry)
     return RedirectResponse(Links(stream_id, DEFAULTS, har_entry).clients, status_code=303)
 
 

@@ -25,17 +25,17 @@ from webapp.core.records import ReaderError
 from webapp.lenses.results import LensResult
 from webapp.triage.diff import IDS_MODES, IdsMode, diff
 from webapp.triage.sides import Side, lens_results
-from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, UploadSlots, clean_title, prepare
+from webapp.web.appstate import client_jobs, service_of, settings_of, templates_of, uploads_of
+from webapp.web.backend.capture.hops import hops_of
+from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, clean_title, prepare
 from webapp.web.backend.intake.masking import Masks
-from webapp.web.backend.service import NotFound
+from webapp.web.backend.service import NotFound, Unreadable
 from webapp.web.backend.team.owners import new_token, owned, remember, token_hash
-from webapp.web.http.bodies import BadInput, TooLarge, form_text, read_form
+from webapp.web.http.bodies import BadInput, form_text, read_form
 from webapp.web.http.links import DIFF, DIFF_API, DIFF_PASTE, Links, diff_url
+from webapp.web.http.problems import error_response
 from webapp.web.http.query import DEFAULTS, BadQuery, parse_har_entry
 from webapp.web.http.templating import render
-from webapp.web.routes import clients
-from webapp.web.routes.errors import error_response
 from webapp.web.views.diff import Picker, diff_page, picker, stream_side, with_entries
 
 router = APIRouter(include_in_schema=False)
@@ -91,16 +91,46 @@ def _stream_id(request: Request, letter: str, required: bool = True) -> str:
 def _lenses(request: Request, stream_id: str, har_entry: int | None) -> tuple[LensResult, ...]:
     """The client lenses' results when they already ran on the stream, or on this entry of
     the HAR file (its clients page ran them); none are started here."""
-    verdict = clients.jobs(request).get(stream_id, har_entry)
+    verdict = client_jobs(request).get(stream_id, har_entry)
     return lens_results(None if verdict is None else verdict.matrix)
 
 
-def _side(request: Request, letter: str, stream_id: str, har_entry: int | None) -> Side:
+def _side(
+    request: Request, letter: str, stream_id: str, har_entry: int | None, role: str = ""
+) -> Side:
+    """A stream as side `letter` (`role`: what it is in a gateway's hop, said when it does
+    not read)."""
     service = service_of(request)
     try:
         return stream_side(service, stream_id, har_entry, _lenses(request, stream_id, har_entry))
     except NotFound:
         raise _Unknown(letter.upper(), stream_id) from None
+    except Unreadable as error:
+        said = f"Stream {letter.upper()}{role} does not read, so it cannot be compared: {error}"
+        raise Unreadable(said) from error
+
+
+class _Hop:
+    """Whether A and B are one exchange's two hops: `gateway` names the gateway when A is
+    what it received and B what it sent; `reversed` when B is what it received."""
+
+    def __init__(self, request: Request, a_id: str, b_id: str, entries: tuple[object, ...]):
+        self.gateway: str | None = None
+        self.reversed = False
+        if any(entry is not None for entry in entries):
+            return  # a HAR file's entry is no capture
+        found = hops_of(service_of(request), b_id)
+        if a_id in found.hops.inner:
+            self.gateway = found.upstream or "the gateway"
+        self.reversed = a_id in found.hops.outer
+
+    def role(self, letter: str) -> str:
+        """`, what the gateway received from the provider,` and the like, or ""."""
+        inner = (letter == "a") != self.reversed
+        if self.gateway is None and not self.reversed:
+            return ""
+        return (", what the gateway received from the provider," if inner
+                else ", what the gateway sent on to the application,")  # fmt: skip
 
 
 def _entries(request: Request, stream_id: str, har_entry: int | None) -> list[tuple[str, int]]:
@@ -111,8 +141,10 @@ def _entries(request: Request, stream_id: str, har_entry: int | None) -> list[tu
 def _page_context(request: Request) -> dict[str, Any]:
     a_id, b_id = _stream_id(request, "a"), _stream_id(request, "b")
     har_a, har_b, ids = _entry(request, "a"), _entry(request, "b"), _ids(request)
-    page = diff_page((a_id, _side(request, "a", a_id, har_a)),
-                     (b_id, _side(request, "b", b_id, har_b)), ids)  # fmt: skip
+    hop = _Hop(request, a_id, b_id, (har_a, har_b))
+    page = diff_page((a_id, _side(request, "a", a_id, har_a, hop.role("a"))),
+                     (b_id, _side(request, "b", b_id, har_b, hop.role("b"))), ids,
+                     hop.gateway, hop.reversed)  # fmt: skip
     a_entries, b_entries = _entries(request, a_id, har_a), _entries(request, b_id, har_b)
     if len(a_entries) > 1:
         page = replace(page, a=with_entries(
@@ -173,11 +205,17 @@ def diff_view(request: Request) -> Response:
     "ignore). `same` is true when the streams mean the same calls, however they were chunked. "
     'Either side may be a non-stream `chat.completion` answer: `"twin"` then says whether it '
     "agrees with the stream's intended reading and with what each client received "
-    '(`{"answer": "a"|"b", "same", "reading", "clients", "sentence"}`; null otherwise).',
+    '(`{"answer": "a"|"b", "same", "reading", "clients", "sentence"}`; null otherwise). '
+    "When A is B's inner hop (what a gateway received, B what it sent on: `GET "
+    '/api/streams/ID` `"hops"`), it adds `"introduced"` (the quirk codes only B has), '
+    '`"removed"` (only A\'s) and `"hop"`, the sentence that says what the gateway did.',
     responses={
         404: {"description": "No stream has one of the ids."},
         400: {"description": "A query value is not valid."},
-        422: {"description": "A non-stream answer whose calls cannot be read."},
+        422: {
+            "description": "A stream does not read (which one, and why), or a non-stream "
+            "answer's calls cannot be read."
+        },
     },
 )
 def diff_json(request: Request) -> Response:
@@ -185,7 +223,9 @@ def diff_json(request: Request) -> Response:
     try:
         a_id, b_id = _stream_id(request, "a"), _stream_id(request, "b")
         har_a, har_b, ids = _entry(request, "a"), _entry(request, "b"), _ids(request)
-        found = diff(_side(request, "a", a_id, har_a), _side(request, "b", b_id, har_b), ids)
+        hop = _Hop(request, a_id, b_id, (har_a, har_b))
+        found = diff(_side(request, "a", a_id, har_a, hop.role("a")),
+                     _side(request, "b", b_id, har_b, hop.role("b")), ids, hop.gateway)  # fmt: skip
     except _Unknown as error:
         return _missing(request, error)
     except ReaderError as error:
@@ -200,10 +240,8 @@ async def paste(request: Request) -> Response:
     As every upload: the form is received first (within `--body-timeout`), and only then does
     the paste take an upload slot to be read and stored, so a slow sender holds none."""
     limit = settings_of(request).max_bytes
-    try:
+    try:  # over the limit: `TooLarge`, answered by `webapp.web.routes.errors`
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
-    except TooLarge:
-        return _too_large(request, limit)
     except BadInput as error:
         return error_response(request, 400, str(error))
     try:
@@ -212,7 +250,7 @@ async def paste(request: Request) -> Response:
         title = form_text(form, "title")
     finally:
         await form.close()
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     try:
         with uploads.slot():
             return await _paste(request, a_id, text, entry, title, limit)
@@ -246,8 +284,6 @@ async def _paste(
     try:
         prepared = await run_in_threadpool(prepare, text.encode("utf-8", "surrogatepass"),
                                            "auto", limit, Masks())  # fmt: skip
-    except TooLarge:
-        return _too_large(request, limit)
     except ReaderError as error:
         return await again(str(error), 422)
     token = new_token()
@@ -258,12 +294,6 @@ async def _paste(
     response = RedirectResponse(diff_url(a_id, info.id, har_a), status_code=303)
     remember(request, response, info.id, token)  # this browser may delete what it stored
     return response
-
-
-def _too_large(request: Request, limit: int) -> Response:
-    message = (f"This server accepts streams of up to {limit:,} bytes. Trim the stream, or "
-               "start the server with a larger --max-bytes.")  # fmt: skip
-    return error_response(request, 413, message)
 
 
 __all__ = ["DIFF_API", "api_router", "router"]

@@ -23,10 +23,10 @@ from webapp.web.http.query import Shown, parse_int
 from webapp.web.http.security import REFUSAL_CSP
 from webapp.web.http.templating import render
 from webapp.web.http.text import stream_title
-from webapp.web.routes import pages
 from webapp.web.views import timeline as views
 from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
+from webapp.web.views.stream.page import comparison_of, flat, stage, view_of
 
 router = APIRouter(include_in_schema=False)
 """Mounted at `/embed/s/{id}` and `/embed/examples/{key}`, as the stream pages' router is."""
@@ -59,13 +59,13 @@ def _page(request: Request, name: str, context: dict[str, Any]) -> Response:
 @router.get("")
 def embed_view(request: Request, shown: Shown) -> Response:
     """The embedded view of a stream at a step; an htmx request gets only its stage."""
-    view, links, step = pages.view_of(request, shown, embed=True)
+    view, links, step = view_of(request, shown, embed=True)
     title = stream_title(view.source.info)
     full_url = links.page.step(step)
     refused, alone = _framing(request, full_url, title)
     if refused is not None:
         return refused
-    context = pages.stage(view, links, step)
+    context = flat(stage(view, links, step))
     context.update(badges=views.badges(view.trace, view.trace.steps[step]))
     if wants_partial(request):
         return render(templates_of(request), request, "_embed_stage.html", context)
@@ -76,7 +76,8 @@ def embed_view(request: Request, shown: Shown) -> Response:
 @router.get("/compare")
 def embed_compare(request: Request, shown: Shown) -> Response:
     """The embedded view of compare: both policies' rows, the selected step's blocks."""
-    comparison, links, query = pages.comparison_of(request, shown)
+    comparison, links = comparison_of(request, shown)
+    query = shown.query
     framed_links = links.embedded
     left, right = comparison.left.policy, comparison.right.policy
     chosen = query.get("step")
@@ -112,7 +113,8 @@ def embed_compare(request: Request, shown: Shown) -> Response:
 @router.get("/compare/step")
 def embed_compare_step(request: Request, shown: Shown) -> Response:
     """The embedded compare's selected step alone (htmx); a browser is sent to the view."""
-    comparison, links, query = pages.comparison_of(request, shown)
+    comparison, links = comparison_of(request, shown)
+    query = shown.query
     step = parse_int(query.get("step"), "step", 0)
     records = service_of(request).reading(shown.stream_id, links.har_entry).result.records
     panel = step_panel(comparison, records, step)

@@ -12,48 +12,17 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import BaseRoute, Match, Mount
 
-from webapp.web.appstate import templates_of
+from webapp.core.words import count
 from webapp.web.backend.memory.inflight import Busy
 from webapp.web.backend.service import Gone, NotFound, Unreadable
-from webapp.web.http.bodies import SlowBody
-from webapp.web.http.htmx import wants_partial
-from webapp.web.http.problems import json_response
+from webapp.web.http.bodies import SlowBody, TooLarge
+from webapp.web.http.problems import HEADINGS, error_response
 from webapp.web.http.query import BadQuery, NoSuchExample
-from webapp.web.http.templating import render
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER = "10"
 """Seconds a 503 for a busy worker asks the client to wait."""
-_HEADINGS = {
-    400: "That link has a value this page does not understand",
-    404: "Nothing here",
-    405: "Not allowed",
-    408: "That upload arrived too slowly",
-    413: "That stream is too large",
-    422: "That stream does not read",
-    500: "Something broke on our side",
-}
-
-
-def error_response(request: Request, status: int, message: str, heading: str = "") -> Response:
-    """JSON `{"detail": ...}` under /api/, else the error page (under `heading`, or the
-    status's own)."""
-    if request.url.path.startswith("/api/"):
-        return json_response({"detail": message}, status)
-    context = {
-        "status": status,
-        "heading": heading or _HEADINGS.get(status, "Something went wrong"),
-        "message": message,
-    }
-    response = render(templates_of(request), request, "error.html", context, status)
-    if wants_partial(request) and request.method == "GET":
-        # htmx 4 swaps error answers too; a whole error page inside a panel helps nobody,
-        # so send the browser to the URL itself, which answers with the full error page.
-        response.headers["HX-Reswap"] = "none"
-        query = request.url.query
-        response.headers["HX-Redirect"] = request.url.path + (f"?{query}" if query else "")
-    return response
 
 
 def deleted_message(error: Gone) -> str:
@@ -116,13 +85,22 @@ async def slow_body(request: Request, error: SlowBody) -> Response:
     return response
 
 
+async def too_large(request: Request, error: TooLarge) -> Response:
+    """A page's upload over `--max-bytes` (the API answers its own, in its words)."""
+    message = (
+        f"This server accepts streams of up to {count(error.limit, 'byte')}. Trim the stream, "
+        "or start the server with a larger --max-bytes."
+    )
+    return error_response(request, 413, message)
+
+
 async def unreadable(request: Request, error: Unreadable) -> Response:
     return error_response(request, 422, str(error))
 
 
 async def http_error(request: Request, error: HTTPException) -> Response:
     message = (
-        error.detail if isinstance(error.detail, str) else _HEADINGS.get(error.status_code, "Error")
+        error.detail if isinstance(error.detail, str) else HEADINGS.get(error.status_code, "Error")
     )
     if error.status_code == 404:
         message = "There is no page at this address."
@@ -162,6 +140,7 @@ _HANDLERS: tuple[tuple[type[Exception], Any], ...] = (
     (BadQuery, bad_query),
     (Busy, busy),
     (SlowBody, slow_body),
+    (TooLarge, too_large),
     (Unreadable, unreadable),
     (HTTPException, http_error),
     (RequestValidationError, invalid),

@@ -21,24 +21,24 @@ from webapp.core.records import ReaderError
 from webapp.core.rules import POLICIES
 from webapp.core.words import count, excerpt
 from webapp.examples import EXAMPLES
-from webapp.web.appstate import service_of, settings_of, templates_of
+from webapp.web.appstate import service_of, settings_of, templates_of, uploads_of
 from webapp.web.backend.intake import masking
 from webapp.web.backend.intake.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
     Busy,
     Prepared,
-    UploadSlots,
     clean_title,
     encode_text,
     prepare,
 )
 from webapp.web.backend.library import indexing
 from webapp.web.backend.team.owners import new_token, remember, token_hash
-from webapp.web.http.bodies import BadInput, TooLarge, form_file, form_text, read_form
+from webapp.web.http.bodies import BadInput, form_file, form_text, read_form
 from webapp.web.http.links import Links
 from webapp.web.http.query import DEFAULTS, PATHS, BadQuery, options_query, parse_options
 from webapp.web.http.templating import render
+from webapp.web.views.stories import stop
 
 router = APIRouter(include_in_schema=False)
 REDISPLAY_LIMIT = 2_000_000
@@ -66,6 +66,7 @@ def _form_context(
         "paths": PATHS,
         "formats": INPUT_FORMATS,
         "examples": tuple(EXAMPLES.values()),
+        "stops": {key: stop(key) for key in EXAMPLES},
         "max_bytes": settings_of(request).max_bytes,
     }
 
@@ -171,14 +172,12 @@ async def submit(request: Request) -> Response:
     The form is received first; only then does the upload take a slot (`UploadSlots`) to be
     checked and stored, so a slow sender holds none."""
     limit = settings_of(request).max_bytes
-    try:
+    try:  # over the limit: `TooLarge`, answered by `webapp.web.routes.errors`
         form = await read_form(request, limit + FORM_OVERHEAD, limit)
-    except TooLarge:
-        return _too_large(request, limit)
     except BadInput as error:
         context = _form_context(request, error=str(error))
         return render(templates_of(request), request, "home.html", context, 400)
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     try:
         with uploads.slot():
             return await _submit(request, form, limit)
@@ -194,8 +193,6 @@ async def submit(request: Request) -> Response:
 async def _submit(request: Request, form: FormData, limit: int) -> Response:
     try:
         accepted = await _accept(form, limit)
-    except TooLarge:
-        return _too_large(request, limit)
     except _Preview as shown:
         context = {
             "preview": shown.found,
@@ -229,16 +226,6 @@ async def _submit(request: Request, form: FormData, limit: int) -> Response:
     return response
 
 
-def _too_large(request: Request, limit: int) -> Response:
-    context = {
-        "status": 413,
-        "heading": "That stream is too large",
-        "message": f"This server accepts streams of up to {count(limit, 'byte')}. "
-        "Trim the stream, or start the server with a larger --max-bytes.",
-    }
-    return render(templates_of(request), request, "error.html", context, 413)
-
-
 @router.post("/examples/{key}")
 def open_example(request: Request, key: str) -> Response:
     """Store a built-in example like a paste and open its timeline with its options."""
@@ -250,10 +237,6 @@ def open_example(request: Request, key: str) -> Response:
             "message": "There is no built-in example by that name.",
         }
         return render(templates_of(request), request, "error.html", context, 404)
-    limit = settings_of(request).max_bytes
-    try:
-        prepared = prepare(example.data(), "auto", limit)
-    except TooLarge:
-        return _too_large(request, limit)
+    prepared = prepare(example.data(), "auto", settings_of(request).max_bytes)
     info = indexing.store(service_of(request), prepared, title=f"Example: {example.title}")
     return RedirectResponse(Links(info.id, example.options).step(0), status_code=303)

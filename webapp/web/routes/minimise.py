@@ -14,22 +14,19 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 
 from webapp.storage.jobs import Job
-from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.jobs.minimise import BUILT_IN, Busy, Minimiser, check, job_json, minimiser
-from webapp.web.backend.team.notes import Invalid
+from webapp.web.appstate import minimiser_of, service_of, settings_of, templates_of
+from webapp.web.backend.jobs.minimise import BUILT_IN, Busy, check, job_json
+from webapp.web.backend.team.notes import Invalid, small_form
 from webapp.web.backend.team.owners import hand_over, new_token, owned, remember, token_hash
-from webapp.web.backend.trace.view import TraceView
 from webapp.web.http.bodies import BadInput, json_object
 from webapp.web.http.htmx import wants_partial
 from webapp.web.http.links import Links, job_api
-from webapp.web.http.problems import Problem, json_response, problem
+from webapp.web.http.problems import Problem, error_response, json_response, problem
 from webapp.web.http.query import MAX_HAR_ENTRY, parse_har_entry, parse_options
 from webapp.web.http.templating import render
 from webapp.web.http.text import stream_title
-from webapp.web.routes.errors import error_response
-from webapp.web.routes.triage import _form
 from webapp.web.views import minimise as minimise_views
-from webapp.web.views.minimise import JobView, Section
+from webapp.web.views.minimise import JobView
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/api", tags=["minimise"])
@@ -37,20 +34,6 @@ api_router = APIRouter(prefix="/api", tags=["minimise"])
 NO_JOB = "no minimise job has this id (or its stream was deleted)"
 _JOB_GONE: dict[int | str, dict[str, Any]] = {404: {"model": Problem, "description": NO_JOB}}
 RETRY_AFTER = "10"
-
-
-def _minimiser(request: Request) -> Minimiser:
-    settings = settings_of(request)
-    return minimiser(
-        request.app.state, service_of(request), settings.minimise_seconds, settings.minimise_jobs
-    )
-
-
-def section(request: Request, view: TraceView, links: Links) -> Section | None:
-    """The stream page's Minimise section: no choices yet (they load with the form), so the
-    page assembles nothing for it; the job running for the stream, if any."""
-    running = _minimiser(request).jobs.running_for(view.source.info.id)
-    return minimise_views.section(links, running)
 
 
 def _chosen(form: FormData) -> tuple[object, object]:
@@ -63,7 +46,7 @@ def _chosen(form: FormData) -> tuple[object, object]:
 
 
 def _job_of(request: Request, job_id: str, stream_id: str | None = None) -> Job:
-    job = _minimiser(request).jobs.get(job_id) if 0 < len(job_id) <= 64 else None
+    job = minimiser_of(request).jobs.get(job_id) if 0 < len(job_id) <= 64 else None
     if job is None or (stream_id is not None and job.stream_id != stream_id):
         raise _NoJob(job_id)
     return job
@@ -102,7 +85,7 @@ def form(request: Request, stream_id: str) -> Response:
     links = Links(stream_id, view.options, har_entry)
     if links.example:
         return error_response(request, 422, BUILT_IN)
-    running = _minimiser(request).jobs.running_for(stream_id)
+    running = minimiser_of(request).jobs.running_for(stream_id)
     budget = settings_of(request).minimise_seconds
     control = minimise_views.control(service, view, links, budget, running)
     context: dict[str, Any] = {"minimise": control}
@@ -119,13 +102,13 @@ async def start_from_page(request: Request, stream_id: str) -> Response:
     await run_in_threadpool(service.info, stream_id)
     partial = wants_partial(request)
     try:
-        form = await _form(request)
+        form = await small_form(request)
         until, policy = _chosen(form)
         har_entry = parse_har_entry(request.query_params.get("har_entry"))  # the entry on screen
         checked = await run_in_threadpool(check, service, stream_id, until, policy, har_entry)
         token = new_token()
         job, new = await run_in_threadpool(
-            _minimiser(request).start_owned, checked, token_hash(token)
+            minimiser_of(request).start_owned, checked, token_hash(token)
         )
     except Invalid as error:
         if partial:
@@ -186,7 +169,7 @@ async def cancel_from_page(request: Request, stream_id: str, job_id: str) -> Res
         job = await run_in_threadpool(_job_of, request, job_id, stream_id)
     except _NoJob:
         return _gone(request)
-    found = await run_in_threadpool(_minimiser(request).jobs.cancel, job.id)
+    found = await run_in_threadpool(minimiser_of(request).jobs.cancel, job.id)
     if wants_partial(request):
         return _fragment(request, found or job)
     return RedirectResponse(JobView(job).url, status_code=303)
@@ -248,7 +231,7 @@ async def start_from_api(request: Request, stream_id: str) -> Response:
         )  # fmt: skip
         token = new_token()
         job, new = await run_in_threadpool(
-            _minimiser(request).start_owned, checked, token_hash(token)
+            minimiser_of(request).start_owned, checked, token_hash(token)
         )
     except BadInput as error:
         return problem(400, str(error))
@@ -282,5 +265,5 @@ def cancel_job(request: Request, job_id: str) -> Response:
         job = _job_of(request, job_id)
     except _NoJob:
         return problem(404, NO_JOB)
-    found = _minimiser(request).jobs.cancel(job.id)
+    found = minimiser_of(request).jobs.cancel(job.id)
     return json_response(job_json(found or job), 202)

@@ -16,20 +16,18 @@ from starlette.concurrency import run_in_threadpool
 from webapp.core.assembler import assemble
 from webapp.core.records import ReaderError
 from webapp.core.tracejson import trace_document_parts
-from webapp.web.appstate import settings_of
+from webapp.web.appstate import settings_of, uploads_of
 from webapp.web.backend.intake.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
     Busy,
-    UploadSlots,
     encode_text,
     parse_json_body,
     prepare,
 )
-from webapp.web.http.bodies import BadField, BadInput, TooLarge, read_body
-from webapp.web.http.problems import CliJSONResponse, Problem, problem
+from webapp.web.http.bodies import BadField, BadInput, TooLarge, json_body, read_body
+from webapp.web.http.problems import TRACE_EXAMPLE, CliJSONResponse, Problem, problem
 from webapp.web.http.query import BadQuery, parse_options
-from webapp.web.routes.api import TRACE_EXAMPLE
 
 router = APIRouter(prefix="/api", tags=["playground"], default_response_class=CliJSONResponse)
 
@@ -38,29 +36,17 @@ OPTION_FIELDS = ("policy", "path", "server_tools", "choice")
 
 _BODY: dict[str, Any] = {
     "required": True,
-    "content": {
-        "application/json": {
-            "schema": {
-                "type": "object",
-                "required": ["text"],
-                "properties": {
-                    "text": {"type": "string", "description": "The stream, in any input format."},
-                    "policy": {"type": "string", "enum": ["adr-0019", "exact-key"]},
-                    "path": {"type": "string", "enum": ["client", "server-tools"]},
-                    "server_tools": {"type": "string"},
-                    "choice": {"type": "string"},
-                    "format": {"type": "string", "enum": list(INPUT_FORMATS)},
-                },
-            },
-            "example": {
-                "text": 'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
-                '"id":"call_1","function":{"name":"get_weather","arguments":"{}"}}]}}]}\n\n'
-                "data: [DONE]\n",
-                "policy": "adr-0019",
-                "path": "client",
-            },
-        }
-    },
+    "content": json_body(
+        "The stream, in any input format.",
+        {
+            "policy": {"type": "string", "enum": ["adr-0019", "exact-key"]},
+            "path": {"type": "string", "enum": ["client", "server-tools"]},
+            "server_tools": {"type": "string"},
+            "choice": {"type": "string"},
+            "format": {"type": "string", "enum": list(INPUT_FORMATS)},
+        },
+        {"policy": "adr-0019", "path": "client"},
+    ),
 }
 
 
@@ -114,7 +100,7 @@ def _trace(body: bytearray, limit: int) -> Response:
 async def play(request: Request) -> Response:
     """The trace of the stream in the body, under the options it names."""
     limit: int = settings_of(request).max_bytes
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     try:
         body = await read_body(request, 2 * limit + FORM_OVERHEAD, limit)
         with uploads.slot():

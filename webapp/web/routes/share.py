@@ -1,4 +1,4 @@
-"""Sharing a stream: the Share menu's context, and the stream as one HTML file to download.
+"""Sharing a stream: the stream as one HTML file to download.
 
 The menu (`webapp.web.views.share`) is part of the timeline's stage and of compare's selected
 step, so every page that shows a step offers it. `/s/{id}/export.html` (and an example's
@@ -9,13 +9,11 @@ step, so every page that shows a step offers it. `/s/{id}/export.html` (and an e
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup
 
-from webapp.core.rules import Policy
 from webapp.triage.report import verdict
 from webapp.web.appstate import service_of, settings_of, site_root, templates_of
 from webapp.web.backend.capture.twin import stored_answer
@@ -25,26 +23,9 @@ from webapp.web.http.query import COMPARED, DEFAULTS, Shown, parse_har_entry, pa
 from webapp.web.http.templating import render
 from webapp.web.views.comparison import headline
 from webapp.web.views.export import export, style_hash, stylesheet
-from webapp.web.views.share import share
 
 router = APIRouter(include_in_schema=False)
 """Part of the stream pages' router (`webapp.web.routes.pages`): `/s/{id}/export.html`."""
-
-
-def share_menu(
-    request: Request,
-    links: Links,
-    step: int | None,
-    title: str,
-    sides: tuple[Policy, Policy] | None = None,
-) -> dict[str, Any]:
-    """The Share menu of a page at `step` (of compare, when it compares `sides`), for its
-    template's context."""
-    framers = settings_of(request).embed_origins
-    root = site_root(request)
-    if sides is None:
-        return {"share": share(links, root, step, title, framers)}
-    return {"share": share(links, root, step, title, framers, on_compare=True, sides=sides)}
 
 
 @router.get("/export.html")

@@ -16,21 +16,24 @@ from starlette.concurrency import run_in_threadpool
 
 from webapp.core.options import Options
 from webapp.core.readers import read
+from webapp.core.rules import RULES
 from webapp.core.words import count
 from webapp.examples import EXAMPLES
 from webapp.settings import Settings
 from webapp.triage.compare import compare
-from webapp.web.appstate import service_of, settings_of, templates_of
-from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, UploadSlots, prepare
+from webapp.web.appstate import service_of, settings_of, templates_of, uploads_of
+from webapp.web.backend.intake.ingest import FORM_OVERHEAD, Busy, prepare
 from webapp.web.backend.library import indexing
 from webapp.web.backend.service import LIGHT_BELOW
 from webapp.web.http.bodies import BadInput, TooLarge, parse_form, read_body
 from webapp.web.http.links import PLAY_RUN, PLAY_URL_MOST, Links, linkable, play_url
+from webapp.web.http.palette import RULES_CSS, RULES_CSS_ETAG
 from webapp.web.http.query import parse_har_entry
 from webapp.web.http.templating import render
 from webapp.web.http.text import as_sse
 from webapp.web.views.comparison import compare_page
 from webapp.web.views.decision import rendered_decision
+from webapp.web.views.flow import rule_flow
 from webapp.web.views.playground import (
     KEYS,
     MAX_CHUNKS,
@@ -44,7 +47,7 @@ from webapp.web.views.playground import (
     from_records,
     to_records,
 )
-from webapp.web.views.stories import tour
+from webapp.web.views.stories import see_it, tour
 
 router = APIRouter(include_in_schema=False)
 
@@ -52,7 +55,17 @@ router = APIRouter(include_in_schema=False)
 @router.get("/rules")
 def rules_page(request: Request) -> Response:
     """The five rules from the rules table, each with its example, and the fold model."""
-    return render(templates_of(request), request, "rules.html", {})
+    context = {"flow": rule_flow(), "seen_in": {rule.name: see_it(rule.name) for rule in RULES}}
+    return render(templates_of(request), request, "rules.html", context)
+
+
+@router.api_route("/rules.css", methods=["GET", "HEAD"])
+def rules_stylesheet(request: Request) -> Response:
+    """The rule colours (`webapp.web.http.palette`), which every page loads before app.css."""
+    headers = {"ETag": RULES_CSS_ETAG, "Cache-Control": "no-cache"}
+    if request.headers.get("if-none-match") == RULES_CSS_ETAG:
+        return Response(status_code=304, headers=headers)
+    return Response(RULES_CSS, media_type="text/css", headers=headers)
 
 
 @router.get("/tour")
@@ -130,7 +143,7 @@ def _heavy(request: Request, body: bytes) -> Iterator[None]:
     if len(body) < LIGHT_BELOW:
         yield
         return
-    uploads: UploadSlots = request.app.state.uploads
+    uploads = uploads_of(request)
     with uploads.slot():
         yield
 

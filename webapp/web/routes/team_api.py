@@ -12,11 +12,10 @@ from starlette.concurrency import run_in_threadpool
 from webapp.storage import StreamInfo
 from webapp.storage.team import Notes
 from webapp.web.appstate import service_of
+from webapp.web.backend.library.shelf import shelf
 from webapp.web.backend.service import NotFound
 from webapp.web.backend.team.notes import (
     Invalid,
-    check_move,
-    last_step,
     new_title,
     note_bounds,
     note_input,
@@ -35,7 +34,6 @@ from webapp.web.backend.team.owners import (
 )
 from webapp.web.http.bodies import BadInput, json_object
 from webapp.web.http.problems import CliJSONResponse, Problem, json_response, problem
-from webapp.web.routes.library import shelf
 
 router = APIRouter(prefix="/api", tags=["team"], default_response_class=CliJSONResponse)
 
@@ -161,7 +159,7 @@ async def add_note(request: Request, stream_id: str) -> Response:
     bounds = note_bounds(request.app.state.settings)
 
     def work(body: dict[str, Any]) -> Response:
-        given = note_input(body, last_step(service, stream_id))
+        given = note_input(service, stream_id, body, bounds)
         note = store_note(service, stream_id, given, bounds, token_hash(token))
         return json_response({**note_json(note), "edit_token": token}, 201)
 
@@ -194,8 +192,7 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
     bounds = note_bounds(request.app.state.settings)
 
     def work(body: dict[str, Any]) -> Response:
-        given = note_input(body, last_step(service, stream_id), note)
-        check_move(service, stream_id, note, given, bounds)
+        given = note_input(service, stream_id, body, bounds, note)
         notes = Notes(service.storage)
         if not notes.edit(stream_id, note.id, given.step, given.text, given.author):
             raise NotFound(stream_id)

@@ -10,7 +10,7 @@ import io
 import threading
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -24,29 +24,27 @@ from webapp.core.readers import read
 from webapp.core.records import ReaderError, Record
 from webapp.core.redact.content import scrub
 from webapp.core.rules import POLICIES, Policy
-from webapp.storage.team import Notes, StoredNote
+from webapp.storage.team import Notes
 from webapp.triage.report import Links as ReportLinks
-from webapp.triage.report import Note, cell, render, verdict
+from webapp.triage.report import Note, cell, render
 from webapp.triage.verdict import policies_verdict
-from webapp.web.appstate import service_of, settings_of, site_root, templates_of
+from webapp.web.appstate import client_jobs, service_of, settings_of, site_root, templates_of
+from webapp.web.backend.capture.hops import gateway_of
 from webapp.web.backend.capture.timing import fixture_cassette, record_timing
 from webapp.web.backend.capture.twin import stored_answer
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.jobs.fixture import Fixtures, fixture_kind
+from webapp.web.backend.library.shelf import shelf
 from webapp.web.backend.service import LIGHT_BELOW, Unreadable
 from webapp.web.backend.team.notes import (
-    MAX_AUTHOR,
-    MAX_NOTE,
     Invalid,
-    check_move,
-    last_step,
     new_title,
     note_bounds,
     note_input,
     note_of,
     note_url,
     notes_of,
-    room_on,
+    small_form,
     store_note,
 )
 from webapp.web.backend.team.owners import (
@@ -62,149 +60,20 @@ from webapp.web.backend.team.owners import (
     token_matches,
 )
 from webapp.web.backend.trace.view import TraceView
-from webapp.web.http.bodies import BadInput, TooLarge, form_text, read_form
+from webapp.web.http.bodies import form_text
 from webapp.web.http.htmx import wants_partial
 from webapp.web.http.links import Links
 from webapp.web.http.query import DEFAULTS, parse_har_entry, parse_int, parse_options
 from webapp.web.http.templating import render as render_page
 from webapp.web.http.text import as_sse
-from webapp.web.routes.clients import jobs
-from webapp.web.routes.library import shelf
+from webapp.web.views.stream.team import Header
 
 router = APIRouter(include_in_schema=False)
-FORM_LIMIT = 64 * 1024
-NOTES_LISTED = 100
-"""The most notes the stream page lists (by step); the report lists every one."""
 
 
 def _error(request: Request, status: int, heading: str, message: str) -> Response:
     context = {"status": status, "heading": heading, "message": message}
     return render_page(templates_of(request), request, "error.html", context, status)
-
-
-async def _form(request: Request) -> FormData:
-    try:
-        return await read_form(request, FORM_LIMIT, FORM_LIMIT)
-    except TooLarge as error:
-        raise Invalid(str(error)) from error
-    except BadInput as error:
-        raise Invalid(str(error)) from error
-
-
-# What the timeline page shows of the team's work (pages.py adds these to its context).
-
-
-@dataclass(frozen=True, slots=True)
-class Header:
-    """The title form, when the stream was created, and whether this browser may delete it."""
-
-    stream_id: str
-    title: str
-    created: str
-    step: int
-    can_delete: bool
-    parent: str
-    parent_title: str = ""
-    """The parent's title; "" when it was deleted."""
-
-    @property
-    def parent_url(self) -> str:
-        """The page of the stream this one was minimised from."""
-        return Links(self.parent, DEFAULTS).base
-
-
-@dataclass(frozen=True, slots=True)
-class ShownNote:
-    """A note with its link, and whether this browser may edit or delete it."""
-
-    note: StoredNote
-    url: str
-    mine: bool = False
-    """This browser left it (its author token): it may edit and delete it."""
-    removable: bool = False
-    """This browser may delete it (its author, or the stream's owner)."""
-
-    @property
-    def edit_url(self) -> str:
-        """Where the edit form posts."""
-        return Links(self.note.stream_id, DEFAULTS).note(self.note.id)
-
-    @property
-    def delete_url(self) -> str:
-        """Where the delete button posts."""
-        return Links(self.note.stream_id, DEFAULTS).note_deletion(self.note.id)
-
-
-def _shown(
-    request: Request, stream_id: str, notes: list[StoredNote], delete_hash: str | None = None
-) -> tuple[ShownNote, ...]:
-    token = author_token(request)
-    owner = owned(request).get(stream_id)
-    return tuple(
-        ShownNote(
-            note,
-            note_url(stream_id, note),
-            may_edit_note(token, note.author_hash),
-            may_delete_note(token, note.author_hash, owner, delete_hash),
-        )
-        for note in notes
-    )
-
-
-def page_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
-    """The title, the notes list, the unfurl text and the timeline's note marks."""
-    info = view.source.info
-    storage = service_of(request).storage
-    notes = Notes(storage).of(info.id)
-    parent = storage.info(info.parent) if info.parent else None
-    header = Header(
-        info.id,
-        info.title or "Untitled stream",
-        info.created.replace("T", " ").replace("+00:00", " UTC"),
-        step,
-        info.id in owned(request),
-        info.parent,
-        (parent.title or "Untitled stream") if parent is not None else "",
-    )
-    return {
-        "header": header,
-        "all_notes": _shown(request, info.id, notes[:NOTES_LISTED]),
-        "notes_total": len(notes),
-        "noted": frozenset(note.step for note in notes),
-        "unfurl": verdict(view.trace),
-        "team_links": _team_links(links),
-    }
-
-
-def stage_context(request: Request, view: TraceView, links: Links, step: int) -> dict[str, Any]:
-    """The notes on this step, the add-note form and the step's shareable link."""
-    stream_id = view.source.info.id
-    service = service_of(request)
-    notes = [note for note in Notes(service.storage).of(stream_id) if note.step == step]
-    owner = bool(notes) and stream_id in owned(request)
-    delete_hash = service.storage.delete_hash(stream_id) if owner else None
-    return {
-        "step_notes": _shown(request, stream_id, notes, delete_hash),
-        "step_link": links.step(step),
-        "add_note_url": links.notes,
-        "note_limits": {"text": MAX_NOTE, "author": MAX_AUTHOR},
-        "note_room": room_on(service, stream_id, step, note_bounds(settings_of(request))),
-    }
-
-
-def noted_steps(request: Request, stream_id: str) -> frozenset[int]:
-    """The steps that carry notes (for the timeline rows' marks)."""
-    return frozenset(note.step for note in Notes(service_of(request).storage).of(stream_id))
-
-
-def _team_links(links: Links) -> dict[str, str]:
-    return {
-        "report": links.report,
-        "fixture": links.fixture,
-        "delete": links.deletion,
-        "title": links.title,
-        "notes": links.notes,
-    }
 
 
 # Rename.
@@ -216,7 +85,7 @@ async def rename(request: Request, stream_id: str) -> Response:
     service = service_of(request)
     info = await run_in_threadpool(service.info, stream_id)
     try:
-        form = await _form(request)
+        form = await small_form(request)
         title = new_title(form_text(form, "title"))
     except Invalid as error:
         return _error(request, 422, "That title cannot be stored", str(error))
@@ -285,9 +154,8 @@ async def add_note(request: Request, stream_id: str) -> Response:
     bounds = note_bounds(settings_of(request))
     token = author_token(request) or new_token()
     try:
-        form = await _form(request)
-        last = await run_in_threadpool(last_step, service, stream_id)
-        given = note_input(_note_fields(form), last)
+        form = await small_form(request)
+        given = await run_in_threadpool(note_input, service, stream_id, _note_fields(form), bounds)
         note = await run_in_threadpool(
             store_note, service, stream_id, given, bounds, token_hash(token)
         )
@@ -318,10 +186,9 @@ async def edit_note(request: Request, stream_id: str, note_id: str) -> Response:
         return _not_yours(request, "edit")
     bounds = note_bounds(settings_of(request))
     try:
-        form = await _form(request)
-        last = await run_in_threadpool(last_step, service, stream_id)
-        given = note_input(_note_fields(form), last, note)
-        await run_in_threadpool(check_move, service, stream_id, note, given, bounds)
+        form = await small_form(request)
+        fields = _note_fields(form)
+        given = await run_in_threadpool(note_input, service, stream_id, fields, bounds, note)
     except Invalid as error:
         return _error(request, 422, "That note cannot be stored", str(error))
     await run_in_threadpool(
@@ -369,8 +236,12 @@ def report(request: Request, stream_id: str) -> Response:
     reading = service_of(request).reading(stream_id, har_entry)  # every record
     # The clients' verdict on this entry when its clients page computed it (as `streamviz
     # report --clients`), else this build's two policies graded (as `streamviz report`).
-    judged = jobs(request).get(stream_id, har_entry) or policies_verdict(
-        reading.result.records, contract=view.trace.contract, model=reading.result.model
+    contract = view.trace.contract
+    gateway = None
+    if har_entry is None and contract is not None:
+        gateway = gateway_of(service_of(request), stream_id, contract.codes)
+    judged = client_jobs(request).get(stream_id, har_entry) or policies_verdict(
+        reading.result.records, contract=contract, model=reading.result.model, gateway=gateway
     )
     text = render(
         reading.result,

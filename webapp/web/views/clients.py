@@ -54,6 +54,14 @@ class FileWith:
     evidence: str
     lines: int
     """How many lines the evidence holds (it is folded under its summary)."""
+    url: str | None
+    """The tracker's prefilled new-issue link, or the provider's support or status page."""
+    tracker: str
+    """Where the link leads, in words; "" when the party is not in the table."""
+    prefilled: bool
+    """Whether the link carries the text (else it opens the form with the title only)."""
+    text: str
+    """The text to file, whole (at most 2,000 characters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +121,8 @@ def _party(party: Party) -> FileWith:
         more = len(party.evidence) - EVIDENCE_SHOWN
         lines.append(f"... and {count(more, 'more line')} (report.md has them all)")
     return FileWith(party.kind, party.name, _clip(party.says), "\n".join(lines),
-                    len(party.evidence))  # fmt: skip
+                    len(party.evidence), party.url, party.tracker, party.prefilled,
+                    party.text)  # fmt: skip
 
 
 def _clip(text: str) -> str:

@@ -172,12 +172,29 @@ class DiffPage:
     swap_url: str
     json_url: str
     self_url: str
+    gateway: str | None = None
+    """The gateway's name when A is what it received and B what it sent (a hop)."""
+    hop_url: str | None = None
+    """The hop diff (A and B swapped) when B is what the gateway received."""
+
+    @property
+    def hop(self) -> str:
+        """The hop's sentence, as a sentence ("" when the two are not a hop)."""
+        said = "" if self.diff.hop is None else self.diff.hop.sentence
+        return said[:1].upper() + said[1:] + "." if said else ""
 
 
-def diff_page(a: tuple[str, Side], b: tuple[str, Side], ids: IdsMode) -> DiffPage:
-    """The page of two sides (each with its stream id)."""
+def diff_page(
+    a: tuple[str, Side],
+    b: tuple[str, Side],
+    ids: IdsMode,
+    gateway: str | None = None,
+    reversed_hop: bool = False,
+) -> DiffPage:
+    """The page of two sides (each with its stream id); `gateway` names the gateway when A
+    is what it received and B what it sent, `reversed_hop` says B is what it received."""
     (a_id, a_side), (b_id, b_side) = a, b
-    found = diff(a_side, b_side, ids)
+    found = diff(a_side, b_side, ids, gateway)
     left, right = _side_view("A", a_id, a_side), _side_view("B", b_id, b_side)
     rows = tuple(_row(number, pair, left, right) for number, pair in enumerate(found.pairs, 1))
     har_a, har_b = a_side.har_entry, b_side.har_entry
@@ -194,6 +211,8 @@ def diff_page(a: tuple[str, Side], b: tuple[str, Side], ids: IdsMode) -> DiffPag
         swap_url=diff_url(b_id, a_id, har_b, har_a, ids),
         json_url=diff_api(a_id, b_id, har_a, har_b, ids),
         self_url=diff_url(a_id, b_id, har_a, har_b, ids),
+        gateway=gateway,
+        hop_url=diff_url(b_id, a_id, har_b, har_a, ids) if reversed_hop else None,
     )
 
 

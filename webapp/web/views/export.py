@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from webapp.core.contract import QUIRK
@@ -22,12 +22,12 @@ from webapp.core.trace import Anomaly
 from webapp.core.words import count, number
 from webapp.storage.team import StoredNote
 from webapp.web.backend.trace.view import TraceView
+from webapp.web.http.palette import RULES_CSS
 from webapp.web.http.templating import STATIC
 from webapp.web.http.text import Clipped, clipped
 from webapp.web.views.panels import (
     BlockCard,
     FragmentDetail,
-    KeyRow,
     State,
     detail,
     state,
@@ -48,21 +48,6 @@ NOTES_KEPT = 500
 
 
 @dataclass(frozen=True, slots=True)
-class ExportFragment:
-    """A fragment of a step: the rule that placed it, why, and its keys."""
-
-    position: int
-    rule: str
-    meaning: str
-    reason: str
-    block: str
-    phantom: bool
-    late: bool
-    keys: tuple[KeyRow, ...]
-    oddities: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class ExportStep:
     """One step: its row on the timeline, and what the detail and state panels show of it."""
 
@@ -72,7 +57,8 @@ class ExportStep:
     error: str | None
     note: str | None
     badges: tuple[Badge, ...]
-    fragments: tuple[ExportFragment, ...]
+    fragments: tuple[FragmentDetail, ...]
+    """As the detail panel has them, each key's value clipped shorter."""
     events: tuple[str, ...]
     anomalies: tuple[Anomaly, ...]
     more_anomalies: tuple[tuple[str, int], ...]
@@ -150,22 +136,9 @@ def shorter(value: Clipped, limit: int) -> Clipped:
     return Clipped(head, hidden, tail)
 
 
-def _fragment(fragment: FragmentDetail) -> ExportFragment:
-    keys = tuple(
-        KeyRow(key.name, shorter(key.value, VALUE_LIMIT), key.counts, key.note)
-        for key in fragment.keys
-    )
-    return ExportFragment(
-        position=fragment.position,
-        rule=fragment.rule,
-        meaning=fragment.meaning,
-        reason=fragment.reason,
-        block=fragment.block,
-        phantom=fragment.phantom,
-        late=fragment.late,
-        keys=keys,
-        oddities=fragment.oddities,
-    )
+def _fragment(fragment: FragmentDetail) -> FragmentDetail:
+    keys = tuple(replace(key, value=shorter(key.value, VALUE_LIMIT)) for key in fragment.keys)
+    return replace(fragment, keys=keys)
 
 
 def export_step(view: TraceView, step: int, notes: Sequence[StoredNote]) -> ExportStep:
@@ -291,8 +264,9 @@ def export(
 
 @cache
 def stylesheet() -> str:
-    """The file's own stylesheet (`static/export.css`), inlined in it."""
-    return (STATIC / "export.css").read_text(encoding="utf-8")
+    """The file's own stylesheet, inlined in it: the rule colours
+    (`webapp.web.http.palette`), then `static/export.css`."""
+    return RULES_CSS + (STATIC / "export.css").read_text(encoding="utf-8")
 
 
 def style_hash(css: str) -> str:

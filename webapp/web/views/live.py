@@ -87,7 +87,7 @@ def live_panel(
     return LivePanel(
         upstream=capture.facts.upstream,
         model=capture.facts.model,
-        started=capture.started.replace("T", " ").replace("+00:00", " UTC"),
+        started=_shown(capture.started),
         records=view.source.records,
         size=live.size,
         behind=live.behind,
@@ -106,7 +106,7 @@ def waiting_panel(capture: Capture, links: Links, size: int, poll_ms: int) -> Li
     return LivePanel(
         upstream=capture.facts.upstream,
         model=capture.facts.model,
-        started=capture.started.replace("T", " ").replace("+00:00", " UTC"),
+        started=_shown(capture.started),
         records=0,
         size=size,
         behind=0,
@@ -118,6 +118,11 @@ def waiting_panel(capture: Capture, links: Links, size: int, poll_ms: int) -> Li
         pinned=None,
         provisional=(),
     )
+
+
+def _shown(started: str) -> str:
+    """`2026-12-05 01:36:39 UTC` (a capture's start is kept to the microsecond)."""
+    return started[:19].replace("T", " ") + " UTC"
 
 
 def unread_capture(capture: Capture, why: str) -> str:

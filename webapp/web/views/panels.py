@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from webapp.core import words
 from webapp.core.chunks import select_choice
 from webapp.core.jsoncheck import classify
 from webapp.core.jsvalue import is_number, truthy
+from webapp.core.readers.bridge import MAPPED
 from webapp.core.rules import RULES
 from webapp.core.trace import Anomaly, Block, BlockState, Event, Fragment
 from webapp.web.backend.trace.arguments import LONG, LongText, partial_head
@@ -106,6 +108,22 @@ class Detail:
     more_events: int = 0
     """How many of the step's events are not listed (the trace JSON has them all)."""
 
+    @property
+    def subtitle(self) -> str:
+        """The heading's small print: "line 5 · chunk", "· not assembled" when it was not."""
+        line = "" if self.line is None else f"line {words.number(self.line)} · "
+        return f"{line}{self.kind}{'' if self.assembled else ' · not assembled'}"
+
+    @property
+    def anchored(self) -> tuple[tuple[Anomaly, str | None], ...]:
+        """Each anomaly shown, with the anchor (`why-CODE`) the first of its code carries."""
+        seen: set[str] = set()
+        shown = []
+        for anomaly in self.anomalies:
+            shown.append((anomaly, None if anomaly.code in seen else f"why-{anomaly.code}"))
+            seen.add(anomaly.code)
+        return tuple(shown)
+
 
 def detail(view: TraceView, step: int) -> Detail:
     """Everything about one step."""
@@ -121,7 +139,11 @@ def detail(view: TraceView, step: int) -> Detail:
             delta_path, delta = _delta(record.value, view.options.choice)
         elif record.text:
             source = clipped_head(record.text, CHUNK_LIMIT)
-        if record.wrapped:
+        if record.wrapped == MAPPED:
+            remarks.append(
+                "The input held an event of another API; this is the chunk that says the same."
+            )
+        elif record.wrapped:
             remarks.append(f"The input held a bare {record.wrapped}; it was wrapped into a chunk.")
         if record.event:
             remarks.append(f"SSE event: {record.event}")
@@ -249,6 +271,45 @@ class BlockCard:
     parsed_head: int = 0
     """When not 0, `parsed` is the partial value of the text's first this many characters
     (a long text is not parsed whole at every step)."""
+
+    @property
+    def classes(self) -> str:
+        """The card's CSS classes: its kind, and whether this step touched it, nameless."""
+        marks = (" touched" if self.touched else "") + (" nameless" if self.nameless else "")
+        return f"block kind-{self.kind}{marks}"
+
+    @property
+    def mark(self) -> tuple[str, str] | None:
+        """The tag's class and words when this step opened or touched the block."""
+        if self.opened_here:
+            return "tag opened", "opened here"
+        return ("tag", "touched here") if self.touched else None
+
+    @property
+    def registered(self) -> str:
+        """Under what the registry finds it: "index 0; id "call_1"" ("" for nothing)."""
+        parts = [f"{what} {', '.join(keys)}" for what, keys in
+                 (("index", self.indexes), ("id", self.aliases)) if keys]  # fmt: skip
+        return "; ".join(parts)
+
+    @property
+    def called(self) -> str:
+        """The name the tool would be called by: its name, or "(no name)"."""
+        return self.name or "(no name)"
+
+    @property
+    def text_label(self) -> str:
+        """What its text is: a tool call's arguments, or text."""
+        return "arguments" if self.kind == "toolCall" else "text"
+
+    @property
+    def parsed_label(self) -> str:
+        """What the parsed value shows: the whole value, or a partial one (of a head)."""
+        if self.parse == "complete":
+            return "parsed value"
+        if self.parsed_head:
+            return f"partial value of the first {words.number(self.parsed_head)} characters"
+        return "partial value so far"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from html import escape
 
+from fastapi import Request
+
 from webapp.core.rules import Policy
+from webapp.web.appstate import settings_of, site_root
 from webapp.web.http.links import Links
 from webapp.web.http.query import COMPARED
 
@@ -53,6 +56,8 @@ class Share:
     """This view at this step in presenter mode (`present=1`), or out of it when it is in it."""
     presenting: bool
     """Whether the page is in presenter mode (the link then leaves it)."""
+    replay: str = ""
+    """The base URL (absolute) that sends the stream again to an application's own client."""
 
     @property
     def flag_example(self) -> str:
@@ -107,4 +112,21 @@ def share(
         framers=framers,
         present=present,
         presenting=links.present,
+        replay=absolute + page.replay,
     )
+
+
+def share_menu(
+    request: Request,
+    links: Links,
+    step: int | None,
+    title: str,
+    sides: tuple[Policy, Policy] | None = None,
+) -> Share:
+    """The Share menu of a page at `step` (of compare, when it compares `sides`), on the
+    server's public URL (else the address the request came to) for the sites it lets frame."""
+    framers = settings_of(request).embed_origins
+    root = site_root(request)
+    if sides is None:
+        return share(links, root, step, title, framers)
+    return share(links, root, step, title, framers, on_compare=True, sides=sides)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webapp.examples import EXAMPLES, TOUR, Example
+from webapp.examples import EXAMPLES, TOUR, Example, Origin
 from webapp.web.http.links import Links
 
 
@@ -32,6 +32,8 @@ class Stop:
     opens: str
     store_url: str
     """Where "store a copy" posts."""
+    origin: Origin | None = None
+    """The public thread the example comes from, when it comes from one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,7 @@ class StoryView:
     told: tuple[Told, ...]
     store_url: str
     """Where "store a copy" posts."""
+    origin: Origin | None = None
 
 
 def stop(key: str) -> Stop:
@@ -60,7 +63,7 @@ def stop(key: str) -> Stop:
     story = example.story
     links = Links.for_example(key, example.options)
     url = links.opening(story.opens == "compare")
-    return Stop(key, example.title, story.line, url, story.opens, links.base)
+    return Stop(key, example.title, story.line, url, story.opens, links.base, story.origin)
 
 
 def tour() -> tuple[Stop, ...]:
@@ -98,6 +101,7 @@ def story_of(links: Links, here: str) -> StoryView | None:
         compare_url=links.compare(step=story.start_step),
         told=tuple(Told(step, text, url(step)) for step, text in sorted(story.steps.items())),
         store_url=links.page.base,
+        origin=story.origin,
     )
 
 

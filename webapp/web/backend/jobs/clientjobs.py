@@ -27,6 +27,7 @@ from webapp.lenses.feed import sse_text
 from webapp.lenses.runner import MEMORY, TIMEOUT
 from webapp.storage.lensresults import LensResults
 from webapp.triage.verdict import Verdict, results_verdict
+from webapp.web.backend.capture.hops import gateway_of
 from webapp.web.backend.jobs.lensqueue import Batch, Full, LensQueue, Place, Run, one_lens
 from webapp.web.backend.service import LIGHT_BELOW, Service
 
@@ -218,8 +219,11 @@ class ClientJobs:
             contract = read_contract(result.records)
             if reading.info.end:  # a capture cut: what is judged at the end is not
                 contract = contract.without_end(reading.info.end)
+            gateway = None if har_entry is not None else gateway_of(
+                service, stream_id, contract.codes
+            )  # fmt: skip
             verdict = results_verdict(
-                result.records, results, contract=contract, model=result.model
+                result.records, results, contract=contract, model=result.model, gateway=gateway
             )
         with self._lock:
             self._done[key] = verdict

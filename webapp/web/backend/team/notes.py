@@ -8,16 +8,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.datastructures import FormData
+from starlette.requests import Request
+
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage.team import NoteBounds, Notes, StoredNote
 from webapp.web.backend.intake.ingest import MAX_TITLE
 from webapp.web.backend.service import NotFound, Service, Unreadable
+from webapp.web.http.bodies import BadInput, TooLarge, read_form
 from webapp.web.http.links import Links
 from webapp.web.http.query import DEFAULTS
 from webapp.web.http.text import one_line, printable
 
 MAX_NOTE = 4_000
+FORM_LIMIT = 64 * 1024
+"""The most bytes a small form (a title, a note, a choice) may take."""
 MAX_AUTHOR = 80
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -70,7 +76,7 @@ def parse_step(value: object, last: int) -> int:
     return value
 
 
-def last_step(service: Service, stream_id: str) -> int:
+def _last_step(service: Service, stream_id: str) -> int:
     """The stream's last step under the default options (its `end` step)."""
     try:
         return service.view(stream_id, Options()).last
@@ -87,15 +93,27 @@ class NoteInput:
     author: str
 
 
-def note_input(body: Mapping[str, Any], last: int, base: StoredNote | None = None) -> NoteInput:
-    """Check a note's fields; with `base` (an edit), fields left out keep their values."""
+def note_input(
+    service: Service,
+    stream_id: str,
+    body: Mapping[str, Any],
+    bounds: NoteBounds,
+    base: StoredNote | None = None,
+) -> NoteInput:
+    """Check a note's fields (its step against the stream's last); with `base` (an edit),
+    fields left out keep their values, and a move to another step needs room there. Invalid
+    in words."""
+    last = _last_step(service, stream_id)
     if base is not None:
         body = {"step": base.step, "text": base.text, "author": base.author, **body}
-    return NoteInput(
+    given = NoteInput(
         step=parse_step(body.get("step"), last),
         text=clean_note(body.get("text")),
         author=clean_line(body.get("author"), "author", MAX_AUTHOR, required=False),
     )
+    if base is not None:
+        _check_move(service, stream_id, base, given, bounds)
+    return given
 
 
 def note_bounds(settings: Settings) -> NoteBounds:
@@ -143,7 +161,7 @@ def store_note(
     return note
 
 
-def check_move(
+def _check_move(
     service: Service, stream_id: str, note: StoredNote, given: NoteInput, bounds: NoteBounds
 ) -> None:
     """An edit that moves a note to another step needs room on that step (Invalid if not)."""
@@ -188,3 +206,14 @@ def note_of(service: Service, stream_id: str, note_id: str) -> StoredNote:
     if note is None:
         raise NotFound(stream_id)
     return note
+
+
+async def small_form(request: Request) -> FormData:
+    """A small urlencoded or multipart form (a title, a note, a choice), at most `FORM_LIMIT`
+    bytes; Invalid when it is larger or does not parse."""
+    try:
+        return await read_form(request, FORM_LIMIT, FORM_LIMIT)
+    except TooLarge as error:
+        raise Invalid(str(error)) from error
+    except BadInput as error:
+        raise Invalid(str(error)) from error
