@@ -24,20 +24,18 @@ ALLOWED_HOSTS ?=
 # ALLOWED_HOSTS='streamviz.lan *.example.com': host names answered besides localhost (and HOST).
 # EMBED_ORIGINS='https://wiki.example.com ...': those sites' pages may frame /embed/... (a slide, a wiki).
 
-.PHONY: run test install install-test compile chromium postgres upstream a11y clients lint typecheck pytest bench clean
+.PHONY: run test install install-test compile pure chromium postgres upstream a11y clients lint typecheck pytest bench clean
 
 # DB may be a file path (its folder is created) or a postgresql:// URL.
 # The server starts at once; the lenses (`make clients`) install beside it when they are not
 # installed yet, their progress in $(LENS_LOG), and each clients page finds them once they are.
-# The server runs the core from its sources: compiled, it gains little there (the upload and
-# the steps cost the same) and holds about 95 MB more in the first minutes after a
-# million-chunk upload (bench/README.md); the CLI runs it compiled once `make compile` ran.
-run: $(VENV)/.installed
+# The server runs the core the build made, as the CLI does (compiled where a C compiler is).
+run: $(VENV)/.installed compile
 	@if $(SUBMAKE) -s -q $(LENSES_READY) 2>/dev/null; then rm -f '$(LENS_LOG)'; else \
 	  echo "streamviz: installing the client lenses in the background: $(LENS_LOG)"; \
 	  sh scripts/install-lenses.sh '$(LENS_LOG)' $(SUBMAKE) --no-print-directory clients PIP_QUIET= & \
 	fi
-	STREAMVIZ_INTERPRETED=1 $(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
+	$(BIN)/streamviz serve --host $(HOST) --port $(PORT) --db '$(DB)' --workers $(WORKERS) \
 	  --lens-install-log '$(LENS_LOG)' \
 	  $(foreach u,$(UPSTREAM),--upstream '$(u)') \
 	  $(if $(strip $(ALLOWED_HOSTS)),--allowed-hosts '$(strip $(ALLOWED_HOSTS))') \
@@ -49,6 +47,8 @@ install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test chromium postgres upstream a11y clients
 
+# The editable install's build compiles the core (hatch_build.py); the later installs build
+# with the venv's own hatchling and mypyc (the `compile` extra), and find the core built.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -56,15 +56,27 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-build-isolation -e '.[test]'
 	touch $@
 
-# The core's hot modules compiled with mypyc, in place, when a source is newer than its compiled
-# form (webapp/compiled.py says which, and how an edited source runs at once, interpreted).
-COMPILE = $(BIN)/python scripts/compile.py
+# The core's hot modules, compiled with mypyc by the editable install's build (hatch_build.py,
+# webapp/compiled.py): built again when the checkout does not hold what its record says, made
+# from its sources as they are (an edited source, a module added); then the record's first
+# line says what the build made (compiled, or pure Python and why).
+CORE_RECORD := webapp/core/compiled.sha256
+CURRENT = $(BIN)/python -P -c 'import sys; sys.path.insert(0, "."); import webapp.compiled as c; sys.exit(not c.current())'
 
 compile: $(VENV)/.installed
-	$(COMPILE)
+	@$(CURRENT) || $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@echo "streamviz core: $$(head -n 1 $(CORE_RECORD))"
+
+# The package as its pure-Python wheel installs it (no build hook: nothing compiled), for the
+# second pass of the tests.
+PURE := build/pure
+
+pure: $(VENV)/.installed
+	rm -rf $(PURE)
+	HATCH_BUILD_NO_HOOKS=true $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --target $(PURE) .
 
 # Debian's Chromium drives the browser tests (Playwright cannot download its own browser here).
 chromium:
@@ -105,7 +117,7 @@ LENSES_READY := $(VENV)/.installed-clients $(LENSES_NODE)/node_modules/.package-
 clients: $(LENSES_READY)
 
 $(VENV)/.installed-clients: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install $(PIP_QUIET) -e '.[clients]'
+	$(BIN)/python -m pip install $(PIP_QUIET) --no-build-isolation -e '.[clients]'
 	touch $@
 
 $(LENSES_NODE)/node_modules/.package-lock.json: $(LENSES_NODE)/package.json $(LENSES_NODE)/package-lock.json
@@ -119,15 +131,16 @@ lint:
 typecheck:
 	$(BIN)/mypy --strict webapp
 
-# The whole suite on the compiled core, then the core's tests on its sources, as they run
-# without a C compiler (STREAMVIZ_CORE: what tests/test_compiled.py checks is loaded).
-pytest: compile
+# The whole suite on the compiled core, then the core's tests on the pure-Python wheel's
+# package (first on sys.path; the tests themselves appended from the checkout), as a machine
+# without a C compiler installs it (STREAMVIZ_CORE: what tests/test_compiled.py checks is loaded).
+pytest: compile pure
 	STREAMVIZ_CORE=compiled $(BIN)/pytest -q
-	STREAMVIZ_CORE=interpreted STREAMVIZ_INTERPRETED=1 $(BIN)/pytest -q tests/core tests/test_compiled.py
+	STREAMVIZ_CORE=interpreted PYTHONPATH=$(PURE) $(BIN)/pytest -q --import-mode=append tests/core tests/test_compiled.py
 
 bench: compile
 	$(BIN)/python bench/bench.py
 
 clean:
-	rm -rf build; find webapp -name '*.so' -delete
+	rm -rf build $(CORE_RECORD); find webapp -name '*.so' -delete
 	rm -rf $(VENV) tests/upstream/node_modules tests/a11y/node_modules $(LENSES_NODE)/node_modules .mypy_cache .ruff_cache .pytest_cache

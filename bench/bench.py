@@ -17,8 +17,9 @@ each command a process of its own:
   `data: {` line (the standard library, as any Python tool would);
 - json:   `streamviz trace --format json FILE > /dev/null`;
 - check:  `streamviz check FILE > /dev/null` (exit 1 on errors is not a failure here);
-- json src, check src: the same with STREAMVIZ_INTERPRETED=1, the core run from its sources
-  (without `make compile`, or without a C compiler: webapp/compiled.py);
+- json src, check src: the same on a copy of this checkout's package without its compiled
+  modules (`webapp.compiled.copy_sources`): the core interpreted, as the pure-Python wheel
+  installs it where no C compiler is (hatch_build.py);
 - pi-ai:  `node lens.mjs pi-ai` (webapp/lenses/node, the published library unmodified, fed the
   file through a loopback HTTP server as `streamviz clients` runs it), real-framed inputs only
   (`--peers-all`: every input).
@@ -85,7 +86,8 @@ FLOOR = (
     "    if line.startswith('data: {'):\n"
     "        loads(line[6:])\n"
 )
-INTERPRETED = "STREAMVIZ_INTERPRETED"
+SOURCES = "sources"
+"""The folder, in the bench's temporary one, of the package's copy without compiled modules."""
 STREAMVIZ = "import sys\nfrom webapp.cli import main\nsys.exit(main())\n"
 """The CLI's entry point, run from this checkout (PYTHONPATH) rather than the installed one."""
 
@@ -309,10 +311,19 @@ def best(runs: list[Run]) -> Run:
     )
 
 
+def copy_sources(folder: Path) -> None:
+    """The package without its compiled modules, in `folder` / SOURCES ("src" columns)."""
+    sys.path.insert(0, str(ROOT))
+    from webapp.compiled import copy_sources as copy
+
+    copy(str(folder / SOURCES), str(ROOT))
+
+
 def commands(path: Path) -> dict[str, list[str]]:
-    """The commands timed on one input file."""
+    """The commands timed on one input file (in the bench's folder, beside SOURCES)."""
     python = sys.executable
-    interpreted = ["env", f"{INTERPRETED}=1", python]  # the core from its sources
+    # The core interpreted: the copy first on the path, and not the working directory (-P).
+    interpreted = ["env", f"PYTHONPATH={path.parent / SOURCES}", python, "-P"]
     return {
         "floor": [python, "-c", FLOOR, str(path)],
         "json": [python, "-c", STREAMVIZ, "trace", str(path), "--format", "json"],
@@ -499,6 +510,7 @@ def main() -> None:
             against(args.against.resolve(), args.only or list(INPUTS), folder, args.chunks,
                     args.repeat)  # fmt: skip
             return
+        copy_sources(folder)
         warm_up(folder)
         rows = []
         sizes = (args.chunks,) if args.no_small else (args.chunks // 10, args.chunks)

@@ -56,9 +56,15 @@ class Server:
     """`streamviz serve` in its own process group, so that SIGKILL takes its workers too."""
 
     def __init__(
-        self, db: str, workers: int = 1, port: int | None = None, extra: list[str] | None = None
+        self,
+        db: str,
+        workers: int = 1,
+        port: int | None = None,
+        extra: list[str] | None = None,
+        package: Path = ROOT,
     ) -> None:
         self.db = db
+        self.package = package
         self.extra = extra or []
         self.workers = workers
         self.port = port or free_port()
@@ -72,12 +78,13 @@ class Server:
     def start(self) -> None:
         """Start the server and wait until it answers."""
         command = [
-            sys.executable, "-c", "from webapp.cli import main; main()", "serve",
+            sys.executable, "-P", "-c", "from webapp.cli import main; main()", "serve",
             "--host", HOST, "--port", str(self.port), "--db", self.db,
             "--workers", str(self.workers), *self.extra,
         ]  # fmt: skip
-        # The core from its sources, as `make run` serves it (the Makefile says why).
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMVIZ_INTERPRETED": "1"}
+        # The package from `package` (this checkout, its core as built, as `make run` serves it),
+        # and not from the working directory (-P).
+        env = {**os.environ, "PYTHONPATH": str(self.package)}
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=self.log, stderr=self.log, start_new_session=True
         )

@@ -41,11 +41,11 @@ HX = {"HX-Request": "true", "HX-Request-Type": "partial"}
 TIMEOUT = 900.0
 
 
-def cli_trace_seconds(path: Path) -> float:
+def cli_trace_seconds(path: Path, package: Path = ROOT) -> float:
     """Wall time of `streamviz trace --format json PATH` in a fresh process (output dropped),
-    with the core from its sources, as the server runs it (bench/serving.py)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMVIZ_INTERPRETED": "1"}
-    command = [sys.executable, "-c", "from webapp.cli import main; main()", "trace"]
+    with the package the server runs (bench/serving.py)."""
+    env = {**os.environ, "PYTHONPATH": str(package)}
+    command = [sys.executable, "-P", "-c", "from webapp.cli import main; main()", "trace"]
     started = time.perf_counter()
     subprocess.run(
         [*command, "--format", "json", str(path)],
@@ -144,7 +144,14 @@ def main() -> int:
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when goals are missed")
     parser.add_argument("--early", type=float, default=60.0, help="seconds of first-minutes steps")
     parser.add_argument("--window", type=float, default=10.0, help="seconds per first-minutes row")
+    parser.add_argument(
+        "--package",
+        type=Path,
+        default=ROOT,
+        help="run the package found here (build/pure after `make pure`: the pure-Python wheel)",
+    )
     args = parser.parse_args()
+    package = args.package.resolve()
 
     with tempfile.TemporaryDirectory(prefix="streamviz-webtrace-") as folder:
         path = Path(folder) / "long.sse"
@@ -152,12 +159,12 @@ def main() -> int:
         path.write_bytes(data)
         small = bench.sse(bench.one_call(20, indexed=False)).encode()
         print(f"input: {args.chunks:,} chunks, {len(data) / 1e6:.1f} MB; small: 20 chunks")
-        cli = cli_trace_seconds(path)
-        print(f"cli trace --format json (the core interpreted, as served): {cli:.2f} s")
+        cli = cli_trace_seconds(path, package)
+        print(f"cli trace --format json (the package in {package}, as served): {cli:.2f} s")
         results: list[tuple[str, float, str, bool]] = []
         limit = ["--max-bytes", str(max(64 * 1024 * 1024, 2 * len(data)))]
         with throwaway_store(args.store, args.db) as db:
-            server = Server(db, extra=limit)
+            server = Server(db, extra=limit, package=package)
             server.start()
             try:
                 with httpx.Client(timeout=TIMEOUT) as client:

@@ -14,7 +14,9 @@ from pathlib import Path
 import psycopg_pool.base
 import pytest
 
+import webapp
 from tests.pgserver import PgServer, PostgresUnavailable, start_server
+from webapp.compiled import stale
 from webapp.proxy import guard
 
 STORES = ("sqlite", "postgresql")
@@ -48,6 +50,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # global random state move and fails the test as a strategy using `random` (CI did, once,
     # on tests/web/test_web_never_500.py). The pool's jitter gets a generator of its own.
     psycopg_pool.base.random = random.Random().random  # type: ignore[attr-defined]
+    # A compiled core that is not its sources compiled (a source edited since the build) would
+    # test old code under new names: refused, never used (`make compile` builds it again).
+    checkout = str(Path(webapp.__file__).resolve().parents[1])
+    why = stale(checkout)
+    if why is not None:
+        raise pytest.UsageError(
+            f"the compiled core in {checkout} is stale: {why}; run `make compile`"
+        )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

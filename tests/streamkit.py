@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from webapp.compiled import INTERPRETED
+from webapp.compiled import copy_sources
 from webapp.core.records import Record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,15 +27,25 @@ RECORDINGS = sorted(
 (tests/corpus/real/ORIGINS.md, bench/recordings/ORIGINS.md)."""
 
 
+@cache
+def _sources() -> str:
+    """A copy of this checkout's package without its compiled modules (as the pure-Python wheel
+    installs it), made once per session and removed at exit."""
+    folder = tempfile.mkdtemp(prefix="streamviz-sources-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return copy_sources(folder, str(ROOT))
+
+
 def on_sources(code: str, stdin: str = "") -> str:
-    """What `code` prints in an interpreter of its own that runs the core from its sources
-    (`STREAMVIZ_INTERPRETED`, webapp/compiled.py), on this checkout."""
+    """What `code` prints in an interpreter of its own that runs this checkout's core from its
+    sources, interpreted (a copy without the compiled modules first on its path; `-P`: not the
+    working directory before it)."""
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-P", "-c", code],
         input=stdin,
         capture_output=True,
         text=True,
-        env={**os.environ, INTERPRETED: "1", "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": _sources()},
         timeout=60,
         check=False,
     )

@@ -107,3 +107,46 @@ def test_a_local_module_named_like_a_dependency_does_not_break_a_lens(
     }
     grades = {graded["client"]: graded["grade"] for graded in document["grades"]}
     assert grades["langchain"] == grades["litellm"] == "intact"
+
+
+def test_another_apis_stream_names_no_library_and_says_why_none_ran(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini's own stream has no call ids: LiteLLM drops id-less chat-completions calls, but
+    no LiteLLM read this stream, only streamviz's mapping of it; no client may be blamed."""
+    fakes = (answering({"status": "ok", "calls": [], "error": None}, "litellm"),
+             missing("vercel-ai"))  # fmt: skip
+    monkeypatch.setattr(webapp.lenses, "default_lenses", lambda: fakes)
+    gemini = "tests/corpus/native/gemini3pro-wholecall.sse"
+    document = json.loads(invoke("clients", gemini, "--format", "json").output)
+    assert document["file"] == []
+    assert [(c["client"], c["status"], c["install"]) for c in document["clients"]] == [
+        ("litellm", "skipped", None),
+        ("vercel-ai", "skipped", None),
+    ]
+    grades = {graded["client"]: graded for graded in document["grades"]}
+    why = ("it reads chat-completions streams, and this is another API's own stream: "
+           "Gemini streamGenerateContent")  # fmt: skip
+    assert grades["litellm"]["grade"] is None and grades["litellm"]["detail"] == why
+    assert grades["vercel-ai"]["grade"] is None and grades["vercel-ai"]["detail"] == why
+    assert grades["adr-0019"]["grade"] == grades["exact-key"]["grade"] == "intact"
+    assert document["verdict"] == (
+        "Nobody broke the contract: the provider (gemini-3-pro-preview) keeps it, and every "
+        "client that ran reads the stream as it means. Intact: adr-0019, exact-key. "
+        "Not run on another API's stream: litellm, vercel-ai."
+    )
+    text = invoke("clients", gemini).output
+    assert "Nothing to file" in text and "make clients" not in text
+    assert "Damaged" not in text and "File with" not in text
+
+
+def test_a_chat_completions_stream_still_runs_and_grades_the_clients(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fakes = (answering({"status": "ok", "calls": [], "error": None}, "litellm"),)
+    monkeypatch.setattr(webapp.lenses, "default_lenses", lambda: fakes)
+    output = invoke("clients", "tests/corpus/clean-single-call.sse", "--format", "json").output
+    document = json.loads(output)
+    assert [c["status"] for c in document["clients"]] == ["ok"]
+    assert document["grades"][0]["grade"] == "damaged"
+    assert [party["name"] for party in document["file"]] == ["litellm 1.110.2"]

@@ -3,8 +3,6 @@ differences, and the comparison in one line."""
 
 from __future__ import annotations
 
-import json
-
 from tests.streamkit import chunk, frag, jsonl, sse
 from webapp.core.contract import Call as Meant
 from webapp.core.contract import Intended
@@ -176,25 +174,3 @@ def test_the_feed_rebuilds_sse_from_any_input_format() -> None:
     assert [r.value for r in again.records] == [r.value for r in original.records]
     with_done = read(sse(*chunks), "sse").records
     assert sse_text(with_done).endswith("data: [DONE]\n\n")
-
-
-def test_a_client_is_sent_another_apis_events_as_the_chunks_they_were_read_as() -> None:
-    """No chat-completions client reads Gemini's or Anthropic's events: a lens is sent what the
-    stream means, as a bridge would send it (it was sent the events, failed on them, and the
-    verdict blamed the client)."""
-    gemini = json.dumps(
-        {
-            "candidates": [
-                {
-                    "content": {"parts": [{"functionCall": {"name": "f", "args": {"a": 1}}}]},
-                    "finishReason": "STOP",
-                }
-            ]
-        }
-    )
-    sent = sse_text(read(f"data: {gemini}\n\n").records)
-    chunks = [json.loads(line[6:]) for line in sent.splitlines() if line.startswith("data: ")]
-    assert all("choices" in chunk for chunk in chunks)
-    fragment = chunks[1]["choices"][0]["delta"]["tool_calls"][0]
-    assert fragment == {"index": 0, "function": {"name": "f", "arguments": '{"a": 1}'}}
-    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"

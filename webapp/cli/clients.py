@@ -36,6 +36,8 @@ def clients(
     Each is graded against the calls the stream means (intact, damaged, flagged, guessed),
     and the verdict says what the provider did and where to file. A library that is not
     installed is shown as unavailable with the command that installs them all (make clients).
+    On another API's own stream (Gemini's, Bedrock's, ...) the libraries, chat-completions
+    clients all, are not run: their columns are skipped and say why.
     """
     source = load(file, input_format, har_entry)
     verdict = clients_verdict(source.records, timeout=timeout, model=source.model)

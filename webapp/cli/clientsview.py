@@ -13,7 +13,7 @@ from webapp.lenses.results import LensResult
 from webapp.triage.filing import BY_MODEL
 from webapp.triage.verdict import Party, Verdict
 
-_STATUS_STYLE = {"ok": "green", "error": "red", "unavailable": "yellow"}
+_STATUS_STYLE = {"ok": "green", "error": "red", "unavailable": "yellow", "skipped": "dim"}
 _GRADE_STYLE = {"intact": "green", "damaged": "bold red", "flagged": "yellow", "guessed": "cyan"}
 ARGUMENTS_SHOWN = 60
 
@@ -71,7 +71,7 @@ def _column_line(column: LensResult, width: int, paint: Painter) -> str:
     package = f"{pin.package} {column.version}" if pin else column.version
     status = paint(f"{column.status:<11}", _STATUS_STYLE[column.status])
     line = f"{column.client:<{width}}  {status} {escape(package)}"
-    if column.status == "unavailable":
+    if column.status in ("unavailable", "skipped"):
         line += f"  ({escape(column.error or '')})"
     elif column.error:
         line += f"  {escape(shorten(column.error, 160))}"
@@ -80,7 +80,7 @@ def _column_line(column: LensResult, width: int, paint: Painter) -> str:
 
 def _cell_text(column: LensResult, cell: Cell | None, paint: Painter) -> str:
     if cell is None:
-        return paint("(not installed)", "dim")
+        return paint("(not run)" if column.status == "skipped" else "(not installed)", "dim")
     if "error" in cell.differs:
         return paint("raised: " + shorten(column.error or "error", 100), "red")
     if cell.call is None:

@@ -3,7 +3,9 @@
 Each lens (`pins.PINS`) runs in a capped subprocess (`runner`) and reports the tool calls its
 library hands the application, or the error it raised (`results`). Our own assembler's two
 policies are two more columns (`ours`), and `matrix` lines them all up on the calls the stream
-means, with a comparison in one line.
+means, with a comparison in one line. The clients read chat-completions streams: on another
+API's own stream (`webapp.core.readers.foreign.own_api`) they are not run, and their columns
+say so (`skipped`); the chunks streamviz mapped its events to are no bytes any client read.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from webapp.core.contract import Intended
+from webapp.core.readers.foreign import own_api
 from webapp.core.records import Record
 from webapp.lenses.feed import sse_text
 from webapp.lenses.matrix import Matrix, build
@@ -38,13 +41,30 @@ def client_columns(
 ) -> tuple[LensResult, ...]:
     """Every client's result on a stream, then adr-0019's and exact-key's."""
     chosen = default_lenses() if lenses is None else lenses
+    api = own_api(records)
+    if api is not None:
+        return columns_of(records, not_run(chosen, api))
     return columns_of(records, run_lenses(chosen, sse_text(records), timeout=timeout))
 
 
 def columns_of(records: Sequence[Record], results: Sequence[LensResult]) -> tuple[LensResult, ...]:
     """The clients' results (run now, or kept from an earlier run), then our two policies' on
-    the same records."""
+    the same records; on another API's own stream every client's says it was not run."""
+    api = own_api(records)
+    if api is not None:
+        results = tuple(skipped(result.client, result.version, api) for result in results)
     return (*results, *(policy_result(records, policy) for policy in POLICY_COLUMNS))
+
+
+def not_run(lenses: Sequence[Lens], api: str) -> tuple[LensResult, ...]:
+    """Each lens's column on `api`'s own stream: not run, and why."""
+    return tuple(skipped(lens.client, lens.pin.version, api) for lens in lenses)
+
+
+def skipped(client: str, version: str, api: str) -> LensResult:
+    """A client's column on a stream of `api` (another API's own): not run, and why."""
+    why = f"it reads chat-completions streams, and this is another API's own stream: {api}"
+    return LensResult(client, version, "skipped", error=why)
 
 
 def clients_view(
@@ -83,5 +103,7 @@ __all__ = [
     "default_lenses",
     "lenses_key",
     "matrix_of",
+    "not_run",
     "run_lenses",
+    "skipped",
 ]

@@ -13,9 +13,8 @@ def sse_text(records: Iterable[Record]) -> str:
 
     A record's payload is its text as it appeared in the input, so an HTTP dump, a HAR file or
     JSON Lines reach each client as the event stream the provider sent. A bare delta that the
-    reader wrapped into a chunk is sent wrapped (no client reads a bare delta), and another
-    API's event as the chunk it was read as (no chat-completions client reads Gemini's or
-    Anthropic's events: it is graded on what the stream means, as a bridge would send it).
+    reader wrapped into a chunk is sent wrapped (no client reads a bare delta). Another API's
+    own stream is never sent: no chat-completions client reads it (`webapp.lenses.not_run`).
     """
     events: list[str] = []
     for record in records:

@@ -23,6 +23,8 @@ from webapp.core.words import count
 from webapp.lenses.pins import CLIENTS
 from webapp.lenses.results import Call, LensResult
 
+NOT_RAN = ("unavailable", "skipped")
+"""A column's statuses when its client did not run (not installed; not a stream it reads)."""
 REFERENCE = "adr-0019"
 """The column the rows follow when the stream has no intended reading."""
 INTENDED = "intended"
@@ -45,7 +47,7 @@ class Row:
     label: str
     reference: Call | None
     cells: tuple[Cell | None, ...]
-    """In column order; None where the column has nothing to say (unavailable)."""
+    """In column order; None where the column has nothing to say (unavailable, or skipped)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +171,7 @@ def _cell(
     call: Call | None,
     same: Callable[[str | None, str | None], bool],
 ) -> Cell | None:
-    if column.status == "unavailable":
+    if column.status in NOT_RAN:
         return None
     if ref is None and call is None:
         return Cell(None)
@@ -244,9 +246,9 @@ def _label(call: Call, index: int) -> str:
 
 def comparison(columns: Sequence[LensResult], rows: Sequence[Row]) -> str:
     """Against the calls the stream means: how many clients get which call wrong, call by call,
-    who fails, who is not installed."""
+    who fails, who is not installed or not run."""
     clients = [i for i, column in enumerate(columns) if column.client in CLIENTS]
-    ran = [i for i in clients if columns[i].status != "unavailable"]
+    ran = [i for i in clients if columns[i].status not in NOT_RAN]
     wrong: dict[tuple[str, str], list[str]] = {}
     extra: dict[tuple[str, str], int] = {}
     for row in rows:
@@ -274,9 +276,9 @@ def comparison(columns: Sequence[LensResult], rows: Sequence[Row]) -> str:
 
 def choices(columns: Sequence[LensResult]) -> str:
     """With no intended reading, nothing to grade against: how many different sets of calls
-    the clients hand, who fails, who is not installed."""
+    the clients hand, who fails, who is not installed or not run."""
     clients = [i for i, column in enumerate(columns) if column.client in CLIENTS]
-    ran = [i for i in clients if columns[i].status != "unavailable"]
+    ran = [i for i in clients if columns[i].status not in NOT_RAN]
     handing = [i for i in ran if columns[i].status == "ok"]
     chosen = {tuple(_choice(call) for call in columns[i].calls) for i in handing}
     parts = []
@@ -321,7 +323,12 @@ def _fails(columns: Sequence[LensResult], ran: Sequence[int]) -> list[str]:
 
 def _absent(columns: Sequence[LensResult], clients: Sequence[int]) -> list[str]:
     absent = [columns[i].client for i in clients if columns[i].status == "unavailable"]
-    return [f"not installed: {', '.join(absent)}"] if absent else []
+    skipped = [columns[i].client for i in clients if columns[i].status == "skipped"]
+    parts = [f"not installed: {', '.join(absent)}"] if absent else []
+    if skipped:
+        parts.append(f"not run (they read chat-completions streams, and this stream is another "
+                     f"API's own): {', '.join(skipped)}")  # fmt: skip
+    return parts
 
 
 def _what(cell: Cell) -> str:

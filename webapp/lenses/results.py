@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Status = Literal["ok", "error", "unavailable"]
+Status = Literal["ok", "error", "unavailable", "skipped"]
+"""`skipped`: not run, because the stream is not what the client reads (another API's own
+stream), `error` says why; `unavailable`: not installed."""
 Limit = Literal["memory"]
 
 
@@ -38,7 +40,7 @@ class LensResult:
     calls: tuple[Call, ...] = ()
     error: str | None = None
     install: str | None = None
-    """For `unavailable`: the one command that installs the lens."""
+    """For `unavailable`: the one command that installs the lens (None for `skipped`)."""
     seconds: float | None = field(default=None, compare=False)
     limit: Limit | None = None
     """For `error`: the lens stopped at a limit streamviz sets ("memory": its memory cap), so
@@ -66,7 +68,7 @@ class LensResult:
             raise ValueError(f"a result must be an object, not {type(value).__name__}")
         status, limit = value.get("status"), value.get("limit")
         client, version = value.get("client"), value.get("version")
-        if status not in ("ok", "error", "unavailable") or limit not in (None, "memory"):
+        if status not in ("ok", "error", "unavailable", "skipped") or limit not in (None, "memory"):
             raise ValueError(f"unknown status {status!r} or limit {limit!r}")
         if not isinstance(client, str) or not isinstance(version, str):
             raise ValueError("a result names its client and version")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webapp.proxy.forward import Forwarder, answer
+from webapp.proxy.forward import Forwarder, answer, lifespan
 from webapp.proxy.guard import AllowedHosts, RefuseUnknownHosts
 from webapp.proxy.mount import ProxyRoutes
 
@@ -19,14 +19,7 @@ def recording_app(forwarder: Forwarder, hosts: AllowedHosts) -> ASGIApp:
 
     async def elsewhere(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await forwarder.aclose()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await lifespan(receive, send, forwarder.aclose)
         elif scope["type"] == "http":
             await answer(send, 404, "streamviz record serves only /proxy/NAME/...", "not_found")
 

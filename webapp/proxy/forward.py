@@ -26,7 +26,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -256,6 +256,22 @@ async def answer(
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def lifespan(
+    receive: Receive, send: Send, shutdown: Callable[[], Awaitable[None]] | None = None
+) -> None:
+    """The ASGI lifespan of an app of the wing served alone (`record`, `replay`): started at
+    once; `shutdown` awaited before it says it has stopped."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            if shutdown is not None:
+                await shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ import orjson
 from starlette.datastructures import Headers, QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webapp.proxy.forward import answer
+from webapp.proxy.forward import answer, lifespan
 from webapp.proxy.guard import AllowedHosts, RefuseCrossSite, RefuseUnknownHosts
 from webapp.triage.replay import NoTwin, Paced, parse_speed, schedule
 
@@ -254,13 +254,7 @@ def replay_app(
 
     async def elsewhere(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await lifespan(receive, send)
         elif scope["type"] == "http":
             said = "streamviz replay serves only /replay/ID/v1/chat/completions"
             await _error(send, 404, said, "not_found")

@@ -118,15 +118,19 @@ def _bugs(hurt: Sequence[Graded]) -> str:
 
 
 def _graded(grades: Sequence[Graded]) -> str:
-    """`Damaged silently: pi-ai, langchain. Flagged: openai-python. Not run: litellm.`"""
+    """`Damaged silently: pi-ai, langchain. Flagged: openai-python. Not run: litellm.` (a
+    client not run because the stream is another API's own is said apart: no install helps)"""
     parts = []
     for grade, head in GROUPS:
         names = [g.client for g in grades if g.grade == grade]
         if names:
             parts.append(f"{head}: {', '.join(names)}.")
-    absent = [g.client for g in grades if g.grade is None and not g.limited]
+    absent = [g.client for g in grades if g.grade is None and not (g.limited or g.skipped)]
     if absent:
         parts.append(f"Not run: {', '.join(absent)}.")
+    other = [g.client for g in grades if g.grade is None and g.skipped]
+    if other:
+        parts.append(f"Not run on another API's stream: {', '.join(other)}.")
     stopped = [g.client for g in grades if g.grade is None and g.limited]
     if stopped:
         parts.append(f"Not graded (a limit): {', '.join(stopped)}.")

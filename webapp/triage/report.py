@@ -320,6 +320,8 @@ def _clients(matrix: Matrix) -> str:
 
 
 def _client_cell(status: str, error: str | None, found: Cell | None) -> str:
+    if status == "skipped":
+        return "not run"
     if status == "unavailable" or found is None:
         return "unavailable"
     if "error" in found.differs:

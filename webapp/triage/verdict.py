@@ -27,7 +27,7 @@ from webapp.core.contract import QUIRK, Contract, Found, Intended, read_contract
 from webapp.core.contract.quirks import CLAUSES
 from webapp.core.records import Record
 from webapp.core.words import count
-from webapp.lenses.matrix import not_json
+from webapp.lenses.matrix import NOT_RAN, not_json
 from webapp.lenses.matrix import same_meaning as same_arguments
 from webapp.lenses.ours import policy_result
 from webapp.lenses.pins import BY_CLIENT, INSTALL, POLICY_COLUMNS
@@ -64,6 +64,9 @@ class Graded:
     limited: bool = False
     """Not graded because the lens stopped at a limit streamviz sets (its memory cap), not
     because the library is missing."""
+    skipped: bool = False
+    """Not run: the stream is another API's own, and this client reads chat-completions
+    streams (the detail names the API); no install would change that."""
 
     @property
     def label(self) -> str:
@@ -213,6 +216,8 @@ def through(verdict: Verdict, gateway: Gateway, provider: str | None = None) -> 
 def grade(column: LensResult, intended: Intended | None) -> Graded:
     """A column's grade against the intended reading (None: the stream has none)."""
     client, version = column.client, column.version
+    if column.status == "skipped":  # another API's stream: no bytes this client reads
+        return Graded(client, version, None, column.error or "not run", skipped=True)
     if column.status == "unavailable":
         why = column.error or "not installed"
         return Graded(client, version, None, f"{why} ({column.install or INSTALL})")
@@ -242,7 +247,7 @@ def graded_calls(column: LensResult, intended: Intended) -> tuple[Grade | None, 
     it as meant, `flagged` when it raised or flagged it, `damaged` when it is missing or
     wrong (None for every call when the client did not run). Extra calls a client adds count
     in its grade of the stream (`grade`), not here."""
-    if column.status == "unavailable":
+    if column.status in NOT_RAN:
         return (None,) * len(intended.calls)
     if column.status == "error":
         flagged: Grade = "flagged"

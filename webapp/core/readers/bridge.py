@@ -192,7 +192,8 @@ def nested(value: Any, *keys: str) -> Any:
 
 MAPPED = "event of another API"
 """The `Record.wrapped` of a chunk mapped from another API's event: its `text` is the event, its
-value the chunk that says the same (what a client lens is sent, `webapp.lenses.feed`)."""
+value the chunk that says the same. A stream of them is another API's own
+(`webapp.core.readers.foreign.own_api`): no chat-completions client lens is run on it."""
 
 Mapper = Callable[[dict[str, Any], dict[str, Any]], list[dict[str, Any] | None]]
 

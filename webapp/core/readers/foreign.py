@@ -10,11 +10,12 @@ another API's events are not those fragments, so reading them as chunks would sh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from webapp.core.readers.bridge import Mapper, anthropic_event, remap, responses_event
+from webapp.core.readers.bridge import MAPPED, Mapper, anthropic_event, remap, responses_event
 from webapp.core.readers.natives import NATIVES, native_kind
 from webapp.core.readers.shape import ANTHROPIC_EVENTS, VERCEL_PARTS
 from webapp.core.records import ReadResult, Record
@@ -122,6 +123,42 @@ def adapt(result: ReadResult) -> ReadResult:
         )
     meta: dict[str, Any] = {**result.meta, "mapped_from": kind}
     return replace(result, records=tuple(mapped.records), notes=(note, *result.notes), meta=meta)
+
+
+API_NAMES = {
+    "anthropic": "Anthropic Messages",
+    "responses": "OpenAI Responses",
+    "gemini": "Gemini streamGenerateContent",
+    "bedrock": "Bedrock ConverseStream",
+    "ollama": "Ollama's native API",
+    "vercel": "the Vercel AI SDK's UI message stream",
+}
+"""Each other API's name, as a sentence says whose stream it is."""
+OTHER_API = "another API"
+"""The name when the events read do not say which API they are."""
+
+
+def own_api(records: Iterable[Record]) -> str | None:
+    """The API whose own stream the records were read from ("Gemini streamGenerateContent")
+    when its events were mapped to chunks (`bridge.MAPPED`); None for a chat-completions
+    stream. Only the first chunks are looked at: a mapped stream's chunks are all mapped."""
+    seen = 0
+    for record in records:
+        if record.kind != "chunk":
+            continue
+        if record.wrapped != MAPPED:
+            return None
+        try:
+            value = json.loads(record.text)
+        except ValueError:
+            value = None
+        kind = _kind(value, record.event) if isinstance(value, dict) else None
+        if kind is not None:
+            return API_NAMES[kind]
+        seen += 1
+        if seen >= _LOOK_AT:
+            break
+    return OTHER_API if seen else None
 
 
 def is_langchain(text: str) -> bool:

@@ -91,7 +91,9 @@ def page_context(
     it is, the lens install under way, the URLs (all on the HAR entry on screen)."""
     links = Links(stream_id, DEFAULTS, har_entry)
     verdict = progress if isinstance(progress, Verdict) else None
-    missing = verdict is not None and any(g.grade is None and not g.limited for g in verdict.grades)
+    missing = verdict is not None and any(
+        g.grade is None and not (g.limited or g.skipped) for g in verdict.grades
+    )
     return {
         "page": clients_view(verdict, links) if verdict is not None else None,
         "waiting": waiting_words(progress) if isinstance(progress, Pending) else "",

@@ -26,7 +26,7 @@ from webapp.web.http.text import stream_title
 from webapp.web.views import timeline as views
 from webapp.web.views.compare_step import step_panel
 from webapp.web.views.comparison import compare_page
-from webapp.web.views.stream.page import comparison_of, flat, stage, view_of
+from webapp.web.views.stream.page import compared_step, comparison_of, flat, stage, view_of
 
 router = APIRouter(include_in_schema=False)
 """Mounted at `/embed/s/{id}` and `/embed/examples/{key}`, as the stream pages' router is."""
@@ -113,11 +113,7 @@ def embed_compare(request: Request, shown: Shown) -> Response:
 @router.get("/compare/step")
 def embed_compare_step(request: Request, shown: Shown) -> Response:
     """The embedded compare's selected step alone (htmx); a browser is sent to the view."""
-    comparison, links = comparison_of(request, shown)
-    query = shown.query
-    step = parse_int(query.get("step"), "step", 0)
-    records = service_of(request).reading(shown.stream_id, links.har_entry).result.records
-    panel = step_panel(comparison, records, step)
+    panel, comparison, links = compared_step(request, shown)
     if not wants_partial(request):
         left, right = comparison.left.policy, comparison.right.policy
         return RedirectResponse(links.compare(left, right, step=panel.step, framed=True), 303)

@@ -41,7 +41,13 @@ from webapp.web.views.quirks import quirk_line
 from webapp.web.views.share import share_menu
 from webapp.web.views.stories import story_of
 from webapp.web.views.stream import page as model
-from webapp.web.views.stream.page import anomalies_of, comparison_of, links_of, live_view_of
+from webapp.web.views.stream.page import (
+    anomalies_of,
+    compared_step,
+    comparison_of,
+    links_of,
+    live_view_of,
+)
 from webapp.web.views.stream.team import noted_steps
 from webapp.web.views.timing import timed_window
 
@@ -222,11 +228,7 @@ def compare(request: Request, shown: Shown) -> Response:
 @router.get("/compare/step")
 def compare_step(request: Request, shown: Shown) -> Response:
     """The compare page's selected step alone: its input, both policies' blocks as of it."""
-    comparison, links = comparison_of(request, shown)
-    query = shown.query
-    step = parse_int(query.get("step"), "step", 0)
-    records = service_of(request).reading(shown.stream_id, links.har_entry).result.records
-    panel = step_panel(comparison, records, step)
+    panel, comparison, links = compared_step(request, shown)
     if not wants_partial(request):
         left, right = comparison.left.policy, comparison.right.policy
         return RedirectResponse(links.compare(left, right, step=panel.step), status_code=303)

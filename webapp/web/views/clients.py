@@ -108,6 +108,9 @@ def _row(graded: Graded) -> GradeRow:
         if graded.grade is not None
         else "it stopped at a limit streamviz sets, so it is not graded"
         if graded.limited
+        else "it reads chat-completions streams, and this stream is another API's own, so it "
+        "is not run"
+        if graded.skipped
         else "the library is not installed"
     )
     version = graded.version if graded.version != BUILD else BUILD

@@ -7,6 +7,8 @@ lens results another worker or host kept: the grades are computed again from the
 runs), and only then are the lenses queued (`lensqueue`: at most `Settings.lens_processes`
 processes per worker, the page saying where in line the stream is). Their results are kept in
 the store before the verdict is made; `forget` drops them when the page asks to compute again.
+On another API's own stream no lens is queued: no chat-completions client reads it, and each
+column says so (`webapp.lenses.not_run`).
 Judging a large stream (its contract, our two policies) runs under the service's bound on
 heavy work.
 """
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 
 import webapp.lenses
 from webapp.core.contract import read_contract
+from webapp.core.readers.foreign import own_api
 from webapp.lenses import Lens, LensResult, lenses_key
 from webapp.lenses.feed import sse_text
 from webapp.lenses.runner import MEMORY, TIMEOUT
@@ -117,7 +120,7 @@ class ClientJobs:
                 return found
             if key in self._running:
                 return Pending(self.queue.place(key))
-        kept = self._kept(key)
+        kept = self._not_run(stream_id, har_entry, lenses) or self._kept(key)
         with self._lock:
             if key in self._running:
                 return Pending(self.queue.place(key))
@@ -179,6 +182,14 @@ class ClientJobs:
     def _kept(self, key: Key) -> tuple[LensResult, ...] | None:
         stream_id, har_entry, lenses = key
         return LensResults(self.service.storage).get(stream_id, har_entry, lenses)
+
+    def _not_run(
+        self, stream_id: str, har_entry: int | None, lenses: Sequence[Lens]
+    ) -> tuple[LensResult, ...] | None:
+        """Each lens's column, not run, when the stream is another API's own (no
+        chat-completions client reads it); None for a chat-completions stream."""
+        api = own_api(self.service.reading(stream_id, har_entry).result.records)
+        return None if api is None else webapp.lenses.not_run(lenses, api)
 
     def _text(self, stream_id: str, har_entry: int | None) -> str:
         """The stream as its transport carried it, for the lenses (made when its turn comes)."""

@@ -46,6 +46,7 @@ from webapp.web.http.text import stream_title
 from webapp.web.views import timeline
 from webapp.web.views.anomaly_list import Panel as AnomalyPanel
 from webapp.web.views.anomaly_list import panel as anomaly_panel
+from webapp.web.views.compare_step import StepPanel, step_panel
 from webapp.web.views.diff import picker as diff_picker
 from webapp.web.views.entries import Picker, opening, picker
 from webapp.web.views.hops import HopPanel
@@ -323,3 +324,12 @@ def comparison_of(request: Request, shown: StreamSource) -> tuple[Comparison, Li
     present = parse_present(query.get("present"))
     links = Links(stream_id, replace(options, policy=right), har_entry, present=present)
     return comparison, links
+
+
+def compared_step(request: Request, shown: StreamSource) -> tuple[StepPanel, Comparison, Links]:
+    """The compare page's selected step (`?step=N`, the first by default), with its comparison
+    and the links of its page."""
+    comparison, links = comparison_of(request, shown)
+    step = parse_int(shown.query.get("step"), "step", 0)
+    records = service_of(request).reading(shown.stream_id, links.har_entry).result.records
+    return step_panel(comparison, records, step), comparison, links
