@@ -6,8 +6,9 @@ diagnosis at laptop (1366 px) and phone (390 px) widths, the provider's quirks b
 anomalies on the Envoy AI Gateway's shape (tests/corpus/no-index.sse) at both widths, the
 Share menu open, compare embedded in a 960x540 (16:9) frame, two streams side by side
 (diff), the clients page's verdict at a laptop's size, and a teammate's library searched for a
-tool name, and a gateway's outer capture with its hops (`scripts/screenshots.py library` or
-`hops` takes only that one).
+tool name, a captured stream's page with its non-stream twin (`serve --twin`, a loopback
+fake provider), and a gateway's outer capture with its hops. `scripts/screenshots.py library`
+(or `twin`, or `hops`) takes only that one.
 """
 
 from __future__ import annotations
@@ -109,6 +110,72 @@ def shoot_library(page: Page, base: str) -> None:
     print("wrote docs/screenshots/library-search.png")
 
 
+def shoot_twin(page: Page) -> None:
+    """A captured stream's page with its non-stream twin (`serve --twin`): a loopback fake
+    provider streams Paris and answers Lyon without a stream, so the line says where they
+    differ."""
+    import json
+
+    stream = (ROOT / "tests" / "corpus" / "clean-single-call.sse").read_bytes()
+    call = {"id": "call_twin", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Lyon"}'}}  # fmt: skip
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    choice = {"index": 0, "finish_reason": "tool_calls", "message": message}
+    answer = json.dumps({"object": "chat.completion", "model": "gpt-4o-mini", "choices": [choice]})
+
+    async def provider(scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()  # type: ignore[operator]
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        streamed = json.loads(body or b"{}").get("stream") is True
+        kind = b"text/event-stream" if streamed else b"application/json"
+        await send({"type": "http.response.start", "status": 200,  # type: ignore[operator]
+                    "headers": [(b"content-type", kind)]})  # fmt: skip
+        await send({"type": "http.response.body",  # type: ignore[operator]
+                    "body": stream if streamed else answer.encode()})  # fmt: skip
+
+    with tempfile.TemporaryDirectory() as folder:
+        upstream, up_server, up_thread = _serve_app(provider)
+        settings = Settings(db=str(Path(folder) / "twin.sqlite3"),
+                            upstreams=(f"default={upstream}",), twin=True)  # fmt: skip
+        base, server, thread = _serve_app(create_app(settings))
+        try:
+            sent = httpx.post(f"{base}/proxy/default/v1/chat/completions", json={
+                "model": "gpt-4o-mini", "stream": True,
+                "messages": [{"role": "user", "content": "Weather in Paris?"}]})  # fmt: skip
+            stream_id = sent.headers["streamviz-stream-id"]
+            for _ in range(300):
+                if httpx.get(f"{base}/api/streams/{stream_id}").json()["twin"]:
+                    break
+                threading.Event().wait(0.05)
+            page.set_viewport_size({"width": 1366, "height": 768})
+            page.goto(f"{base}/s/{stream_id}")
+            page.locator("#twin").scroll_into_view_if_needed()
+            page.screenshot(path=str(OUT / "twin-1366.png"))
+            print("wrote docs/screenshots/twin-1366.png")
+        finally:
+            for one, its_thread in ((server, thread), (up_server, up_thread)):
+                one.should_exit = True
+                its_thread.join(timeout=30)
+
+
+def _serve_app(app: object) -> tuple[str, uvicorn.Server, threading.Thread]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        threading.Event().wait(0.01)
+    return f"http://127.0.0.1:{sock.getsockname()[1]}", server, thread
+
+
 def shoot_hops(page: Page, out: Path = OUT) -> None:
     """A gateway's two hops recorded by one server (the fakes of tests/capture/test_hops.py):
     the outer capture's page at its Gateway hops section."""
@@ -156,6 +223,9 @@ def main() -> None:
                 page = browser.new_page(viewport={"width": 1440, "height": 860})
                 if only == ["library"]:
                     shoot_library(page, base)
+                    return
+                if only == ["twin"]:
+                    shoot_twin(page)
                     return
                 if only == ["hops"]:
                     shoot_hops(page)
@@ -213,6 +283,7 @@ def main() -> None:
                 page.screenshot(path=str(OUT / "clients-1366.png"))
                 print("wrote docs/screenshots/clients-1366.png")
                 shoot_library(page, base)
+                shoot_twin(page)
                 shoot_hops(page)
                 browser.close()
         finally:

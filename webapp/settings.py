@@ -66,6 +66,9 @@ class Settings:
     """The recording proxy's upstreams, `NAME=URL` each (`/proxy/NAME/...`); none: no proxy."""
     keep_requests: bool = False
     """The proxy stores request bodies (prompts) with their streams."""
+    twin: bool = False
+    """The proxy sends each captured streamed request once more with `"stream": false` after
+    its stream ended and keeps the answer beside it (`webapp.proxy.twin`): twice the cost."""
     proxy_timeout: float = 600.0
     """Seconds an upstream may stay silent, before its headers or between two pieces."""
     proxy_connect_timeout: float = 10.0

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
+from tests.streamanswer import answer_text
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import CONTINUATION
 
@@ -63,7 +64,8 @@ def violations(page: Page) -> list[str]:
 def streams(live_server: str) -> dict[str, str]:
     """A stored stream with a note and a folded run; the clients' results computed for one."""
     ids = {}
-    for name, text in (("run", LONG_RUN), ("continuation", CONTINUATION)):
+    answer = answer_text(("call_9", "get_weather", '{"city": "Lyon"}'))
+    for name, text in (("run", LONG_RUN), ("continuation", CONTINUATION), ("answer", answer)):
         response = httpx.post(f"{live_server}/api/streams", json={"text": text, "title": name})
         assert response.status_code == 201, response.text
         ids[name] = response.json()["id"]
@@ -101,6 +103,8 @@ PAGES = {
     "diff": "/diff?a={run}&b={continuation}",
     "diff-examples": "/diff?a=example:ambiguous&b=example:clean",
     "diff-pick": "/diff?a={run}",
+    "diff-answer": "/diff?a={continuation}&b={answer}",
+    "answer": "/s/{answer}",
     "compare-with-open": "/s/{continuation}#open-compare-with",
 }
 """Each page audited; `#open-share`: with its Share menu (and the other size's snippet) open;

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from webapp.storage import open_storage
@@ -93,4 +95,21 @@ def test_what_was_masked_in_a_kept_request_is_kept_with_it(db_url: str) -> None:
     }
     plain = captures.get(captures.start(FACTS, title="t", format="sse").id)
     assert plain is not None and plain.to_json()["request_masked"] is None
+    storage.close()
+
+
+def test_a_non_stream_twin_is_found_beside_its_stream(db_url: str) -> None:
+    storage = open_storage(db_url)
+    captures = Captures(storage)
+    stream = captures.start(FACTS, title="gpt-4o: get_weather", format="sse")
+    captures.finish(stream.id, "complete")
+    assert captures.twin(stream.id) is None
+    answer = replace(FACTS, status=503, streamed=False, twin_of=stream.id)
+    twin = captures.start(answer, title="non-stream twin", format="json")
+    captures.append(twin.id, 0, Part(b'{"error": {}}', (13,), (40.0,)))
+    captures.finish(twin.id, "complete")
+    found = captures.twin(stream.id)
+    assert found is not None and found.stream_id == twin.id
+    assert found.facts.status == 503 and found.facts.twin_of == stream.id
+    assert found.to_json()["twin_of"] == stream.id and captures.twin(twin.id) is None
     storage.close()

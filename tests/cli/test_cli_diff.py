@@ -171,3 +171,50 @@ def test_hop_says_what_the_gateway_introduced_between_its_input_and_output(
     assert document["b"]["verdict"].startswith("The gateway broke the contract: missing-index")
     plain = json.loads(invoke("diff", inner, outer, "--format", "json").stdout)
     assert "hop" not in plain
+
+
+# -- A non-stream answer on either side (the twin) ---------------------------------------------
+
+
+def test_a_non_stream_answer_on_either_side(invoke: Invoke, write: Write) -> None:
+    from tests.streamanswer import answer_text
+
+    stream = write(PIECES, "stream.sse")
+    same = write(answer_text(("call_9", "get_weather", '{"city":"Paris"}')), "same.json")
+    lyon = write(answer_text(("call_9", "get_weather", '{"city":"Lyon"}')), "lyon.json")
+    result = invoke("diff", stream, same)
+    assert result.exit_code == 0, result.output
+    assert "same calls as the stream's intended reading" in result.stdout
+    assert "(in message.tool_calls)" in result.stdout
+    result = invoke("diff", lyon, stream)
+    assert result.exit_code == 1, result.output
+    assert "differs from the stream's intended reading at call 1, `arguments.city`" in (
+        result.stdout
+    )
+    document = json.loads(invoke("diff", stream, lyon, "--format", "json").stdout)
+    assert document["twin"]["answer"] == "b" and document["twin"]["same"] is False
+    assert document["b"]["kind"] == "answer"
+
+
+def test_an_answer_in_a_har_entry(invoke: Invoke, write: Write) -> None:
+    from tests.streamanswer import answer_har, answer_text
+
+    har = write(answer_har(PIECES, answer_text(("c", "get_weather", '{"city":"Lyon"}'))), "x.har")
+    result = invoke("diff", f"{har}#1", f"{har}#2")
+    assert result.exit_code == 1, result.output
+    assert "`arguments.city`" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"object": "chat.completion", "choices": []}', "has no choices"),
+        ("this is not JSON", "not a stream streamviz can read"),
+    ],
+)
+def test_a_bad_answer_exits_2_saying_why(
+    invoke: Invoke, write: Write, text: str, said: str
+) -> None:
+    result = invoke("diff", write(PIECES, "stream.sse"), write(text, "answer.json"))
+    assert result.exit_code == 2
+    assert said in result.output and "Traceback" not in result.output

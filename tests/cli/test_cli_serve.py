@@ -84,3 +84,17 @@ def test_serve_bounds_the_exported_file(
     assert Settings.from_env(Settings(db=db, export_steps=25).to_env()).export_steps == 25
     refused = invoke("serve", "--db", db, "--export-steps", "0")
     assert refused.exit_code == 2 and "--export-steps" in refused.stderr
+
+
+def test_serve_twin_needs_an_upstream_and_is_off_by_default(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(app))
+    db = str(tmp_path / "s.sqlite3")
+    result = invoke("serve", "--db", db, "--twin")
+    assert result.exit_code == 2 and "give --upstream NAME=URL too" in result.stderr
+    assert "doubles" in invoke("serve", "--help").stdout  # the cost, said where it is chosen
+    assert invoke("serve", "--db", db, "--upstream", "http://127.0.0.1:9").exit_code == 0
+    assert invoke("serve", "--db", db, "--upstream", "http://127.0.0.1:9", "--twin").exit_code == 0
+    assert [app.state.settings.twin for app in calls] == [False, True]

@@ -160,6 +160,8 @@ def test_a_store_of_schema_7_gains_the_search(db_url: str) -> None:
         run("ALTER TABLE minimise_jobs DROP COLUMN owner", ())
         run("ALTER TABLE captures DROP COLUMN request_masked", ())
         run("ALTER TABLE captures DROP COLUMN owner", ())
+        run("DROP INDEX captures_twin_of", ())
+        run("ALTER TABLE captures DROP COLUMN twin_of", ())
         run("DELETE FROM schema_migrations WHERE version >= 8", ())
         run(
             "INSERT INTO streams (id, title, created, size, format) "

@@ -38,8 +38,10 @@ def test_a_stream_record_is_the_stored_record_in_its_field_order(client: TestCli
     response = client.get(f"/api/streams/{stream_id}")
     names = [field.name for field in fields(StreamInfo)]
     stored = [n if n != "redactions" else "redacted" for n in names]
-    assert list(response.json()) == [*stored, "hops"]  # then what links it to other captures
+    # then what links it to other captures: its gateway hops, its non-stream twin (null: none)
+    assert list(response.json()) == [*stored, "hops", "twin"]
     assert response.json()["hops"] == {"inner": [], "outer": []}
+    assert response.json()["twin"] is None
     assert response.content.startswith(b'{"id":"' + stream_id.encode() + b'","title":"get_weather"')
 
 

@@ -4,7 +4,10 @@ Each side is a file (or '-' for standard input, read once even when both sides n
 HAR file's entry is chosen with `--har-entry-a N` / `--har-entry-b N`, or by writing the side
 as `FILE#N` (N its 1-based place in log.entries) when no file has that name itself: `streamviz
 diff capture.har#2 capture.har#5` compares two entries of one file (`streamviz diff -- -#1 -#2`
-two entries of a HAR on standard input). Exit 0 when the streams mean the same calls, 1 when
+two entries of a HAR on standard input). Either side may be a non-stream answer (one
+`chat.completion` JSON, or a HAR entry or cassette interaction holding one): its calls are
+those of its `message.tool_calls`, held to what the stream means and to what each client
+received (`webapp.triage.diff.Twin`). Exit 0 when the streams mean the same calls, 1 when
 they differ, 2 on unusable input.
 """
 
@@ -153,9 +156,12 @@ def diff(
     compared as JSON, key by key ('arguments.city: "Paris" vs "Lyon"'), with the first step
     where the two argument texts part. Quirks, anomalies, finish reasons, chunk counts,
     grades and timing are listed too, but two streams that mean the same calls are the same
-    however they were cut into chunks. Exit 0: the same calls; 1: they differ; 2: unusable
-    input. With --hop, A is a gateway's input and B its output: the JSON gains "introduced",
-    "removed" and "hop", the sentence that says what the gateway did.
+    however they were cut into chunks. Either side may be a non-stream answer (one
+    chat.completion JSON, as the API answers "stream": false): the diff then says whether it
+    agrees with what the stream means and with what each client received. Exit 0: the same
+    calls; 1: they differ; 2: unusable input. With --hop, A is a gateway's input and B its
+    output: the JSON gains "introduced", "removed" and "hop", the sentence that says what the
+    gateway did.
     """
     sides = (named(a, har_entry_a, "a"), named(b, har_entry_b, "b"))
     with paused_gc():
@@ -175,22 +181,28 @@ def _diff(
     hop: bool = False,
 ) -> bool:
     from webapp.cli.diffview import diff_lines
+    from webapp.core.contract.answer import answer_in
     from webapp.triage.diff import diff as diff_sides
-    from webapp.triage.sides import side
+    from webapp.triage.sides import answer_side, side
 
     texts = Texts()
     made = []
     for given in sides:
         try:
             result = read(texts.text(given.file), input_format, given.har_entry)
+            answer = answer_in(result, choice)  # a non-stream answer: its calls, no lenses
         except ReaderError as error:
             raise InputError(f"{'stdin' if given.file == '-' else given.file}: {error}") from None
         lenses: tuple[LensResult, ...] = ()
-        if run_clients:
+        if run_clients and answer is None:
             from webapp.lenses import client_columns  # subprocesses: only when asked for
 
             lenses = client_columns(result.records, timeout=timeout)
         label = given.file if given.har_entry is None else f"{given.file}#{given.har_entry}"
+        if answer is not None:
+            made.append(answer_side(answer, result, label=label, choice=choice,
+                                    har_entry=given.har_entry))  # fmt: skip
+            continue
         made.append(side(result, label=label, choice=choice, lenses=lenses,
                          har_entry=given.har_entry))  # fmt: skip
     found = diff_sides(made[0], made[1], ids, "" if hop else None)

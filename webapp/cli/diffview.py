@@ -23,13 +23,14 @@ def diff_lines(diff: Diff, paint: Painter) -> Iterator[str]:
     yield f"{paint('ids', 'bold')}    {escape(diff.ids_why)}"
     for number, pair in enumerate(diff.pairs, 1):
         yield ""
-        yield from _pair_lines(number, pair, paint)
+        yield from _pair_lines(number, pair, diff, paint)
     if diff.streams:
         yield ""
         yield paint("streams", "bold") + "  (how the streams differ besides: not in meaning)"
         for difference in diff.streams:
             yield f"  {escape(str(difference))}"
     yield ""
+    yield from _twin_lines(diff, paint)
     yield from _grade_lines(diff, paint)
     for name, side in (("a", diff.a), ("b", diff.b)):
         for found in side.contract.quirks:
@@ -48,6 +49,8 @@ def _side_line(side: Side) -> str:
         parts.append(f"model {escape(side.model)}")
     parts.append(f"{side.reading_words}: {count(len(side.calls), 'call')}")
     parts.append(f"finish {escape(side.finish_reason or '(none)')}")
+    if side.answer:
+        return " | ".join(parts)
     parts.append(count(side.trace.chunk_count, "chunk"))
     anomalies = len(side.trace.anomalies)
     parts.append(count(anomalies, "anomaly", "anomalies") if anomalies else "no anomaly")
@@ -60,7 +63,7 @@ def _side_line(side: Side) -> str:
     return " | ".join(parts)
 
 
-def _pair_lines(number: int, pair: Pair, paint: Painter) -> Iterator[str]:
+def _pair_lines(number: int, pair: Pair, diff: Diff, paint: Painter) -> Iterator[str]:
     name = pair.name if isinstance(pair.name, str) else "(no name)"
     if pair.a is None or pair.b is None:
         mark = paint(f"only in {'B' if pair.a is None else 'A'}", "bold red")
@@ -69,28 +72,28 @@ def _pair_lines(number: int, pair: Pair, paint: Painter) -> Iterator[str]:
     else:
         mark = paint("≠ differs", "bold red")
     yield f"{paint(f'call {number}', 'bold')}  {escape(name)}  {mark}"
-    for label, call in (("a", pair.a), ("b", pair.b)):
+    for label, call, side in (("a", pair.a, diff.a), ("b", pair.b, diff.b)):
         if call is not None:
-            yield f"  {label}  {_call_text(call)}"
+            yield f"  {label}  {_call_text(call, side.answer)}"
     if pair.a is not None and pair.b is not None:
         for difference in pair.differences:
             yield f"     {paint(escape(str(difference)), 'red')}"
     where = pair.diverges
     if where is not None:
         sides = ", ".join(
-            f"{label} {_place(place.step, place.line)}"
+            f"{label} {'in the answer' if side.answer else _place(place.step, place.line)}"
             + (f" {escape(quote(place.text, 30))}" if place.text else "")
-            for label, place in (("a", where.a), ("b", where.b))
+            for label, place, side in (("a", where.a, diff.a), ("b", where.b, diff.b))
         )
         yield f"     {paint('the argument text parts', 'dim')} at character {where.offset}: {sides}"
     for difference in pair.besides:
         yield f"     {paint(escape(str(difference)), 'yellow')}"
 
 
-def _call_text(call: DiffCall) -> str:
+def _call_text(call: DiffCall, answer: bool) -> str:
     ident = escape(call.id) if isinstance(call.id, str) else show(call.id)
     text = f"#{call.number} {ident}  {shorten(call.arguments, ARGUMENTS_SHOWN)}"
-    text += f"  (opened step {call.opened})"
+    text += "  (in message.tool_calls)" if answer else f"  (opened step {call.opened})"
     if call.receives_error:
         text += f"  receives {escape(show(call.receives))}: {shorten(call.receives_error, 60)}"
     return text
@@ -102,7 +105,21 @@ def _place(step: int | None, line: int | None) -> str:
     return f"step {step}" + (f" (line {line})" if line is not None else "")
 
 
+def _twin_lines(diff: Diff, paint: Painter) -> Iterator[str]:
+    """The non-stream answer held to the stream's meaning and to what each client received."""
+    found = diff.twin
+    if found is None:
+        return
+    yield paint("answer", "bold") + f"  ({found.answer}: the non-stream answer)"
+    for agreement in found.agreements:
+        style = "green" if agreement.same else ("dim" if agreement.same is None else "red")
+        yield f"  {paint(escape(agreement.words), style)}"
+    yield ""
+
+
 def _grade_lines(diff: Diff, paint: Painter) -> Iterator[str]:
+    if diff.a.answer or diff.b.answer:  # an answer is not graded: the lines above say it
+        return
     mine = {g.client: g for g in diff.a.verdict.grades}
     theirs = {g.client: g for g in diff.b.verdict.grades}
     clients = list(mine) + [name for name in theirs if name not in mine]

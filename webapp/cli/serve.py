@@ -156,6 +156,14 @@ FACTORY = "webapp.web.app:create_app_from_env"
     "from $STREAMVIZ_UPSTREAM (space-separated).",
     envvar="STREAMVIZ_UPSTREAM",
 )
+@click.option(
+    "--twin",
+    is_flag=True,
+    help="With --upstream: after each captured stream ends, send the same request once more "
+    'with "stream": false and keep the answer beside it (its page then says whether the '
+    "provider's own non-stream answer holds the same calls). Off by default: it doubles "
+    "what the upstream costs.",
+)
 @shared(
     "--keep-requests",
     "Store each captured stream's request body (the prompt) with it; by default only its "
@@ -284,6 +292,9 @@ def _settings(host: str, db: str, given: dict[str, Any]) -> Settings:
         parse_upstreams(upstreams)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--upstream") from None
+    if given.get("twin") and not upstreams:
+        message = "--twin sends a captured stream's request again: give --upstream NAME=URL too"
+        raise click.BadParameter(message, param_hint="--twin")
     return Settings(
         db=db,
         cache_bytes=given.pop("cache_mb") * MB,

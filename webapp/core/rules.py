@@ -34,7 +34,7 @@ rule, a renamed one, another order):
   `webapp.core.contract.intended`, which name quirks and readings by the rule a fragment took;
 - `webapp.web.views.timeline` (`RUN_NOUNS`: what the timeline calls a run of each rule) and
   `webapp.web.views.stories` (`SEE_IT`: the example where the /rules page shows each fire);
-- `webapp.triage.compare` (it counts the drops) and `webapp.web.routes.api` (the API's
+- `webapp.triage.compare` (it counts the drops) and `webapp.web.http.problems` (the API's
   example trace);
 - `webapp.storage.tracefile` and `webapp.web.backend.trace.stored`, whose `_FIVE` are the
   rules of a trace stored before it named them: they stay as they are, but a renamed rule must

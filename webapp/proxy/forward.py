@@ -157,6 +157,26 @@ class Recorder(Protocol):
         ...
 
 
+class TwinSender(Protocol):
+    """Sends a captured stream's non-stream twin once the stream has ended (`twin.Twins`)."""
+
+    def start(
+        self,
+        client: httpx.AsyncClient,
+        stream_id: str,
+        facts: Facts,
+        url: str,
+        headers: Sequence[tuple[bytes, bytes]],
+        body: bytes | None,
+    ) -> bool:
+        """Send it in the background; False when the request gets no twin."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop the twins still being sent."""
+        ...
+
+
 class ClientGone(Exception):
     """The client went away before its request was sent whole."""
 
@@ -279,7 +299,7 @@ def framed_twice(headers: Sequence[tuple[bytes, bytes]]) -> bool:
     return b"content-length" in names and b"transfer-encoding" in names
 
 
-def _why(error: httpx.HTTPError) -> str:
+def in_words(error: httpx.HTTPError) -> str:
     """An httpx error in words, without the URL (its query may hold a key)."""
     words = {
         httpx.ConnectTimeout: "no connection",
@@ -434,6 +454,12 @@ class Exchange:
     """What the pump sends the client next: pieces read, then how the body ended."""
     unsent: int = 0
     """Pieces read from the upstream and not yet handed to the server for the client."""
+    url: str = ""
+    """Where the request went (its query included: it may hold a key, and is never kept)."""
+    headers: Sequence[tuple[bytes, bytes]] = ()
+    """The headers it was sent with (never kept: a non-stream twin is sent with them)."""
+    facts: Facts | None = None
+    """The facts its recorded stream was opened with."""
 
     def left_after_all(self) -> bool:
         """The client has gone: True when it was sent every piece read so far (the pump then
@@ -469,9 +495,13 @@ class Forwarder:
             timeout=timeout, trust_env=False, follow_redirects=False, transport=transport
         )
         self.writers = ThreadPoolExecutor(limits.writers, thread_name_prefix="streamviz-capture")
+        self.twins: TwinSender | None = None
+        """Sends each captured stream's non-stream twin (`serve --twin`); None: no twin."""
 
     async def aclose(self) -> None:
         """Close the upstream connections; let the writes in progress finish."""
+        if self.twins is not None:
+            await self.twins.aclose()
         await self.client.aclose()
         self.writers.shutdown(wait=True)
 
@@ -491,6 +521,7 @@ class Forwarder:
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
         url = base + path + (f"?{query}" if query else "")
         headers = [*end_to_end(scope["headers"], REPLACED), (b"accept-encoding", b"identity")]
+        exchange.url, exchange.headers = url, headers
         content = self._body(scope, receive, exchange)
         try:
             request = self.client.build_request(method, url, headers=headers, content=content)
@@ -584,13 +615,13 @@ class Forwarder:
         except ClientGone:
             return
         except httpx.TimeoutException as error:
-            message = f"upstream {exchange.upstream!r} timed out: {_why(error)}"
+            message = f"upstream {exchange.upstream!r} timed out: {in_words(error)}"
             await answer(send, 504, message, "upstream_timeout")
             return
         except httpx.HTTPError as error:
             if isinstance(error.__cause__, ClientGone) or isinstance(error.__context__, ClientGone):
                 return
-            message = f"upstream {exchange.upstream!r} could not be reached: {_why(error)}"
+            message = f"upstream {exchange.upstream!r} could not be reached: {in_words(error)}"
             await answer(send, 502, message, "upstream_unreachable")
             return
         try:
@@ -622,6 +653,10 @@ class Forwarder:
                 await batcher.close(ENDINGS[ending], detail)
                 stream_id, upstream = batcher.sink.stream_id, exchange.upstream
                 log.info("stream %s from upstream %s: %s", stream_id, upstream, ENDINGS[ending])
+                if self.twins is not None and format == "sse" and exchange.facts is not None:
+                    body = None if exchange.overflow else bytes(exchange.kept)
+                    self.twins.start(self.client, stream_id, exchange.facts, exchange.url,
+                                     exchange.headers, body)  # fmt: skip
 
     async def _open(
         self, exchange: Exchange, response: httpx.Response, format: str, headers_ms: float
@@ -644,6 +679,7 @@ class Forwarder:
             headers_ms=headers_ms,
             sent=exchange.sent,
         )
+        exchange.facts = facts
         loop = asyncio.get_running_loop()
         opened = loop.run_in_executor(
             self.writers, self.recorder.open, facts, title_of(facts), format
@@ -683,7 +719,7 @@ class Forwarder:
             except httpx.ReadTimeout:
                 queue.put_nowait(_Cut(f"no byte for {self.limits.read_timeout:g} s"))
             except httpx.HTTPError as error:
-                queue.put_nowait(_Cut(_why(error)))
+                queue.put_nowait(_Cut(in_words(error)))
             else:
                 queue.put_nowait(_DONE)
 

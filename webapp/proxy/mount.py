@@ -24,6 +24,7 @@ from webapp.proxy.forward import (
     parse_upstreams,
 )
 from webapp.proxy.guard import RefuseCrossSite
+from webapp.proxy.twin import Twins
 from webapp.settings import Settings
 
 PREFIX = "/proxy/"
@@ -61,7 +62,10 @@ def forwarder(settings: Settings, recorder: Callable[[], Recorder]) -> Forwarder
         return None
     hide_queries_in_logs()
     upstreams = parse_upstreams(settings.upstreams)
-    return Forwarder(upstreams, recorder(), limits(settings))
+    made = Forwarder(upstreams, recorder(), limits(settings))
+    if settings.twin and made.recorder is not None:
+        made.twins = Twins(made.recorder, made.limits, made.writers)
+    return made
 
 
 class ProxyRoutes:

@@ -27,7 +27,7 @@ ORPHANED = "still live when its server stopped; ended when the next one started"
 
 _COLUMNS = (
     "stream_id, upstream, method, path, model, streamed, tools, status, content_type, state, "
-    "detail, started, ended, headers_ms, pieces"
+    "detail, started, ended, headers_ms, pieces, twin_of"
 )
 
 
@@ -58,6 +58,8 @@ class Facts:
     request_masked: tuple[str, ...] | None = None
     """What was masked in the kept request body, in words; None when it was not looked at (a
     body kept before keys were masked: `/api/streams/ID/request` masks it as it serves it)."""
+    twin_of: str = ""
+    """The stream this capture is the non-stream twin of (`serve --twin`); "" when none."""
     sent: str = ""
     """When the request was sent upstream (wall clock, ISO, to the microsecond): the capture's
     `started` (when it is blank, the moment the capture is stored). Hops are linked by it."""
@@ -119,6 +121,7 @@ class Capture:
             "ended": self.ended,
             "headers_ms": facts.headers_ms,
             "pieces": self.pieces,
+            "twin_of": facts.twin_of or None,
         }
 
 
@@ -168,7 +171,8 @@ class Captures:
             run(
                 "INSERT INTO captures (stream_id, upstream, method, path, model, streamed, "
                 "tools, status, content_type, state, started, headers_ms, request, "
-                "request_masked, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "request_masked, owner, twin_of) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.id,
                     facts.upstream,
@@ -185,6 +189,7 @@ class Captures:
                     facts.request,
                     _listed_text(facts),
                     owner,
+                    facts.twin_of,
                 ),
             )
         return info
@@ -241,10 +246,18 @@ class Captures:
 
     def get(self, stream_id: str) -> Capture | None:
         """The capture's row, or None when the stream was not captured (or does not exist)."""
+        return self._one("stream_id = ?", stream_id)
+
+    def twin(self, stream_id: str) -> Capture | None:
+        """The non-stream twin of a captured stream (the latest, should there be several), or
+        None when it has none (yet)."""
+        return self._one("twin_of = ? ORDER BY started DESC", stream_id)
+
+    def _one(self, where: str, value: str) -> Capture | None:
         rows = self._run(
             f"SELECT {_COLUMNS}, request IS NOT NULL, request_masked FROM captures "
-            "WHERE stream_id = ?",
-            (stream_id,),
+            f"WHERE {where} LIMIT 1",
+            (value,),
         )
         if not rows:
             return None
@@ -258,9 +271,10 @@ class Captures:
             tools=tuple(json.loads(row[6])),
             status=int(row[7]),
             content_type=str(row[8]),
-            request=b"" if row[15] else None,  # the body itself: `request(stream_id)`
-            request_masked=None if row[16] is None else tuple(json.loads(row[16])),
+            request=b"" if row[16] else None,  # the body itself: `request(stream_id)`
+            request_masked=None if row[17] is None else tuple(json.loads(row[17])),
             headers_ms=None if row[13] is None else float(row[13]),
+            twin_of=str(row[15]),
         )
         return Capture(
             stream_id=str(row[0]),

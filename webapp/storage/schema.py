@@ -267,6 +267,17 @@ MIGRATIONS = (
             "ALTER TABLE captures ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
         ),
     ),
+    Migration(
+        13,
+        "non-stream twins",
+        (
+            # A capture that is the non-stream twin of another (`serve --twin`: the same
+            # request sent again with "stream": false once the stream had ended) names that
+            # stream's id; "" for every other capture.
+            "ALTER TABLE captures ADD COLUMN twin_of TEXT NOT NULL DEFAULT ''",
+            "CREATE INDEX captures_twin_of ON captures (twin_of)",
+        ),
+    ),
 )
 """Every migration, in order; the last one's number is the schema version."""
 

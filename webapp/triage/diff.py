@@ -27,10 +27,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from webapp.core.words import count
+from webapp.lenses.results import LensResult
 from webapp.triage.hop import Hop, hop_of
 from webapp.triage.sides import DiffCall, Side
-from webapp.triage.values import Difference, differ, differences, show
-from webapp.triage.verdict import Gateway, through
+from webapp.triage.values import Difference, agreement, differ, differences, show
+from webapp.triage.verdict import BUILD, Gateway, through
 
 IdsMode = Literal["auto", "compare", "ignore"]
 IDS_MODES: tuple[IdsMode, ...] = get_args(IdsMode)
@@ -132,6 +133,21 @@ class Diff:
         return all(pair.same for pair in self.pairs)
 
     @property
+    def twin(self) -> Twin | None:
+        """With one side a non-stream answer: whether it agrees with the stream's meaning and
+        with what each client received (`Twin`)."""
+        return twin(self.a, self.b)
+
+    @property
+    def subject(self) -> str:
+        """ "The streams", "The stream and the non-stream answer", "The answers"."""
+        if self.a.answer and self.b.answer:
+            return "The answers"
+        if self.a.answer or self.b.answer:
+            return "The stream and the non-stream answer"
+        return "The streams"
+
+    @property
     def summary(self) -> str:
         """One sentence: the same calls, or how many differ and how many have no partner."""
         matched = [pair for pair in self.pairs if pair.a is not None and pair.b is not None]
@@ -139,9 +155,9 @@ class Diff:
             what = count(len(matched), "call") if matched else "no tool call"
             tail = ""
             if self.streams:
-                tail = (f"; the streams differ only in what does not change that "
+                tail = (f"; {self.subject.lower()} differ only in what does not change that "
                         f"({count(len(self.streams), 'difference')})")  # fmt: skip
-            return f"The streams mean the same calls: {what}{tail}."
+            return f"{self.subject} mean the same calls: {what}{tail}."
         parts = []
         differing = sum(1 for pair in matched if pair.differences)
         if differing:
@@ -152,7 +168,7 @@ class Diff:
         for alone, label in ((only_a, "A"), (only_b, "B")):
             if alone:
                 parts.append(f"{count(alone, 'call')} only in {label}")
-        return f"The streams differ: {', '.join(parts)}."
+        return f"{self.subject} differ: {', '.join(parts)}."
 
     def swapped(self) -> Diff:
         """The diff of B and A."""
@@ -166,9 +182,9 @@ class Diff:
         )  # fmt: skip  (a hop has a direction: swapped, it is none)
 
     def to_json(self) -> dict[str, Any]:
-        """`{"a": {...}, "b": {...}, "calls": [...], "same", "summary", "streams", "ids"}`,
-        and for a gateway's hop `"introduced"` (the quirk codes only B has), `"removed"` (only
-        A's) and `"hop"` (the sentence: `webapp.triage.hop`)."""
+        """`{"a": {...}, "b": {...}, "calls": [...], "same", "summary", "streams", "ids",
+        "twin"}`, and for a gateway's hop `"introduced"` (the quirk codes only B has),
+        `"removed"` (only A's) and `"hop"` (the sentence: `webapp.triage.hop`)."""
         hop = {} if self.hop is None else self.hop.to_json()
         if hop:
             hop["hop"] = hop.pop("sentence")
@@ -180,6 +196,7 @@ class Diff:
             "summary": self.summary,
             "streams": [str(d) for d in self.streams],
             "ids": {"compared": self.ids_compared, "why": self.ids_why},
+            "twin": None if (found := self.twin) is None else found.to_json(),
             **hop,
         }
 
@@ -389,6 +406,8 @@ def _streams(a: Side, b: Side) -> list[Difference]:
         out.append(differ("finish_reason", a.finish_reason, b.finish_reason))
     if a.model and b.model and a.model != b.model:
         out.append(differ("model", a.model, b.model))
+    if a.answer or b.answer:  # an answer's chunks, grades and timing are not the provider's
+        return out
     if a.trace.chunk_count != b.trace.chunk_count:
         out.append(Difference("chunks", str(a.trace.chunk_count), str(b.trace.chunk_count)))
     theirs_graded = {g.client: g for g in b.verdict.grades}
@@ -408,3 +427,101 @@ def _streams(a: Side, b: Side) -> list[Difference]:
 
 def _codes(codes: frozenset[str]) -> str:
     return ", ".join(sorted(codes)) or "none"
+
+
+# The non-stream twin: does the provider's own answer to the request sent `"stream": false`
+# agree with what the stream means, and with what each client received? The stream's calls
+# (its intended reading; its adr-0019 assembly when it has none) and each graded column's
+# (the client lenses that ran, this build's two policies) are held to the answer's in order,
+# by name and by arguments as JSON, never by id (two responses' ids differ by nature):
+# "same calls as ..." or "differs from ... at call 1, `arguments.city`".
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """One reading of the stream (its meaning, or what one client received) held to the answer."""
+
+    who: str
+    """`the stream's intended reading`, `what openai-python 1.99.0 received`."""
+    same: bool | None
+    """None when the client did not run."""
+    where: str
+    """Where it first differs: `call 1, `arguments.city``; "" when the same or not run."""
+
+    @property
+    def words(self) -> str:
+        """ "same calls as the stream's intended reading" / "differs at call 1, ..."."""
+        if self.same is None:
+            return f"{self.who}: not run"
+        if self.same:
+            return f"same calls as {self.who}"
+        return f"differs from {self.who} at {self.where}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"who": self.who, "same": self.same, "where": self.where or None,
+                "words": self.words}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Twin:
+    """A stream and its non-stream answer held to each other."""
+
+    answer: str
+    """Which side of the diff is the answer: "a" or "b"."""
+    reading: Agreement
+    clients: tuple[Agreement, ...]
+
+    @property
+    def agreements(self) -> tuple[Agreement, ...]:
+        """The stream's meaning's, then each client's."""
+        return (self.reading, *self.clients)
+
+    @property
+    def same(self) -> bool:
+        """The answer holds the calls the stream means."""
+        return bool(self.reading.same)
+
+    @property
+    def sentence(self) -> str:
+        """`The non-stream answer: same calls as the stream's intended reading; differs from what
+        pi-ai 1.6.0 received at call 1, `arguments.city`.`"""
+        parts = [self.reading.words, *(c.words for c in self.clients if c.same is False)]
+        return f"The non-stream answer: {'; '.join(parts)}."
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"answer": "b", "same", "reading": {...}, "clients": [...], "sentence"}`."""
+        return {
+            "answer": self.answer,
+            "same": self.same,
+            "reading": self.reading.to_json(),
+            "clients": [client.to_json() for client in self.clients],
+            "sentence": self.sentence,
+        }
+
+
+def twin(a: Side, b: Side) -> Twin | None:
+    """The agreements of a diff whose one side is a non-stream answer (None otherwise)."""
+    if a.answer == b.answer:
+        return None
+    letter, answer, stream = ("a", a, b) if a.answer else ("b", b, a)
+    want = [(call.name, call.arguments) for call in answer.calls]
+    meant = "the stream's intended reading" if stream.reading == "intended" else (
+        "the stream's adr-0019 assembly (it has no intended reading)")  # fmt: skip
+    reading = Agreement(meant, *agreement(want, [(c.name, c.arguments) for c in stream.calls]))
+    return Twin(letter, reading, tuple(_client(column, want) for column in stream.columns))
+
+
+def _client(column: LensResult, want: Sequence[tuple[Any, str]]) -> Agreement:
+    who = f"{column.client} ({BUILD})" if column.version == BUILD else (
+        f"{column.client} {column.version}".strip())  # fmt: skip
+    if column.status == "unavailable":
+        return Agreement(who, None, "")
+    if column.status == "error":
+        return Agreement(f"{who}, which raised ({_short(column.error or '')})", False, "its end")
+    got = [(call.name, call.arguments or "") for call in column.calls]
+    return Agreement(f"what {who} received", *agreement(want, got))
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

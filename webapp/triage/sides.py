@@ -6,7 +6,10 @@ else the adr-0019 client-path assembly's tool-call blocks; `Side.reading` says w
 value as JSON, what this build's client path hands the application for it (pi-ai's parse of
 its block: `{}` for broken JSON), its grade in every column that ran (this build's two
 policies, and the client lenses when they ran: `webapp.triage.verdict`), and its argument
-text as it came, piece by piece with the step of each, to find where two calls part. Pure.
+text as it came, piece by piece with the step of each, to find where two calls part. A
+non-stream `chat.completion` answer is a side too (`answer_side`, `Side.answer`): its calls
+are those of its `message.tool_calls`, written as a clean stream's chunks to be read the same
+way; its chunks, steps and grades are that stand-in's, so a diff shows none of them. Pure.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import json
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from webapp.core.assembler import assemble
 from webapp.core.contract import Contract
+from webapp.core.contract.answer import Answer, answer_in, as_records
 from webapp.core.contract.intended import Intended, intended_reading
 from webapp.core.contract.quirks import ENTRY_TESTS, detect, restating_runs
 from webapp.core.contract.wire import STEPS_KEPT, Part, Wire, read_wire
@@ -130,6 +134,11 @@ class Side:
     records: int
     model: str | None
     har_entry: int | None
+    answer: bool = False
+    """A non-stream `chat.completion` answer, read as a clean stream of the calls it holds
+    (`webapp.core.contract.answer`): its chunks, steps and grades are not the provider's."""
+    columns: tuple[LensResult, ...] = ()
+    """The columns graded: the client lenses that ran, and this build's policies."""
 
     @property
     def reading(self) -> Reading:
@@ -144,6 +153,8 @@ class Side:
     @property
     def reading_words(self) -> str:
         """ "the intended reading" or "the adr-0019 assembly (no intended reading)"."""
+        if self.answer:
+            return "the non-stream answer"
         if self.reading == "intended":
             return "the intended reading"
         return "the adr-0019 assembly (no intended reading)"
@@ -157,6 +168,7 @@ class Side:
         contract = self.contract
         return {
             "label": self.label,
+            "kind": "answer" if self.answer else "stream",
             "format": self.format,
             "records": self.records,
             "har_entry": self.har_entry,
@@ -194,7 +206,11 @@ def side(
     har_entry: int | None = None,
 ) -> Side:
     """A stream read (`webapp.core.readers.read`) made ready for a diff: assembled under both
-    policies on the client path, its contract read, its columns graded."""
+    policies on the client path, its contract read, its columns graded. A non-stream answer
+    is read as the calls it holds (`answer_side`); ReaderError when they cannot be read."""
+    found = answer_in(result, choice)
+    if found is not None:
+        return answer_side(found, result, label=label, choice=choice, har_entry=har_entry)
     records = result.records
     traces = [
         assemble(records, Options(policy, "client", (), choice), contract=False)
@@ -204,6 +220,18 @@ def side(
         records, traces[0], traces[1], label=label, source=result, lenses=lenses,
         timing=timing, har_entry=har_entry,
     )  # fmt: skip
+
+
+def answer_side(
+    found: Answer, source: ReadResult, *, label: str, choice: int = 0,
+    har_entry: int | None = None,
+) -> Side:  # fmt: skip
+    """A non-stream answer as a diff's side: its calls as a clean stream's, marked an answer."""
+    records = as_records(found, choice)
+    adr = assemble(records, Options("adr-0019", "client", (), choice), contract=False)
+    made = side_of(records, adr, None, label=label, source=source, har_entry=har_entry)
+    return replace(made, answer=True, records=len(source.records), timing=None,
+                   model=found.model or made.model)  # fmt: skip
 
 
 def side_of(
@@ -242,6 +270,7 @@ def side_of(
         records=len(records),
         model=model,
         har_entry=har_entry,
+        columns=tuple(columns),
     )
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from webapp.core.jsoncheck import loads
+from webapp.core.words import count
 
 LIMIT = 40
 """Differences listed per pair of values; the rest are counted."""
@@ -144,3 +145,34 @@ def show(value: Any, limit: int = SHOWN) -> str:
         except (TypeError, ValueError, RecursionError):
             text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# Two lists of calls (the non-stream twin, `webapp.triage.diff.Twin`).
+
+
+def agreement(want: Sequence[tuple[Any, str]], got: Sequence[tuple[Any, str]]) -> tuple[bool, str]:
+    """(same, where they first differ) of two lists of (name, arguments text), the answer's
+    first: in order, by name, then by arguments as JSON."""
+    return _held(want, got)
+
+
+def _held(want: Sequence[tuple[Any, str]], got: Sequence[tuple[Any, str]]) -> tuple[bool, str]:
+    for number, (expected, found) in enumerate(zip(want, got, strict=False), 1):
+        if expected[0] != found[0]:
+            names = f"{_name(found[0])}, the answer {_name(expected[0])}"
+            return False, f"call {number}, `name` ({names})"
+        parted = differences("arguments", meaning(found[1]), meaning(expected[1]), limit=1)
+        if parted:
+            return False, f"call {number}, `{parted[0].path}`"
+    if len(want) == len(got):
+        return True, ""
+    number = min(len(want), len(got)) + 1
+    if len(got) > len(want):
+        extra = f"{_name(got[number - 1][0])} is not in the answer"
+    else:
+        extra = f"it lacks the answer's {_name(want[number - 1][0])}"
+    return False, f"call {number}: {extra} ({count(len(got), 'call')}, the answer {len(want)})"
+
+
+def _name(name: Any) -> str:
+    return name if isinstance(name, str) and name else "(no name)"

@@ -18,9 +18,10 @@ JSON Lines still skip an HTTP dump's head). Another API's stream is named (`fore
 Anthropic Messages and OpenAI Responses events are mapped to chat-completions chunks; Gemini's
 native stream, Bedrock's ConverseStream events, Ollama's native stream and the Vercel AI SDK's
 UI message stream are read in their own terms (`natives`); LangChain's reprs are refused with
-a message. A reading that then holds no chat-completions chunk (a
-traceback's numbers, a log line, an HTML page) is refused too, saying what was expected and
-what was seen (`refusal`). Nothing here does I/O or imports web code.
+a message. A non-stream `chat.completion` answer is read as one record with a note that says
+so (`webapp.core.contract.answer` reads its calls, for a diff). A reading that then holds no
+chat-completions chunk (a traceback's numbers, a log line, an HTML page) is refused too, saying
+what was expected and what was seen (`refusal`). Nothing here does I/O or imports web code.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import replace
 
 from webapp.core.readers import foreign
 from webapp.core.readers.parse import decode_bytes
-from webapp.core.readers.refusal import require_stream
+from webapp.core.readers.refusal import is_answer, require_stream
 from webapp.core.readers.sse import BLOCK, SEGMENT, plain_blocks, split_blocks
 from webapp.core.records import ReaderError, ReadResult
 from webapp.tuning import paused_gc
@@ -38,6 +39,7 @@ from webapp.tuning import paused_gc
 FORMATS = ("sse", "json", "jsonl", "har", "repr", "cassette")
 
 __all__ = [
+    "ANSWER_NOTE",
     "BLOCK",
     "FORMATS",
     "SEGMENT",
@@ -111,7 +113,7 @@ def read(
 
     with paused_gc():
         result = require_stream(foreign.adapt(read_text(text, fmt, har_entry, limit)), text)
-    return _with_model(_with_replacement_note(result, text.count("\ufffd")))
+    return _with_answer_note(_with_model(_with_replacement_note(result, text.count("\ufffd"))))
 
 
 def _with_model(result: ReadResult) -> ReadResult:
@@ -122,6 +124,20 @@ def _with_model(result: ReadResult) -> ReadResult:
         if isinstance(record.value, dict) and isinstance(record.value.get("model"), str):
             return replace(result, model=record.value["model"])
     return result
+
+
+ANSWER_NOTE = (
+    "this is a non-stream chat.completion answer, not a stream: its calls are in its "
+    "message.tool_calls, which no step of a stream's assembly reads; to hold it to a stream, "
+    "diff the two (streamviz diff STREAM ANSWER, or /diff)"
+)
+
+
+def _with_answer_note(result: ReadResult) -> ReadResult:
+    """A non-stream answer (`refusal.is_answer`) is said to be one, not assembled as a stream."""
+    if not is_answer(result.records):
+        return result
+    return replace(result, notes=(*result.notes, ANSWER_NOTE))
 
 
 def _with_replacement_note(result: ReadResult, count: int) -> ReadResult:

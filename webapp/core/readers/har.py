@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from webapp.core.readers.jsontext import read_any_json
 from webapp.core.readers.parse import decode_bytes, parse_json, snippet
 from webapp.core.readers.sse import read_sse
 from webapp.core.readers.timing import MOST_MS, as_ms
@@ -46,6 +47,8 @@ class _Stream:
     base64: bool
     chat: bool
     entry: dict[str, Any]
+    answer: bool = False
+    """A chat completion's JSON answer (`"stream": false`), not an event stream."""
 
 
 def dig(value: Any, *keys: str) -> Any:
@@ -99,6 +102,19 @@ def _stream(number: int, entry: Any) -> _Stream | None:
     label = f"entry {number}: {method} {url} ({status})"
     chat = "chat/completions" in url
     return _Stream(number, label, body, encoded, chat, entry)
+
+
+def _answer(number: int, entry: Any) -> _Stream | None:
+    """The entry as a chat completion's non-stream JSON answer, or None when it is not one."""
+    content = dig(entry, "response", "content")
+    mime = _text(dig(content, "mimeType")).lower()
+    url = public_url(_text(dig(entry, "request", "url")))
+    if not mime.startswith("application/json") or "chat/completions" not in url:
+        return None
+    body, encoded = _body(content)
+    method = _text(dig(entry, "request", "method")) or "?"
+    label = f"entry {number}: {method} {url} ({dig(entry, 'response', 'status')}, JSON)"
+    return _Stream(number, label, body, encoded, True, entry, answer=True)
 
 
 def _request(entry: dict[str, Any]) -> tuple[str | None, tuple[dict[str, Any], ...]]:
@@ -157,10 +173,19 @@ def read_har_value(value: Any, entry: int | None = None) -> ReadResult:
     if entries is None:
         raise ReaderError("not a HAR file: no log.entries list")
     streams = [s for n, e in enumerate(entries, 1) if (s := _stream(n, e)) is not None]
+    if entry is not None and 1 <= entry <= len(entries) and all(s.number != entry for s in streams):
+        chosen = _answer(entry, entries[entry - 1])
+        if chosen is not None and chosen.body.strip():
+            return _result(chosen, streams, len(entries))
     if not streams:
+        answers = [s for n, e in enumerate(entries, 1) if (s := _answer(n, e)) is not None]
+        usable = [s for s in answers if s.body.strip()]
+        if entry is None and usable:
+            return _result(usable[0], [], len(entries))
         raise ReaderError(
             f"the HAR has {len(entries)} entries but none is an event stream "
-            "(mimeType text/event-stream or a body starting with data:)"
+            "(mimeType text/event-stream or a body starting with data:) nor a chat "
+            "completion's JSON answer"
         )
     if entry is not None:
         return _result(_chosen(entry, streams, entries), streams, len(entries))
@@ -209,7 +234,7 @@ def _chosen(number: int, streams: list[_Stream], entries: list[Any]) -> _Stream:
 
 
 def _result(chosen: _Stream, streams: list[_Stream], total: int) -> ReadResult:
-    body = read_sse(chosen.body)
+    body = read_any_json(chosen.body) if chosen.answer else read_sse(chosen.body)
     model, tools = _request(chosen.entry)
     listed = tuple(
         Entry(s.label, "" if s.body.strip() else "no response body saved", s.number)

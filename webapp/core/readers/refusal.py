@@ -34,7 +34,11 @@ EXPECTED = (
     'objects ({"choices": [{"index": 0, "delta": …}]}), or the same objects as JSON or JSON '
     "Lines, in a HAR file, an HTTP dump or a vcrpy cassette"
 )
-_OBJECTS = ("chat.completion.chunk", "chat.completion")
+ANSWER = "chat.completion"
+"""A non-stream answer's `object` (`webapp.core.contract.answer` reads its calls)."""
+_OBJECTS = ("chat.completion.chunk", ANSWER)
+ANSWER_RECORDS = 8
+"""A reading of more records than this is no answer (an answer is one body)."""
 _CONTAINERS = ("sse", "har", "cassette")
 """Readings whose records were not read from the text as a whole (an SSE stream's data: lines,
 which a plain stream's bytes give without their text; a HAR's or a cassette's body)."""
@@ -62,6 +66,36 @@ def is_chunk(value: Any) -> bool:
     return isinstance(value, dict) and (
         "choices" in value or "error" in value or value.get("object") in _OBJECTS
     )
+
+
+def looks_like_answer(value: Any) -> bool:
+    """Whether a parsed value is a non-stream answer: `object` is `chat.completion`, or (no
+    `object`) a choice holds a `message` and none a `delta`."""
+    if not isinstance(value, dict):
+        return False
+    kind = value.get("object")
+    if kind == ANSWER:
+        return True
+    choices = value.get("choices")
+    if kind is not None or not isinstance(choices, list) or not choices:
+        return False
+    held = [choice for choice in choices if isinstance(choice, dict)]
+    return any("message" in c for c in held) and not any("delta" in c for c in held)
+
+
+def is_answer(records: Sequence[Record]) -> bool:
+    """Whether a reading is one answer: a record is an answer and none is a stream's chunk or
+    `[DONE]` (at most the first few records are looked at: an answer is one body)."""
+    found = False
+    for record in records[:ANSWER_RECORDS]:
+        if record.kind == "done":
+            return False
+        if record.kind != "chunk":
+            continue
+        if not looks_like_answer(record.value):
+            return False
+        found = True
+    return found and len(records) <= ANSWER_RECORDS
 
 
 def holds_stream(records: Sequence[Record]) -> bool:

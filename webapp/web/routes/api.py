@@ -18,6 +18,8 @@ from webapp.storage import StreamInfo
 from webapp.storage.hops import HopLinks
 from webapp.web.appstate import service_of, settings_of, uploads_of
 from webapp.web.backend.capture.timing import view_timing
+from webapp.web.backend.capture.twin import twin_of
+from webapp.web.backend.example_source import example_of
 from webapp.web.backend.intake.ingest import (
     FORM_OVERHEAD,
     INPUT_FORMATS,
@@ -66,6 +68,21 @@ _INFO_FIELDS: dict[str, Any] = {
     _API_NAMES.get(name, name): (hint, Field(validation_alias=name))
     for name, hint in get_type_hints(StreamInfo).items()
 }
+
+
+class TwinOut(BaseModel):
+    """A captured stream's non-stream twin (`serve --twin`)."""
+
+    id: str = Field(description="The twin's own stream id (its page, `/diff?a=ID&b=TWIN`).")
+    same: bool | None = Field(
+        description="Whether the twin holds the calls the stream means (by name and arguments "
+        "as JSON, not by id); null when the twin failed."
+    )
+    status: int = Field(description="The twin's HTTP status (0: no answer came).")
+    where: str | None = Field(description="Where it first differs: call 1, `arguments.city`.")
+    error: str | None = Field(description="How the twin failed, in words (never retried).")
+
+
 StreamInfoOut = create_model(
     "StreamInfoOut", __doc__="A stored stream's record, without its bytes.", **_INFO_FIELDS
 )
@@ -88,8 +105,13 @@ class HopsOut(BaseModel):
 StreamRecordOut = create_model(
     "StreamRecordOut",
     __base__=StreamInfoOut,
-    __doc__="A stored stream's record, without its bytes, and its gateway hops.",
+    __doc__="A stored stream's record, without its bytes, its gateway hops and its non-stream "
+    "twin.",
     hops=(HopsOut, Field(description="The other captures of the same exchange.")),
+    twin=(
+        TwinOut | None,
+        Field(default=None, description="The non-stream twin (`serve --twin`); null without one."),
+    ),
 )
 
 
@@ -250,12 +272,17 @@ async def _store(
     responses={404: _ERRORS[404]},
 )
 def stream_info(request: Request, stream_id: str) -> dict[str, Any]:
-    """Title, size, formats and redactions of a stored stream, and its gateway hops
-    (`"hops": {"inner": [IDS], "outer": [IDS]}`)."""
+    """Title, size, formats and redactions of a stored stream, its gateway hops
+    (`"hops": {"inner": [IDS], "outer": [IDS]}`) and its non-stream twin."""
     service = service_of(request)
     info = service.info(stream_id)
     hops = HopLinks(service.storage).of(info.id)
-    return {**asdict(info), "hops": hops.to_json()}
+    twin = twin_of(service, stream_id) if example_of(stream_id) is None else None
+    return {
+        **asdict(info),
+        "hops": hops.to_json(),
+        "twin": None if twin is None else twin.to_json(),
+    }
 
 
 @router.get(

@@ -27,6 +27,7 @@ from webapp.core.tracejson import input_json
 from webapp.lenses.pins import BY_CLIENT, CLIENTS, INSTALL
 from webapp.triage.verdict import Verdict
 from webapp.web.appstate import client_jobs, service_of, settings_of, templates_of
+from webapp.web.backend.capture.twin import stored_answer
 from webapp.web.backend.jobs.clientjobs import ClientJobs, Full, Pending
 from webapp.web.backend.jobs.lensinstall import Install, install_state
 from webapp.web.http.htmx import wants_partial
@@ -121,6 +122,8 @@ def _entry(shown: Shown) -> int | None:
 async def clients_page(request: Request, shown: Shown) -> Response:
     """Every client's view of the stream, graded, or a panel that says where it is and polls."""
     stream_id, har_entry = shown.stream_id, _entry(shown)
+    if await run_in_threadpool(stored_answer, service_of(request), stream_id, har_entry):
+        return RedirectResponse(Links(stream_id, DEFAULTS, har_entry).base, 303)
     try:
         progress = await run_in_threadpool(_start, request, stream_id, har_entry)
     except Full as error:

@@ -1,7 +1,9 @@
 """Two streams side by side: `/diff?a=ID&b=ID`, its JSON at `/api/diff`, and picking B.
 
 `a` and `b` are stream ids (a stored stream's, or a built-in example's `example:KEY`), each
-perhaps with its HAR entry (`har_entry_a`, `har_entry_b`); `ids` is auto, compare or ignore
+perhaps with its HAR entry (`har_entry_a`, `har_entry_b`); either may be a non-stream
+`chat.completion` answer (pasted, or a capture's non-stream twin), held to what the stream
+means and to what each client received (`webapp.triage.diff.Twin`); `ids` is auto, compare or ignore
 (`webapp.triage.diff`). With no `b` the page picks it: the library, the examples, and a paste
 box whose stream is stored (its secrets masked, as the API does) before the diff opens. A link
 to a diff names both streams and their entries, so it shows the same diff to whoever opens it.
@@ -189,6 +191,8 @@ def diff_view(request: Request) -> Response:
         return render(templates, request, "diff.html", _page_context(request))
     except _Unknown as error:
         return _missing(request, error)
+    except ReaderError as error:
+        return error_response(request, 422, f"This diff cannot be made: {error}.")
 
 
 @api_router.get(
@@ -199,13 +203,19 @@ def diff_view(request: Request) -> Response:
     '"grades"}], "same", "summary", "streams", "ids"}`. Query: `a` and `b` (stream ids), '
     "`har_entry_a` and `har_entry_b` (a HAR file's entry, 1-based), `ids` (auto | compare | "
     "ignore). `same` is true when the streams mean the same calls, however they were chunked. "
+    'Either side may be a non-stream `chat.completion` answer: `"twin"` then says whether it '
+    "agrees with the stream's intended reading and with what each client received "
+    '(`{"answer": "a"|"b", "same", "reading", "clients", "sentence"}`; null otherwise). '
     "When A is B's inner hop (what a gateway received, B what it sent on: `GET "
     '/api/streams/ID` `"hops"`), it adds `"introduced"` (the quirk codes only B has), '
     '`"removed"` (only A\'s) and `"hop"`, the sentence that says what the gateway did.',
     responses={
         404: {"description": "No stream has one of the ids."},
         400: {"description": "A query value is not valid."},
-        422: {"description": "A stream does not read (which one, and why)."},
+        422: {
+            "description": "A stream does not read (which one, and why), or a non-stream "
+            "answer's calls cannot be read."
+        },
     },
 )
 def diff_json(request: Request) -> Response:
@@ -218,6 +228,8 @@ def diff_json(request: Request) -> Response:
                      _side(request, "b", b_id, har_b, hop.role("b")), ids, hop.gateway)  # fmt: skip
     except _Unknown as error:
         return _missing(request, error)
+    except ReaderError as error:
+        return error_response(request, 422, f"This diff cannot be made: {error}.")
     return Response(dumps(found.to_json()), media_type="application/json")
 
 

@@ -18,11 +18,19 @@ from fastapi.responses import RedirectResponse, Response
 from webapp.storage.capture import Captures
 from webapp.web.appstate import service_of, settings_of, templates_of
 from webapp.web.backend.capture.live import Live
+from webapp.web.backend.capture.twin import stored_answer
 from webapp.web.backend.service import Unreadable
 from webapp.web.backend.team.owners import saw
 from webapp.web.http.htmx import from_htmx, wants_partial
 from webapp.web.http.links import Links
-from webapp.web.http.query import BadQuery, Shown, StreamSource, parse_int
+from webapp.web.http.query import (
+    DEFAULTS,
+    BadQuery,
+    Shown,
+    StreamSource,
+    parse_har_entry,
+    parse_int,
+)
 from webapp.web.http.templating import render
 from webapp.web.http.text import stream_title
 from webapp.web.views import timeline as views
@@ -64,10 +72,14 @@ def _stream(
 ) -> Response:
     """The page (or its stage), of the view `made` when the caller has it already."""
     try:
-        page = model.stream_page(request, shown, partial=partial, made=made)
+        made = made or live_view_of(request, shown)
+        answer = model.answer_of(request, made)
+        page = None if answer else model.stream_page(request, shown, partial=partial, made=made)
     except Unreadable as error:
         return _unread(request, shown, partial, error)
     templates = templates_of(request)
+    if page is None:  # a stored non-stream answer: no step to follow, its calls listed
+        return render(templates, request, "answer.html", {"page": answer})
     if partial:
         return render(templates, request, "_stage.html", page.context())
     response = render(templates, request, "stream.html", page.context())
@@ -174,6 +186,9 @@ def rows(request: Request, shown: Shown) -> Response:
 @router.get("/compare")
 def compare(request: Request, shown: Shown) -> Response:
     """Two policies side by side; an htmx request gets only the next rows."""
+    entry = parse_har_entry(shown.query.get("har_entry"))
+    if stored_answer(service_of(request), shown.stream_id, entry):  # no steps: its own page
+        return RedirectResponse(Links(shown.stream_id, DEFAULTS, entry).base, 303)
     comparison, links = comparison_of(request, shown)
     query = shown.query
     only = query.get("only") or ""

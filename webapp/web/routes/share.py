@@ -11,14 +11,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup
 
 from webapp.triage.report import verdict
 from webapp.web.appstate import service_of, settings_of, site_root, templates_of
+from webapp.web.backend.capture.twin import stored_answer
 from webapp.web.backend.team.notes import notes_of
 from webapp.web.http.links import Links
-from webapp.web.http.query import COMPARED, Shown, parse_har_entry, parse_options
+from webapp.web.http.query import COMPARED, DEFAULTS, Shown, parse_har_entry, parse_options
 from webapp.web.http.templating import render
 from webapp.web.views.comparison import headline
 from webapp.web.views.export import export, style_hash, stylesheet
@@ -34,6 +35,8 @@ def export_file(request: Request, shown: Shown) -> Response:
     options = parse_options(query)
     har_entry = parse_har_entry(query.get("har_entry"))
     service = service_of(request)
+    if stored_answer(service, stream_id, har_entry):  # no steps to export: its own page
+        return RedirectResponse(Links(stream_id, DEFAULTS, har_entry).base, 303)
     view = service.view(stream_id, options, har_entry)
     notes = notes_of(service, stream_id)
     comparison = service.comparison(stream_id, options, *COMPARED, har_entry)

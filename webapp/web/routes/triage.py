@@ -31,6 +31,7 @@ from webapp.triage.verdict import policies_verdict
 from webapp.web.appstate import client_jobs, service_of, settings_of, site_root, templates_of
 from webapp.web.backend.capture.hops import gateway_of
 from webapp.web.backend.capture.timing import fixture_cassette, record_timing
+from webapp.web.backend.capture.twin import stored_answer
 from webapp.web.backend.example_source import example_of
 from webapp.web.backend.jobs.fixture import Fixtures, fixture_kind
 from webapp.web.backend.library.shelf import shelf
@@ -226,6 +227,9 @@ def _views(request: Request, stream_id: str) -> tuple[TraceView, TraceView]:
 def report(request: Request, stream_id: str) -> Response:
     """The Markdown report (`webapp.triage.report`), with the notes; its step links absolute
     (pasted into a tracker), from `--public-url`, else from the address the request came to."""
+    entry = parse_har_entry(request.query_params.get("har_entry"))
+    if stored_answer(service_of(request), stream_id, entry):  # no steps: its own page
+        return RedirectResponse(Links(stream_id, DEFAULTS, entry).base, 303)
     view, other = _views(request, stream_id)
     notes = [Note(n.step, n.author, n.text) for n in notes_of(service_of(request), stream_id)]
     har_entry = view.source.har_entry

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from webapp.core.contract.answer import answer_in
 from webapp.core.options import Options
 from webapp.core.words import visible
 from webapp.examples import EXAMPLES
 from webapp.lenses.results import LensResult
 from webapp.storage.team import Library
 from webapp.triage.diff import IDS_MODES, Diff, IdsMode, Pair, diff
-from webapp.triage.sides import DiffCall, Side, side_of
+from webapp.triage.sides import DiffCall, Side, answer_side, side_of
 from webapp.triage.values import NotJson
 from webapp.web.backend.capture.timing import timing_of
 from webapp.web.backend.example_source import example_id
@@ -45,6 +46,9 @@ def stream_side(
     """A stored stream (or example) as a diff's side (NotFound, Unreadable as the service's)."""
     info = service.info(stream_id)
     reading = service.reading(stream_id, har_entry)
+    answer = answer_in(reading.result)  # ReaderError: an answer whose calls cannot be read
+    if answer is not None:
+        return answer_side(answer, reading.result, label=stream_title(info), har_entry=har_entry)
     adr = service.view(stream_id, Options("adr-0019", "client"), har_entry).trace
     exact = service.view(stream_id, Options("exact-key", "client"), har_entry).trace
     timing = timing_of(service, stream_id, har_entry)["timing"]
@@ -216,7 +220,8 @@ def _side_view(letter: str, stream_id: str, side: Side) -> SideView:
     links = Links(stream_id, DEFAULTS, side.har_entry)
     facts = [("reads as", side.reading_words), ("calls", str(len(side.calls)))]
     facts.append(("finish_reason", side.finish_reason or "none"))
-    facts.append(("chunks", f"{side.trace.chunk_count:,}"))
+    if not side.answer:
+        facts.append(("chunks", f"{side.trace.chunk_count:,}"))
     if side.model:
         facts.append(("model", side.model))
     if side.format:

@@ -3,7 +3,8 @@
 The page is its stage (the stepping links, the step's detail, the state after it, the step's
 notes and Share menu) and, around it, the rest: the title and notes, the summary, the
 timeline's window and overview strip, the anomaly list, the quirks, the timing, the live
-banner, and the Minimise and "compare with..." controls. An htmx step gets the stage alone
+banner, the non-stream twin's line, and the Minimise and "compare with..." controls. A stored
+non-stream answer has no timeline: `answer_of` is its page. An htmx step gets the stage alone
 (`StreamPage.page` is None). A live capture's page is the view made at its pace
 (`webapp.web.backend.capture.live`), following its latest record unless the URL names a step.
 """
@@ -15,13 +16,16 @@ from typing import Any
 
 from fastapi import Request
 
+from webapp.core.contract.answer import ANSWER_RECORDS
 from webapp.core.options import Options
 from webapp.core.rules import POLICIES
+from webapp.storage.capture import Captures
 from webapp.triage.compare import Comparison
 from webapp.web.appstate import minimiser_of, pace_of, service_of, settings_of
 from webapp.web.backend.capture.hops import hops_of, through
 from webapp.web.backend.capture.live import Live
 from webapp.web.backend.capture.timing import Timing
+from webapp.web.backend.capture.twin import twin_of
 from webapp.web.backend.team.owners import owned
 from webapp.web.backend.trace.anomaly_groups import Group
 from webapp.web.backend.trace.overview import Strip, strip
@@ -47,7 +51,16 @@ from webapp.web.views.diff import picker as diff_picker
 from webapp.web.views.entries import Picker, opening, picker
 from webapp.web.views.hops import HopPanel
 from webapp.web.views.hops import panel as hop_panel
-from webapp.web.views.live import LivePanel, arriving, following_step, live_panel
+from webapp.web.views.live import (
+    AnswerPage,
+    LivePanel,
+    TwinPanel,
+    answer_page,
+    arriving,
+    following_step,
+    live_panel,
+    twin_panel,
+)
 from webapp.web.views.minimise import Section
 from webapp.web.views.minimise import section as minimise_section
 from webapp.web.views.panels import Detail, State, detail, state
@@ -105,6 +118,8 @@ class Around:
     compare: dict[str, Any]
     hops: HopPanel | None
     """A capture's gateway hops (None for any other stream, one with none, and a live one)."""
+    twin: TwinPanel | None
+    """A capture's non-stream twin (`serve --twin`; None without one, and while live)."""
     anomalies: AnomalyPanel
     entries: Picker | None
     story: StoryView | None
@@ -251,6 +266,7 @@ def _around(
         live=live_panel(live, links, step, pinned=pinned, poll_ms=settings.live_poll_ms),
         compare=_compare_control(request, links),
         hops=None if live.live else _hops(request, view, links),
+        twin=None if live.live else _twin(request, links),
         anomalies=anomalies_of(view, links, step, groups),
         entries=picker(service_of(request), view, links, "har_entry" in shown.query),
         story=story_of(links, "timeline"),
@@ -266,6 +282,27 @@ def _hops(request: Request, view: TraceView, links: Links) -> HopPanel | None:
     contract = view.trace.contract
     codes = [] if contract is None else [found.code for found in contract.quirks]
     return hop_panel(links.stream_id, found, through(service, found, codes))
+
+
+def _twin(request: Request, links: Links) -> TwinPanel | None:
+    """The line on a captured stream's non-stream twin, when this server's proxy sent one."""
+    if links.example or links.har_entry is not None:
+        return None
+    return twin_panel(twin_of(service_of(request), links.stream_id), links)
+
+
+def answer_of(request: Request, made: tuple[Live, Links, int]) -> AnswerPage | None:
+    """The page of a stored non-stream answer, which has no step to follow (None for a
+    stream, and for one still arriving)."""
+    live, links, _ = made
+    view = live.view
+    if live.live or view.source.records > ANSWER_RECORDS:
+        return None
+    service = service_of(request)
+    reading = service.reading(links.stream_id, links.har_entry)
+    capture = Captures(service.storage).get(links.stream_id)
+    stream = capture.facts.twin_of if capture is not None else ""
+    return answer_page(stream_title(view.source.info), reading.result, links, stream)
 
 
 def _compare_control(request: Request, links: Links) -> dict[str, Any]:
