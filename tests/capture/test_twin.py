@@ -83,6 +83,12 @@ def test_the_twin_of_a_stream_with_the_same_calls(make_rig: Callable[..., Rig]) 
     assert diff["same"] is True and diff["twin"]["answer"] == "b"
     captured = httpx.get(f"{rig.base}/api/streams/{twin['id']}/timing").json()["capture"]
     assert captured["twin_of"] == stream_id and captured["stream"] is False
+    # the twin is this server's own request, not a gateway's hop of the stream (nor it of the twin)
+    assert httpx.get(f"{rig.base}/api/streams/{stream_id}").json()["hops"] == {
+        "inner": [],
+        "outer": [],
+    }
+    assert "Gateway hops" not in page.text
     own = httpx.get(f"{rig.base}/s/{twin['id']}").text  # the twin's page: no step to follow
     assert "A non-stream answer, not a stream." in own and "get_weather" in own
     assert f"/diff?a={stream_id}&amp;b={twin['id']}" in own

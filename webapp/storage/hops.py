@@ -58,6 +58,8 @@ class _Span:
 _HEAD = "SELECT stream_id, owner, tools, started FROM captures "
 _TIMES = "SELECT headers_ms, arrivals FROM captures WHERE stream_id = ?"
 _SAME_HOST = "AND state <> ? AND (owner = ? OR owner LIKE ?) "
+_NOT_TWIN = "AND (twin_of = '' OR twin_of IS NULL) "
+"""A non-stream twin (`serve --twin`) is this server's own request, never a gateway's hop."""
 
 
 class HopLinks:
@@ -68,7 +70,8 @@ class HopLinks:
 
     def of(self, stream_id: str) -> Hops:
         """The capture's hops (none for a stream that is not an ended capture)."""
-        rows = self._run(_HEAD + "WHERE stream_id = ? AND state <> ?", (stream_id, LIVE))
+        where = "WHERE stream_id = ? AND state <> ? " + _NOT_TWIN
+        rows = self._run(_HEAD + where, (stream_id, LIVE))
         span = self._span(rows[0]) if rows else None
         if span is None:
             return Hops()
@@ -113,7 +116,7 @@ class HopLinks:
         only for those whose start could be kept)."""
         host = near.host
         rows = self._run(
-            _HEAD + "WHERE " + where + _SAME_HOST + "AND stream_id <> ?",
+            _HEAD + "WHERE " + where + _SAME_HOST + _NOT_TWIN + "AND stream_id <> ?",
             (*params, LIVE, host, host.replace("%", "_") + " %", near.stream_id),
         )
         out = []
