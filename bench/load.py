@@ -8,13 +8,19 @@ apart from other 5xx, as a refusal: the documented back-pressure, which a client
 Exits 1 on any other 5xx or a request that got no answer (`--strict` also on busy refusals);
 2 if the server did not start.
 
+`--proxy-streams N` also starts a fake provider (`bench/proxy.py --fake`) and the server with
+`--upstream` to it, and keeps N streams of `--proxy-chunks` unpaced chunks going through
+`/proxy/default/v1/chat/completions` for the whole run (each stream is captured: written in
+batches, indexed and its view kept when it ends), then reports the streams and chunks relayed
+and how the htmx steps fared meanwhile (the goal: no step waits past 1 s).
+
 `--heavy-mb N` also stores a stream of about N MB of bare continuations before the clock
 starts and, a second in, opens its compare page once (both policies' traces of a long stream
 with exact-key's phantom blocks: the heaviest page there is), then reports the htmx steps that
 ran while it was being made beside those that did not: one request must not hold the others.
 
 Run: `.venv/bin/python bench/load.py [--clients 20] [--seconds 20] [--store sqlite|postgresql]
-[--db URL] [--workers 1] [--max-uploads N] [--heavy-mb N] [--strict]`.
+[--db URL] [--workers 1] [--max-uploads N] [--heavy-mb N] [--proxy-streams N] [--strict]`.
 """
 
 from __future__ import annotations
@@ -22,13 +28,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import subprocess
 import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
-from serving import Server, percentile, small_stream, throwaway_store
+from serving import HOST, ROOT, Server, free_port, percentile, small_stream, throwaway_store
 
 import bench
 
@@ -59,6 +67,10 @@ class Run:
     """Each htmx step's start and end (`time.perf_counter` seconds)."""
     heavy: tuple[float, float] | None = None
     """When the heavy page was being made (`--heavy-mb`)."""
+    relayed: list[int] = field(default_factory=list)
+    """The chunks of each stream read whole through the proxy (`--proxy-streams`)."""
+    cut: int = 0
+    """Streams through the proxy that failed or came short."""
 
 
 async def post(client: httpx.AsyncClient, rng: random.Random, tag: str) -> httpx.Response:
@@ -145,14 +157,58 @@ async def open_heavy(base: str, run: Run, stream: str) -> None:
             raise RuntimeError(f"the heavy page answered {answer.status_code}")
 
 
+async def proxy_loop(base: str, run: Run, deadline: float, chunks: int) -> None:
+    """Stream `chunks` unpaced chunks through the proxy, again and again until the deadline."""
+    body = {"model": "gpt-bench", "stream": True, "n": chunks, "pause_ms": 0}
+    url = f"{base}/proxy/default/v1/chat/completions"
+    async with httpx.AsyncClient(timeout=120.0) as client:
+        while time.monotonic() < deadline:
+            events = 0
+            try:
+                async with client.stream("POST", url, json=body) as answer:
+                    async for piece in answer.aiter_raw():
+                        events += piece.count(b"\n\n")
+            except httpx.TransportError:
+                run.cut += 1
+                continue
+            if answer.status_code != 200 or events != chunks + 1:  # and [DONE]
+                run.cut += 1
+            else:
+                run.relayed.append(chunks)
+
+
+def start_fake() -> tuple[subprocess.Popen[bytes], int]:
+    """The loopback fake provider of bench/proxy.py, answering; it and its port."""
+    port = free_port()
+    script = Path(__file__).with_name("proxy.py")
+    process = subprocess.Popen([sys.executable, str(script), "--fake", str(port)], cwd=ROOT)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.post(f"http://{HOST}:{port}/", json={"n": 1}, timeout=1)
+            return process, port
+        except httpx.TransportError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError("the fake provider did not start") from None
+            time.sleep(0.05)
+
+
 async def drive(
-    base: str, clients: int, seconds: float, seed: int, heavy_mb: float = 0.0
+    base: str,
+    clients: int,
+    seconds: float,
+    seed: int,
+    heavy_mb: float = 0.0,
+    proxy_streams: int = 0,
+    proxy_chunks: int = 0,
 ) -> tuple[Run, float]:
     run = await seed_streams(base, seed)
     heavy = await store_heavy(base, heavy_mb) if heavy_mb else None
     started = time.monotonic()
     deadline = started + seconds
     loops = [client_loop(base, run, deadline, i, seed) for i in range(clients)]
+    loops += [proxy_loop(base, run, deadline, proxy_chunks) for _ in range(proxy_streams)]
     if heavy is not None:
         loops.append(open_heavy(base, run, heavy))
     await asyncio.gather(*loops)
@@ -173,6 +229,21 @@ def report_heavy(run: Run) -> None:
                 f"p95 {1000 * percentile(times, 0.95):.1f} ms, max {1000 * times[-1]:.1f} ms"
             )
     print(f"heavy page (compare of a --heavy-mb stream): {done - begun:.2f} s")
+
+
+def report_proxy(run: Run, elapsed: float) -> bool:
+    """The streams through the proxy and the steps served meanwhile; True if no step waited
+    past 1 s and no stream came short."""
+    steps = sorted(end - start for start, end in run.stepped)
+    slow = sum(1 for took in steps if took > 1.0)
+    worst = 1000 * steps[-1] if steps else 0.0
+    print(
+        f"proxy: {len(run.relayed)} streams read whole ({sum(run.relayed):,} chunks, "
+        f"{sum(run.relayed) / elapsed:,.0f} chunks/s), {run.cut} failed or short; steps "
+        f"meanwhile: {len(steps)}, p99 {1000 * percentile(steps, 0.99):.1f} ms, slowest "
+        f"{worst:.1f} ms, {slow} over 1 s"
+    )
+    return slow == 0 and run.cut == 0
 
 
 def report(run: Run, elapsed: float, strict: bool = False) -> bool:
@@ -241,9 +312,16 @@ def main() -> int:
     parser.add_argument(
         "--heavy-mb", type=float, default=0.0, help="open a compare page of this many MB"
     )
+    parser.add_argument(
+        "--proxy-streams", type=int, default=0, help="streams kept going through the proxy"
+    )
+    parser.add_argument("--proxy-chunks", type=int, default=2000, help="chunks per such stream")
     args = parser.parse_args()
+    fake = start_fake() if args.proxy_streams else None
     with throwaway_store(args.store, args.db) as db:
         extra = [] if args.max_uploads is None else ["--max-uploads", str(args.max_uploads)]
+        if fake is not None:
+            extra += ["--upstream", f"http://{HOST}:{fake[1]}"]
         server = Server(db, workers=args.workers, extra=extra)
         try:
             server.start()
@@ -257,12 +335,25 @@ def main() -> int:
                 f"({store}, {args.workers} worker(s))"
             )
             run, elapsed = asyncio.run(
-                drive(server.base, args.clients, args.seconds, args.seed, args.heavy_mb)
+                drive(
+                    server.base,
+                    args.clients,
+                    args.seconds,
+                    args.seed,
+                    args.heavy_mb,
+                    args.proxy_streams,
+                    args.proxy_chunks,
+                )
             )
         finally:
             server.stop()
+            if fake is not None:
+                fake[0].terminate()
+                fake[0].wait(timeout=30)
     fine = report(run, elapsed, args.strict)
     report_heavy(run)
+    if args.proxy_streams:
+        fine = report_proxy(run, elapsed) and fine
     return 0 if fine else 1
 
 

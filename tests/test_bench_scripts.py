@@ -33,6 +33,17 @@ def test_load_script_runs_and_reports_every_kind() -> None:
     assert " 0 busy 503, 0 other 5xx, 0 without answer" in done.stdout
 
 
+def test_load_script_keeps_streams_going_through_the_proxy_while_steps_are_served() -> None:
+    done = _run(
+        "load.py", "--clients", "2", "--seconds", "2", "--store", "sqlite",
+        "--proxy-streams", "2", "--proxy-chunks", "50",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("proxy:"))
+    relayed = int(line.split("proxy: ", 1)[1].split(" streams read whole", 1)[0])
+    assert relayed >= 2 and ", 0 failed or short;" in line and " 0 over 1 s" in line, line
+
+
 def test_durability_script_loses_nothing_acknowledged() -> None:
     done = _run("durability.py", "--kills", "2", "--clients", "2", "--max-up", "1.0")
     assert done.returncode == 0, done.stdout + done.stderr
