@@ -34,6 +34,16 @@ def corpus_pieces(name: str, size: int = 0) -> list[bytes]:
     )
 
 
+async def read_body(receive: Receive) -> bytes:
+    """A fake server's whole request body, its messages joined."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
 @dataclass
 class Seen:
     """One request as the fake received it."""
@@ -75,12 +85,7 @@ class Fake:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         raw = scope.get("raw_path") or scope["path"].encode()
         seen = Seen(scope["method"], scope["path"], scope["query_string"], headers, body, raw)

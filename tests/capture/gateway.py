@@ -19,6 +19,8 @@ from typing import Any
 import httpx
 from starlette.types import Receive, Scope, Send
 
+from tests.capture.fake import read_body
+
 WEATHER = [('{"city": ', '"Paris"'), (', "units": ', '"celsius"'), ("}",)]
 """get_weather's arguments as the provider streams them, piece by piece."""
 TIME = [('{"zone": "CET"}',)]
@@ -128,12 +130,7 @@ class Gateway:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         request = json.loads(body or b"{}")
         self.requests.append(request)
         translator = Translator(self.drop)

@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from tests.capture.fake import Fake, Seen
+from tests.capture.fake import Fake, Seen, read_body
 
 
 @dataclass
@@ -33,12 +33,7 @@ class TwinFake:
         if scope["type"] != "http":
             await self.stream(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         if _asks_for_a_stream(body):
             given = False
 
