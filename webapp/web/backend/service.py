@@ -129,6 +129,17 @@ def weigh(value: object) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Assembled:
+    """A stored stream assembled under the default options, with no stepping indexes: what
+    the library indexes of a capture as it ends (`Service.assembled`)."""
+
+    info: StreamInfo
+    found: ReadResult
+    """What the reader found, its records dropped."""
+    trace: Trace
+
+
+@dataclass(frozen=True, slots=True)
 class _Compared:
     comparison: Comparison
     size: int
@@ -231,7 +242,10 @@ class Service:
         return self.gate.heavy_for(info.size < LIGHT_BELOW)
 
     def _read(self, info: StreamInfo, har_entry: int | None) -> Reading:
-        raw = self.raw_lines(info).data
+        return self._read_from(self.raw_lines(info), info, har_entry)
+
+    def _read_from(self, lines: RawLines, info: StreamInfo, har_entry: int | None) -> Reading:
+        raw = lines.data
         fmt = info.input_format
         with self._heavy_for(info):
             try:
@@ -325,13 +339,7 @@ class Service:
         store. One reading for concurrent misses (cached under the byte bound), not one each."""
         result = self._reading(info, har_entry).result
         with self._heavy_for(info):
-            try:
-                trace = assemble(result.records, options)
-            except Exception as error:  # a core bug must not become a 500 for the user
-                log.exception("assembling stream %s failed", info.id)
-                raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
-            if info.end:  # a capture cut: what is judged at the end is not (`without_end`)
-                trace = trace.without_end(info.end)
+            trace = _assembled(info, result, options)
             source = Source(info, replace(result, records=()), len(result.records), har_entry)
             view = TraceView.build(source, options, trace)
         self._warm_soon(view)  # first: the steps right after need it, a restart the packing
@@ -339,14 +347,34 @@ class Service:
             self._keeper.soon(view)
         return view
 
+    def assembled(self, stream_id: str) -> Assembled:
+        """The stream read from its stored bytes and assembled under the default options,
+        caching and keeping nothing (`view` caches its bytes, reading and view, and keeps a
+        large one's view in the store): what the library indexes of a capture as it ends.
+        Most captures are never opened; the first page of one makes its view then."""
+        info = self.info(stream_id)
+        if example_of(stream_id) is not None:
+            view = self.view(stream_id, Options())
+            return Assembled(view.source.info, view.source.found, view.trace)
+        result = self._read_from(RawLines(self._at(info)), info, None).result
+        with self._heavy_for(info):
+            trace = _assembled(info, result, Options().canonical())
+        return Assembled(info, replace(result, records=()), trace)
+
     def _warm_soon(self, view: TraceView) -> None:
         """The view's long blocks' parse marks found in the keeper's thread, beside the page,
         not in the first step that shows their state (`TraceView.warm`)."""
         if view.long_blocks():
             self._keeper.later(view.warm, f"stream {view.source.info.id}: its parse marks")
 
+    def later(self, work: Callable[[], None], what: str, *, trim: bool = True) -> None:
+        """Run `work` in the background thread that keeps views, one piece of work at a time
+        (`Keeper.later`); `settle` waits for it."""
+        self._keeper.later(work, what, trim=trim)
+
     def settle(self) -> None:
-        """Wait until every view being kept is in the store (tests, and `close`)."""
+        """Wait until every view being kept, and all work handed to `later`, is done (tests,
+        and `close`)."""
         self._keeper.settle()
 
     def _keep(self, view: TraceView) -> None:
@@ -466,6 +494,17 @@ def _unpacked(
         return None
     source = Source(info, made.found, made.records, har_entry)
     return TraceView.build(source, options, made.trace, made)
+
+
+def _assembled(info: StreamInfo, result: ReadResult, options: Options) -> Trace:
+    """The stream's records assembled; a capture cut loses what is judged at its end
+    (`Trace.without_end`). A core bug raises Unreadable, never a 500 for the user."""
+    try:
+        trace = assemble(result.records, options)
+    except Exception as error:
+        log.exception("assembling stream %s failed", info.id)
+        raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
+    return trace.without_end(info.end) if info.end else trace
 
 
 def _as_asked(view: TraceView, info: StreamInfo, options: Options) -> TraceView:

@@ -1,7 +1,8 @@
 """The proxy wing's store recorder as `streamviz serve` runs it: a stream that has ended is
 forgotten from this worker's cache (its views were made of the bytes it had while live; other
 workers' caches are keyed by the stream's size, so theirs is not taken for the whole stream
-either) and indexed for the library's search."""
+either) and indexed for the library's search, in the background and from its trace alone
+(`webapp.web.backend.library.indexing.index_ended`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from webapp.proxy.forward import Forwarder
 from webapp.proxy.mount import forwarder as mounted
 from webapp.proxy.store import StoreRecorder
 from webapp.settings import Settings
-from webapp.web.backend.library.indexing import index
+from webapp.web.backend.library.indexing import index_ended
 from webapp.web.backend.service import Service
 
 log = logging.getLogger(__name__)
@@ -32,10 +33,12 @@ def recorder(service: Service) -> StoreRecorder:
 
     def ended(stream_id: str) -> None:
         forget(service, stream_id)
-        try:
-            index(service, stream_id)
-        except Exception:  # the library misses its terms until the next start, nothing else
-            log.warning("stream %s: not indexed", stream_id, exc_info=True)
+        # In the background thread, not the writer's (other captures' batches wait behind
+        # it), and from the trace alone; a failure costs the library its terms until the
+        # next start (`Backfill`), nothing else.
+        service.later(
+            lambda: index_ended(service, stream_id), f"stream {stream_id}: its index", trim=False
+        )
 
     return StoreRecorder(service.storage, ended)
 

@@ -1,9 +1,9 @@
 """What a stream holds, as the library shows and searches it: model, tools, calls, codes.
 
-Taken from its trace view under the default options once, when it is stored (the same view
-its first page shows): the terms the search finds it by (`webapp.storage.search`), the
-numbers its library row shows, and the title it gets when it was given none
-(`webapp.core.words.title_from`).
+Taken from its trace under the default options once, when it is stored (from the view its
+first page shows) or, for a capture, when it ends (from the trace alone): the terms the
+search finds it by (`webapp.storage.search`), the numbers its library row shows, and the
+title it gets when it was given none (`webapp.core.words.title_from`).
 
 The values in the calls' arguments (`Edinburgh`, a ticker: what teammates remember) are read
 from each call's final arguments text token by token, the way JSON is written but without
@@ -22,8 +22,8 @@ from typing import Any
 from webapp.core.anomalies import severity_of
 from webapp.core.jsvalue import truthy
 from webapp.core.records import ReadResult
+from webapp.core.trace import Trace
 from webapp.core.words import title_from
-from webapp.web.backend.trace.view import TraceView
 
 TOOLS_SHOWN = 8
 """Tool names a library row keeps at most."""
@@ -50,20 +50,20 @@ def declared_tools(found: ReadResult) -> Iterator[str]:
             yield name
 
 
-def model_of(view: TraceView) -> str | None:
+def model_of(trace: Trace, found: ReadResult) -> str | None:
     """The model the request names (a HAR's), else the first chunk's."""
-    found = view.source.found.model
-    if isinstance(found, str) and found:
-        return found
-    contract = view.trace.contract
+    asked = found.model
+    if isinstance(asked, str) and asked:
+        return asked
+    contract = trace.contract
     model = contract.model if contract is not None else None
     return model if isinstance(model, str) and model else None
 
 
-def called_tools(view: TraceView) -> list[str]:
+def called_tools(trace: Trace) -> list[str]:
     """The names of the tools the stream calls, in the order they opened, once each."""
     names: list[str] = []
-    for block in view.trace.blocks:
+    for block in trace.blocks:
         name = block.name
         if isinstance(name, str) and name and name not in names:
             names.append(name)
@@ -105,10 +105,10 @@ def _start(pieces: list[str], most: int) -> str:
     return "".join(taken)[:most]
 
 
-def argument_values(view: TraceView) -> list[str]:
+def argument_values(trace: Trace) -> list[str]:
     """The values in the first calls' final arguments (a freeform call's input whole)."""
     found: list[str] = []
-    calls = (block for block in view.trace.blocks if block.kind == "toolCall")
+    calls = (block for block in trace.blocks if block.kind == "toolCall")
     for _, block in zip(range(CALLS_READ), calls, strict=False):
         if block.custom_input is not None:
             found.append(_start(block.custom_input, ARGUMENT_CHARS))
@@ -119,38 +119,36 @@ def argument_values(view: TraceView) -> list[str]:
     return found[:VALUES_KEPT]
 
 
-def terms(view: TraceView) -> dict[str, list[object]]:
+def terms(trace: Trace, found: ReadResult) -> dict[str, list[object]]:
     """What the search finds the stream by, per kind (`webapp.storage.search.KINDS`)."""
-    trace = view.trace
     contract = trace.contract
-    model = model_of(view)
+    model = model_of(trace, found)
     return {
         "model": [model] if model else [],
-        "tool": [*called_tools(view), *declared_tools(view.source.found)],
+        "tool": [*called_tools(trace), *declared_tools(found)],
         "call": [block.id for block in trace.blocks[:200]],
         "anomaly": sorted({anomaly.code for anomaly in trace.anomalies}),
         "quirk": sorted(contract.codes) if contract is not None else [],
-        "value": [*argument_values(view)],
+        "value": [*argument_values(trace)],
     }
 
 
-def title(view: TraceView, fallback: str) -> str:
+def title(trace: Trace, found: ReadResult, fallback: str) -> str:
     """ "gpt-4o: get_weather, book_flight": the model and the tools called (else declared)."""
-    tools = called_tools(view) or list(declared_tools(view.source.found))
-    return title_from(model_of(view), tools, fallback)
+    tools = called_tools(trace) or list(declared_tools(found))
+    return title_from(model_of(trace, found), tools, fallback)
 
 
-def stats(view: TraceView) -> dict[str, Any]:
+def stats(trace: Trace, found: ReadResult) -> dict[str, Any]:
     """A library row's numbers: chunks, named calls, errors, warnings; the model and tools."""
-    trace = view.trace
     severities = [severity_of(anomaly.code) for anomaly in trace.anomalies]
-    model = model_of(view)
+    model = model_of(trace, found)
     return {
         "chunks": trace.chunk_count,
         "calls": sum(1 for block in trace.blocks if truthy(block.name)),
         "errors": severities.count("error"),
         "warnings": len(severities) - severities.count("error"),
         "model": model,
-        "tools": called_tools(view)[:TOOLS_SHOWN],
+        "tools": called_tools(trace)[:TOOLS_SHOWN],
         "quirks": sorted(trace.contract.codes) if trace.contract is not None else [],
     }

@@ -4,8 +4,9 @@ A stream is indexed when it is stored (`store`), from its view under the default
 which its first page then takes from the cache: its search terms (`webapp.storage.search`),
 its library row's numbers, and, when it was given no title, a title from what it holds
 ("gpt-4o: get_weather, book_flight", `webapp.core.words.title_from`). A captured stream is
-indexed when it ends. Streams stored before there were terms, or while the server was too
-busy to make their view, are indexed in the background (`Backfill`), newest first. What the
+indexed when it ends, in the background, from its trace alone (`index_ended`). Streams
+stored before there were terms, or while the server was too busy to make their view, are
+indexed in the background (`Backfill`), newest first. What the
 library lists of a stream (`stats`) is made from its view, and kept (`filled_stats`).
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from webapp import tuning
 from webapp.core.options import Options
 from webapp.storage import StreamInfo
 from webapp.storage.search import Search
@@ -26,7 +28,7 @@ from webapp.storage.team import Library
 from webapp.web.backend.intake.ingest import MAX_TITLE, Prepared
 from webapp.web.backend.library import holdings
 from webapp.web.backend.memory.inflight import Busy
-from webapp.web.backend.service import NotFound, Service, Unreadable
+from webapp.web.backend.service import LIGHT_BELOW, NotFound, Service, Unreadable
 
 log = logging.getLogger(__name__)
 
@@ -76,24 +78,39 @@ def index(service: Service, stream_id: str, titled: Titled | None = None) -> Str
     return service.info(stream_id)
 
 
-def _index(service: Service, stream_id: str, titled: Titled | None) -> bool:
-    """`index`'s work; False when the stream stays unindexed (the server was busy)."""
+def index_ended(service: Service, stream_id: str) -> None:
+    """Index a capture that has just ended from its trace alone (`Service.assembled`): nothing
+    cached, no view made nor kept. Most captures are never opened, and at team scale making
+    and keeping each one's view was two thirds of the proxy's CPU (bench/README.md)."""
+    _index(service, stream_id, None, light=True)
+    if service.info(stream_id).size >= LIGHT_BELOW:
+        tuning.trim()  # a large capture's reading and trace freed, in no request's scope
+
+
+def _index(service: Service, stream_id: str, titled: Titled | None, *, light: bool = False) -> bool:
+    """`index`'s work (from the stream's view, or with `light` from its trace alone); False
+    when the stream stays unindexed (the server was busy)."""
     search = Search(service.storage)
     try:
-        view = service.view(stream_id, Options())
+        if light:
+            held = service.assembled(stream_id)
+            info, trace, found = held.info, held.trace, held.found
+        else:
+            view = service.view(stream_id, Options())
+            info, trace, found = view.source.info, view.trace, view.source.found
     except Unreadable:
         return search.index(stream_id, {})
     except Busy:
         log.warning("stream %s: not indexed now (the server is busy)", stream_id)
         return False
-    search.index(stream_id, holdings.terms(view))
-    Library(service.storage).keep_stats(stream_id, holdings.stats(view), view.source.info.size)
+    search.index(stream_id, holdings.terms(trace, found))
+    Library(service.storage).keep_stats(stream_id, holdings.stats(trace, found), info.size)
     if titled is not None:
-        named = holdings.title(view, "")
+        named = holdings.title(trace, found, "")
         if named and titled.file_name:
             named = f"{named} ({titled.file_name})"
         new = (named or titled.file_name or titled.fallback)[:MAX_TITLE]
-        if new != view.source.info.title:
+        if new != info.title:
             service.storage.rename(stream_id, new)
     return True
 
@@ -168,7 +185,7 @@ def _stats(service: Service, stream_id: str) -> tuple[dict[str, Any], int]:
         view = service.view(stream_id, Options())
     except Unreadable as error:
         return {"unreadable": str(error)[:200]}, service.info(stream_id).size
-    return holdings.stats(view), view.source.info.size
+    return holdings.stats(view.trace, view.source.found), view.source.info.size
 
 
 def filled_stats(service: Service, stream_id: str) -> dict[str, Any]:

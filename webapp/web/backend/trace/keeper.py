@@ -50,9 +50,10 @@ class Keeper:
             except RuntimeError:  # closing: the next worker assembles it again
                 log.info("stream %s: not stored, the server is stopping", view.source.info.id)
 
-    def later(self, work: Callable[[], None], what: str) -> None:
+    def later(self, work: Callable[[], None], what: str, *, trim: bool = True) -> None:
         """Run `work` from the keeper's thread, inside the bound on heavy work (nothing when the
-        server is stopping; a failure is logged, `what` saying what it was)."""
+        server is stopping; a failure is logged, `what` saying what it was); the heap trimmed
+        after it unless `trim` is False (small work, often)."""
 
         def guarded() -> None:
             try:
@@ -60,7 +61,8 @@ class Keeper:
                     work()
             except Exception:
                 log.warning("%s failed in the background", what, exc_info=True)
-            tuning.trim()
+            if trim:
+                tuning.trim()
 
         with self._lock:
             self._pending = {done for done in self._pending if not done.done()}
