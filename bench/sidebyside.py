@@ -149,7 +149,9 @@ async def fixed_stream(client: httpx.AsyncClient, url: str, n: int) -> str:
     digest = hashlib.sha256()
     body = {"model": "gpt-bench", "stream": True, "n": n, "fixed": True}
     async with client.stream("POST", url, json=body) as response:
-        assert response.status_code == 200, response.status_code
+        if response.status_code != 200:
+            said = (await response.aread())[:500].decode("utf-8", "replace")
+            raise RuntimeError(f"{url}: {response.status_code} {said}")
         async for piece in response.aiter_raw():
             digest.update(piece)
     return digest.hexdigest()
@@ -313,10 +315,12 @@ def main() -> int:
         roots = [("streamviz", ROOT)] + (
             [("before", args.against.resolve())] if args.against else []
         )
+        servers: list[tuple[str, Server]] = []
         for name, root in roots:
             db = stack.enter_context(throwaway_store("sqlite", None))
             server = Server(db, extra=["--upstream", upstream, *args.serve_arg], package=root)
             server.start()
+            servers.append((name, server))
             stack.callback(server.stop)
             assert server.process is not None
             targets.append(Target(name, f"{server.base}/proxy/default{path}", server.process.pid))
@@ -333,7 +337,12 @@ def main() -> int:
         load = os.getloadavg()
         print(f"fake {upstream}; targets {', '.join(t.name for t in targets)}; "
               f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)  # fmt: skip
-        asyncio.run(measure(args, targets))
+        try:
+            asyncio.run(measure(args, targets))
+        except Exception:
+            for name, server in servers:  # what the servers said, for a 502 (say)
+                print(f"--- {name}'s log, its end:\n{server.output()[-4000:]}", file=sys.stderr)
+            raise
         report(args, targets)
         load = os.getloadavg()
         print(f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
