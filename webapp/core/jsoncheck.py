@@ -140,13 +140,30 @@ _STDLIB_ONLY = re.compile(r"\\u[dD][89a-fA-F]|[eE][+-]?[0-9]{3}|[0-9]{300}")
 a double (orjson refuses both). Text without any is judged by orjson alone."""
 
 
+_BOTH_REFUSE = (
+    "unexpected content after document",
+    "unexpected character",
+    "unexpected end of data",
+    "unexpected control character",
+    "trailing comma",
+    "invalid escaped sequence",
+    "number with leading zero",
+    "Input is a zero-length",
+    "input data is empty",
+)
+"""How orjson words the errors the standard library refuses too: plain syntax, met first. What
+only the standard library takes (`_STDLIB_ONLY`) orjson refuses as soon as it meets it, in
+other words ("no low surrogate", "number is infinity")."""
+
+
 def _only_stdlib_may_take(text: str, error: orjson.JSONDecodeError) -> bool:
-    """Whether the standard library might take a text orjson refused. Not when orjson read a
-    whole value and refused what came after it (the standard library reads that value too,
-    and refuses the rest: a long stream's arguments restated, say, whose scan for
-    `_STDLIB_ONLY` would cost milliseconds a megabyte); else when the text holds what only
-    the standard library takes. Should orjson word that error otherwise, the scan runs."""
-    if str(error).startswith("unexpected content after document"):
+    """Whether the standard library might take a text orjson refused. Not when orjson's first
+    error is plain syntax (`_BOTH_REFUSE`: the standard library reads the same up to there
+    and refuses it too; a long stream's broken or restated arguments, say, whose scan for
+    `_STDLIB_ONLY` would cost milliseconds a megabyte, once per parse); else when the text
+    holds what only the standard library takes. Should orjson word an error otherwise, the
+    scan runs."""
+    if str(error).startswith(_BOTH_REFUSE):
         return False
     return _STDLIB_ONLY.search(text) is not None
 
