@@ -55,21 +55,43 @@ def chunk() -> bytes:
     return b"data: " + _TEMPLATE + b"%d}\n\n" % time.monotonic_ns()
 
 
-def fixed_chunk(i: int) -> bytes:
-    """An unstamped event, the i-th of a stream known in advance (`sidebyside.py` checks every
-    target's bytes against it)."""
-    piece = f"x{i:07d}" * 15
+SHAPES = ("call", "drops")
+"""A fixed stream's shapes: `call`, a call opened (id and name) whose JSON arguments then come
+in pieces, its finish_reason with the last, as providers send one; `drops`, argument pieces
+with no call ever opened (each one dropped, an anomaly: the figures before 2026-12-05)."""
+_HEAD = b'data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","model":"gpt-bench",'
+
+
+def fixed_chunk(i: int, n: int = 0, shape: str = "drops") -> bytes:
+    """An unstamped event, the i-th of a stream of n known in advance (`sidebyside.py` checks
+    every target's bytes against it), of one of `SHAPES`."""
+    if shape == "drops":
+        piece = f"x{i:07d}" * 15
+        return (
+            _HEAD + b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":'
+            b'{"arguments":"' + piece.encode() + b'"}}]},"finish_reason":null}]}\n\n'
+        )
+    if i == 0:
+        return (
+            _HEAD + b'"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,'
+            b'"id":"call_bench","type":"function","function":{"name":"lookup","arguments":'
+            b'"{\\"rows\\": ["}}]},"finish_reason":null}]}\n\n'
+        )
+    last = i == n - 1
+    piece = f'\\"x{i:07d}{"y" * 90}\\"' + ("]}" if last else ",")
     return (
-        b'data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","model":"gpt-bench",'
-        b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"'
+        _HEAD + b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":'
+        b'{"arguments":"'
         + piece.encode()
-        + b'"}}]},"finish_reason":null}]}\n\n'
+        + b'"}}]},"finish_reason":'
+        + (b'"tool_calls"' if last else b"null")
+        + b"}]}\n\n"
     )
 
 
 async def fake(scope: dict[str, object], receive: object, send: object) -> None:
     """POST {"n": N, "pause_ms": P}: N stamped chunks, P ms apart, then [DONE]; with
-    "fixed": true, `fixed_chunk`'s unstamped chunks instead."""
+    "fixed": true, `fixed_chunk`'s unstamped chunks instead (of "shape", `SHAPES`)."""
     if scope["type"] != "http":
         return
     body = b""
@@ -80,7 +102,8 @@ async def fake(scope: dict[str, object], receive: object, send: object) -> None:
             break
     asked = json.loads(body or b"{}")
     n, pause = int(asked.get("n", 100)), float(asked.get("pause_ms", 0)) / 1000
-    make = (lambda i: fixed_chunk(i)) if asked.get("fixed") else (lambda i: chunk())
+    shape = str(asked.get("shape", "drops"))
+    make = (lambda i: fixed_chunk(i, n, shape)) if asked.get("fixed") else (lambda i: chunk())
     headers = [(b"content-type", b"text/event-stream")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})  # type: ignore[operator]
     for i in range(n):

@@ -19,7 +19,9 @@ machine's drift falls on all of them alike:
   load of 10): wall-clock figures measure the neighbours too; CPU time per chunk does not, so
   it is the figure to compare.
 - chunks/s in total with 1, 20 and 50 concurrent unpaced streams of `--burst` chunks (run
-  again until `--least` chunks were relayed: CPU time is counted in 10 ms ticks);
+  again until `--least` chunks were relayed: CPU time is counted in 10 ms ticks), of
+  `--shape` (`call`, by default: a call opened, then its JSON arguments in pieces, as
+  providers send one; `drops`: pieces of no call, the figures before 2026-12-05);
 - latency added per chunk (p50/p95/p99 of arrival minus the fake's stamp, minus direct's) on
   paced streams, one at a time;
 - the proxy's RSS after each of `--rounds` identical rounds;
@@ -48,7 +50,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from proxy import fixed_chunk, pct
+from proxy import SHAPES, fixed_chunk, pct
 from serving import HOST, ROOT, Server, free_port, throwaway_store
 
 MITM_VERSION = "11.0.2"
@@ -56,11 +58,11 @@ MITM_VENV = ROOT / "bench" / ".venv-mitm"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def expected_digest(n: int) -> str:
-    """The digest of a fixed stream of n chunks and its `[DONE]`."""
+def expected_digest(n: int, shape: str) -> str:
+    """The digest of a fixed stream of n chunks of `shape` and its `[DONE]`."""
     digest = hashlib.sha256()
     for i in range(n):
-        digest.update(fixed_chunk(i))
+        digest.update(fixed_chunk(i, n, shape))
     digest.update(b"data: [DONE]\n\n")
     return digest.hexdigest()
 
@@ -144,10 +146,10 @@ class Target:
     bytes_ok: bool = True
 
 
-async def fixed_stream(client: httpx.AsyncClient, url: str, n: int) -> str:
-    """One unpaced fixed stream of n chunks; the digest of the bytes received."""
+async def fixed_stream(client: httpx.AsyncClient, url: str, n: int, shape: str = "call") -> str:
+    """One unpaced fixed stream of n chunks of `shape`; the digest of the bytes received."""
     digest = hashlib.sha256()
-    body = {"model": "gpt-bench", "stream": True, "n": n, "fixed": True}
+    body = {"model": "gpt-bench", "stream": True, "n": n, "fixed": True, "shape": shape}
     async with client.stream("POST", url, json=body) as response:
         if response.status_code != 200:
             said = (await response.aread())[:500].decode("utf-8", "replace")
@@ -174,7 +176,13 @@ async def paced_stream(client: httpx.AsyncClient, url: str, n: int, pause_ms: fl
 
 
 async def throughput(
-    client: httpx.AsyncClient, target: Target, streams: int, burst: int, want: str, least: int
+    client: httpx.AsyncClient,
+    target: Target,
+    streams: int,
+    burst: int,
+    want: str,
+    least: int,
+    shape: str,
 ) -> None:
     """`streams` fixed streams at once through `target`, again until `least` chunks were
     relayed (CPU time is counted in 10 ms ticks): chunks/s and CPU per chunk."""
@@ -183,7 +191,7 @@ async def throughput(
     digests: list[str] = []
     while not digests or len(digests) * (burst + 1) < least:
         digests += await asyncio.gather(
-            *(fixed_stream(client, target.url, burst) for _ in range(streams))
+            *(fixed_stream(client, target.url, burst, shape) for _ in range(streams))
         )
     elapsed = time.perf_counter() - start
     chunks = len(digests) * (burst + 1)
@@ -198,7 +206,7 @@ async def throughput(
 async def measure(args: argparse.Namespace, targets: list[Target]) -> None:
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
     async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(300.0)) as client:
-        want = expected_digest(args.burst)
+        want = expected_digest(args.burst, args.shape)
         for target in targets:  # warm every path (connections, imports, the store)
             await fixed_stream(client, target.url, 50)
             await paced_stream(client, target.url, 20, 0)
@@ -210,7 +218,9 @@ async def measure(args: argparse.Namespace, targets: list[Target]) -> None:
             for streams in args.concurrency:
                 order = targets if (round_ + streams) % 2 == 0 else targets[::-1]
                 for target in order:
-                    await throughput(client, target, streams, args.burst, want, args.least)
+                    await throughput(
+                        client, target, streams, args.burst, want, args.least, args.shape
+                    )
             for target in targets:
                 if target.pid:
                     target.rss.append(rss_mb(target.pid))
@@ -222,8 +232,8 @@ def report(args: argparse.Namespace, targets: list[Target]) -> None:
     mitm = next((t for t in targets if t.name == "mitmproxy"), None)
     direct = next(t for t in targets if t.name == "direct")
     d50, d95, d99 = (pct(direct.latency, q) for q in (0.5, 0.95, 0.99))
-    print(f"\nper target ({args.rounds} rounds of {args.burst}-chunk streams; CPU and chunks/s "
-          "the median of the rounds; latency added over direct's "
+    print(f"\nper target ({args.rounds} rounds of {args.burst}-chunk {args.shape} streams; "
+          "CPU and chunks/s the median of the rounds; latency added over direct's "
           f"p50/p95/p99 {d50:.2f}/{d95:.2f}/{d99:.2f} ms):")  # fmt: skip
     head = " | ".join(
         [f"CPU us/chunk @{n}" for n in args.concurrency]
@@ -288,6 +298,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--burst", type=int, default=2000, help="chunks per unpaced stream")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 20, 50])
+    parser.add_argument(
+        "--shape", choices=SHAPES, default="call", help="the unpaced streams' shape (`SHAPES`)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="identical rounds")
     parser.add_argument(
         "--least", type=int, default=20_000, help="chunks relayed in each measure at least "
