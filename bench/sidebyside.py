@@ -204,7 +204,9 @@ async def throughput(
 
 
 async def measure(args: argparse.Namespace, targets: list[Target]) -> None:
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+    # Idle connections dropped before the servers' 5 s (uvicorn's, the fake's): a reused one that
+    # the server is closing would fail a stream (ReadError), as it did once.
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=200, keepalive_expiry=2.0)
     async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(300.0)) as client:
         want = expected_digest(args.burst, args.shape)
         for target in targets:  # warm every path (connections, imports, the store)

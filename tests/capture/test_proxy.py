@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -383,3 +385,36 @@ def test_a_rebound_page_may_not_use_the_proxy(rig: Rig) -> None:
         assert refused.status_code == 400 and "--allowed-hosts" in refused.text
     assert rig.fake.seen == []
     assert httpx.post(url, json={"model": "m"}, headers={"Host": "localhost"}).status_code == 200
+
+
+def test_more_streams_at_once_than_httpx_pools_all_start(make_rig: Callable[..., Rig]) -> None:
+    """httpx bounds a client's connections to 100: the proxy's upstream client has no bound,
+    so the 101st stream at once starts with the others instead of waiting for one to end."""
+    pieces = corpus_pieces("clean-single-call.sse")
+    hold = threading.Event()
+    rig = make_rig(Fake(script=pieces, gates={1: hold}))  # each stream waits after its first
+    many = 110
+    started = threading.Semaphore(0)
+
+    async def one(client: httpx.AsyncClient) -> bytes:
+        async with client.stream("POST", f"{rig.proxy}/chat/completions", json={}) as response:
+            received = b""
+            async for piece in response.aiter_raw():
+                if not received:
+                    started.release()
+                received += piece
+            return received
+
+    async def all_of_them() -> list[bytes]:
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+        async with httpx.AsyncClient(limits=limits, timeout=WAIT * 2) as client:
+            return await asyncio.gather(*(one(client) for _ in range(many)))
+
+    with ThreadPoolExecutor(1) as pool:
+        done = pool.submit(asyncio.run, all_of_them())
+        try:
+            for number in range(many):
+                assert started.acquire(timeout=WAIT), f"only {number} of {many} streams started"
+        finally:
+            hold.set()
+        assert done.result(timeout=WAIT * 2) == [b"".join(pieces)] * many

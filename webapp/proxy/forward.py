@@ -103,6 +103,14 @@ class Limits:
     writers: int = 2
     """Threads that write recorded streams (SQLite takes one writer at a time; each thread
     keeps a connection, so their number bounds the connections and their caches)."""
+    idle_s: float = 2.0
+    """Seconds an idle upstream connection is kept for the next request: well under the 5 s
+    after which uvicorn (vLLM's server, say) and Node close an idle one, so that the proxy
+    does not send a request on a connection the upstream is closing (httpx's default is those
+    same 5 s: now and then a request met the close, and its client got a 502)."""
+    idle_connections: int = 100
+    """Idle upstream connections kept at most (httpx keeps 20: with more streams at once,
+    each one past 20 opened a connection and closed it at its end)."""
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -491,8 +499,18 @@ class Forwarder:
         self.limits = limits
         timeout = httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout)
         # trust_env=False: no proxy, netrc credentials or certificates from the environment.
+        # No bound on connections (httpx's is 100: the 101st stream at once waited for one).
+        pool = httpx.Limits(
+            max_connections=None,
+            max_keepalive_connections=limits.idle_connections,
+            keepalive_expiry=limits.idle_s,
+        )
         self.client = httpx.AsyncClient(
-            timeout=timeout, trust_env=False, follow_redirects=False, transport=transport
+            timeout=timeout,
+            limits=pool,
+            trust_env=False,
+            follow_redirects=False,
+            transport=transport,
         )
         self.writers = ThreadPoolExecutor(limits.writers, thread_name_prefix="streamviz-capture")
         self.twins: TwinSender | None = None
