@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from webapp.core.readers.timing import Arrivals
 from webapp.core.redact.request import mask_request
 from webapp.storage import owners
@@ -146,8 +148,11 @@ def _listed_text(facts: Facts) -> str | None:
     return json.dumps(list(facts.request_masked))
 
 
-def _arrivals_text(ends: Sequence[int], ms: Sequence[float]) -> str:
-    return json.dumps({"ends": list(ends), "ms": [round(t, 3) for t in ms]})
+def _arrivals_text(ends: Sequence[int], ms: Sequence[float], *, rounded: bool = False) -> str:
+    """The arrivals kept as text, `{"ends":[...],"ms":[...]}` (times to the microsecond; with
+    `rounded` they already are)."""
+    times = ms if rounded else [round(t, 3) for t in ms]
+    return orjson.dumps({"ends": ends, "ms": times}).decode()
 
 
 class Captures:
@@ -229,13 +234,13 @@ class Captures:
             ends: list[int] = []
             ms: list[float] = []
             for row in parts:
-                kept = json.loads(row[1])
+                kept = orjson.loads(row[1])
                 ends += kept["ends"]
                 ms += kept["ms"]
             run("INSERT INTO stream_bytes (stream_id, raw) VALUES (?, ?)", (stream_id, data))
             run(
                 "UPDATE captures SET arrivals = ? WHERE stream_id = ?",
-                (_arrivals_text(ends, ms), stream_id),
+                (_arrivals_text(ends, ms, rounded=True), stream_id),
             )
             # The library's numbers, if a listing kept them while it was live, are of fewer bytes.
             run("UPDATE streams SET size = ?, stats = '' WHERE id = ?", (len(data), stream_id))
@@ -302,7 +307,7 @@ class Captures:
         ends: list[int] = []
         ms: list[float] = []
         for text in kept:
-            value = json.loads(text)
+            value = orjson.loads(text)
             ends += value["ends"]
             ms += value["ms"]
         return Arrivals(tuple(ends), tuple(ms), headers)
