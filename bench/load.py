@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +72,10 @@ class Run:
     """The chunks of each stream read whole through the proxy (`--proxy-streams`)."""
     cut: int = 0
     """Streams through the proxy that failed or came short."""
+    why: list[str] = field(default_factory=list)
+    """What each of those got, in words."""
+    began: float = 0.0
+    """When the clients began (`time.perf_counter` seconds)."""
 
 
 async def post(client: httpx.AsyncClient, rng: random.Random, tag: str) -> httpx.Response:
@@ -166,13 +171,17 @@ async def proxy_loop(base: str, run: Run, deadline: float, chunks: int) -> None:
             events = 0
             try:
                 async with client.stream("POST", url, json=body) as answer:
+                    said = b""
                     async for piece in answer.aiter_raw():
                         events += piece.count(b"\n\n")
-            except httpx.TransportError:
+                        said = said or (piece[:300] if answer.status_code != 200 else b"")
+            except httpx.TransportError as error:
                 run.cut += 1
+                run.why.append(f"{type(error).__name__} {error}")
                 continue
             if answer.status_code != 200 or events != chunks + 1:  # and [DONE]
                 run.cut += 1
+                run.why.append(f"{answer.status_code}, {events} of {chunks + 1} events: {said!r}")
             else:
                 run.relayed.append(chunks)
 
@@ -207,12 +216,34 @@ async def drive(
     heavy = await store_heavy(base, heavy_mb) if heavy_mb else None
     started = time.monotonic()
     deadline = started + seconds
+    run.began = time.perf_counter()
     loops = [client_loop(base, run, deadline, i, seed) for i in range(clients)]
-    loops += [proxy_loop(base, run, deadline, proxy_chunks) for _ in range(proxy_streams)]
     if heavy is not None:
         loops.append(open_heavy(base, run, heavy))
-    await asyncio.gather(*loops)
+    if not proxy_streams:
+        await asyncio.gather(*loops)
+        return run, time.monotonic() - started
+    with ProcessPoolExecutor(1) as pool:  # the streams read in a process of their own
+        proxied = asyncio.get_running_loop().run_in_executor(
+            pool, proxy_process, base, deadline, proxy_chunks, proxy_streams
+        )
+        await asyncio.gather(*loops)
+        run.relayed, run.cut, run.why = await proxied
     return run, time.monotonic() - started
+
+
+def proxy_process(
+    base: str, deadline: float, chunks: int, streams: int
+) -> tuple[list[int], int, list[str]]:
+    """`streams` proxy loops until the deadline, in this (child) process, so that reading them
+    does not slow the clients' own loop (whose steps are timed); what they relayed."""
+    run = Run(ids=[], steps={})
+
+    async def loops() -> None:
+        await asyncio.gather(*(proxy_loop(base, run, deadline, chunks) for _ in range(streams)))
+
+    asyncio.run(loops())
+    return run.relayed, run.cut, run.why
 
 
 def report_heavy(run: Run) -> None:
@@ -243,6 +274,12 @@ def report_proxy(run: Run, elapsed: float) -> bool:
         f"meanwhile: {len(steps)}, p99 {1000 * percentile(steps, 0.99):.1f} ms, slowest "
         f"{worst:.1f} ms, {slow} over 1 s"
     )
+    late = [f"{start - run.began:.1f} s ({end - start:.2f} s)" for start, end in run.stepped
+            if end - start > 1.0]  # fmt: skip
+    if late:
+        print(f"  steps over 1 s began at: {', '.join(late)}")
+    for said in sorted(set(run.why)):
+        print(f"  failed or short: {said} ({run.why.count(said)}x)")
     return slow == 0 and run.cut == 0
 
 
