@@ -197,7 +197,7 @@ def test_an_upstream_that_drops_mid_stream_is_kept_and_the_client_sees_the_break
 
 
 def test_an_upstream_that_is_down_gives_a_502_shaped_like_openai(
-    make_rig: Callable[..., Rig], tmp_path: Path
+    make_rig: Callable[..., Rig], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with serving(Fake()) as gone:
         pass  # its port is closed now
@@ -210,6 +210,8 @@ def test_an_upstream_that_is_down_gives_a_502_shaped_like_openai(
     error = raised.value.response.json()["error"]
     assert error["code"] == "upstream_unreachable" and error["type"] == "proxy_error"
     assert "could not be reached" in error["message"] and KEY not in error["message"]
+    said = [r.getMessage() for r in caplog.records if r.name == "webapp.proxy.forward"]
+    assert any("could not be reached" in line and "ConnectionRefusedError" in line for line in said)
 
 
 def test_an_upstream_that_does_not_answer_gives_a_504(make_rig: Callable[..., Rig]) -> None:

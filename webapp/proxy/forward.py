@@ -108,9 +108,12 @@ class Limits:
     after which uvicorn (vLLM's server, say) and Node close an idle one, so that the proxy
     does not send a request on a connection the upstream is closing (httpx's default is those
     same 5 s: now and then a request met the close, and its client got a 502)."""
-    idle_connections: int = 100
-    """Idle upstream connections kept at most (httpx keeps 20: with more streams at once,
-    each one past 20 opened a connection and closed it at its end)."""
+    idle_connections: int = 1_000_000
+    """Idle upstream connections kept at most: no bound but their `idle_s`. httpcore 1.0.9
+    closes an idle connection whenever the pool holds more connections than this, busy ones
+    counted (`len` of a list of all of them), even one just given to a request waiting to
+    start: that request then fails (a 502, "reading from the upstream failed"), as httpcore's
+    issue 1110 describes. httpx's 20 made it happen with 21 streams at once."""
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -323,6 +326,13 @@ def in_words(error: httpx.HTTPError) -> str:
         if isinstance(error, kind):
             return f"{text} ({type(error).__name__})"
     return type(error).__name__
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The exception at the bottom of `error`'s chain (an OSError under httpx's, say)."""
+    while (below := error.__cause__ or error.__context__) is not None:
+        error = below
+    return error
 
 
 async def to_the_end(future: asyncio.Future[T]) -> T:
@@ -640,6 +650,8 @@ class Forwarder:
             if isinstance(error.__cause__, ClientGone) or isinstance(error.__context__, ClientGone):
                 return
             message = f"upstream {exchange.upstream!r} could not be reached: {in_words(error)}"
+            root = _root_cause(error)
+            log.warning("%s (%s: %s)", message, type(root).__name__, root)  # no URL: no key
             await answer(send, 502, message, "upstream_unreachable")
             return
         try:
