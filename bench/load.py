@@ -384,6 +384,10 @@ def main() -> int:
             )
         finally:
             server.stop()
+            server.log.seek(0)
+            said = server.log.read().decode("utf-8", "replace").splitlines()
+            for line in [line for line in said if "could not be reached" in line][:5]:
+                print(f"server: {line}")  # the cause of a 502, as the proxy logs it
             if fake is not None:
                 fake[0].terminate()
                 fake[0].wait(timeout=30)

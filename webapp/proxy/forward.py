@@ -43,6 +43,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from webapp.core.words import title_from
 from webapp.proxy.coding import Inflater, inflater_for
+from webapp.proxy.pool import UpstreamTransport
 from webapp.proxy.target import OutsideBase, forwarded_path
 from webapp.storage.capture import Facts, Part
 from webapp.storage.store import ENDINGS
@@ -110,10 +111,9 @@ class Limits:
     same 5 s: now and then a request met the close, and its client got a 502)."""
     idle_connections: int = 1_000_000
     """Idle upstream connections kept at most: no bound but their `idle_s`. httpcore 1.0.9
-    closes an idle connection whenever the pool holds more connections than this, busy ones
-    counted (`len` of a list of all of them), even one just given to a request waiting to
-    start: that request then fails (a 502, "reading from the upstream failed"), as httpcore's
-    issue 1110 describes. httpx's 20 made it happen with 21 streams at once."""
+    closes idle ones whenever the pool holds more connections than this, busy ones counted
+    (`len` of a list of all of them): with httpx's 20, at every pass once 21 streams ran at
+    once (`webapp.proxy.pool` keeps it from closing one promised to a request)."""
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -517,10 +517,9 @@ class Forwarder:
         )
         self.client = httpx.AsyncClient(
             timeout=timeout,
-            limits=pool,
             trust_env=False,
             follow_redirects=False,
-            transport=transport,
+            transport=transport or UpstreamTransport(pool),
         )
         self.writers = ThreadPoolExecutor(limits.writers, thread_name_prefix="streamviz-capture")
         self.twins: TwinSender | None = None
