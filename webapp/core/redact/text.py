@@ -58,7 +58,8 @@ class _Edits:
             self.removed.extend(said)
 
     def result(self) -> str:
-        return splice(self.text, self.spans)
+        # in order: the comment lines' edits come after the blocks', wherever they are
+        return splice(self.text, sorted(self.spans))
 
 
 def _header(line: str) -> tuple[str, str, int, int] | None:
