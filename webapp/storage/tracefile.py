@@ -96,7 +96,8 @@ class _Interner:
                     strings.setdefault(value, len(strings))
                 elif value is not None:
                     raise TypeError("not a text")
-            codes: dict[str | None, int] = {**strings, None: -1}
+            codes: dict[str | None, int] = {None: -1}
+            codes.update(strings.items())
             return array("q", map(codes.__getitem__, values))
         except TypeError:  # another value (unhashable, or not a text): one at a time, in order
             reference = self.reference
