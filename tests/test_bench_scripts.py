@@ -97,7 +97,27 @@ def test_webtrace_script_runs_and_reports_every_goal() -> None:
         "--no-fail",
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    for goal in ("first minutes: worst p95", "first minutes: most RSS", "reopen after a restart"):
+    goals = (
+        "upload via form until its page /",
+        "jumps p95 full",
+        "jumps p95 partial",
+        "jumps p95, worst window",
+        "most RSS sampled during the jumps",
+        "reopen after a restart",
+        "restarted: p95 step",
+    )
+    for goal in goals:
+        line = next(line for line in done.stdout.splitlines() if line.startswith(goal))
+        assert " goal " in line, line
+
+
+def test_webtrace_script_keeps_the_earlier_measure() -> None:
+    done = _run(
+        "webtrace.py", "--chunks", "2000", "--steps", "5", "--early", "2", "--window", "1",
+        "--via", "api", "--interleaved", "--no-restart", "--input", "parallel", "--no-fail",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    for goal in ("upload via api until its page /", "interleaved: worst p95"):
         line = next(line for line in done.stdout.splitlines() if line.startswith(goal))
         assert " goal " in line, line
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.core.test_golden import CORPUS, STREAMS
 from tests.core.test_properties import any_options, any_records
@@ -181,3 +182,42 @@ def test_a_fragments_rule_is_loaded_by_its_name_not_its_row() -> None:
 
     with pytest.raises(TraceFileError, match="no-such-rule"):
         load(_rewritten(dump(trace), unknown))
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                st.none(), st.sampled_from(["a", "b", "", "a\ud800"]), st.integers(0, 3),
+                st.just([1, "a"]), st.just({"x": None}),
+            ),
+            max_size=12,
+        ),
+        max_size=4,
+    )
+)  # fmt: skip
+def test_references_number_values_as_one_at_a_time(columns: list[list[Any]]) -> None:
+    """Columns of texts and None are numbered in C; any other value makes the column go one
+    value at a time; either way the numbers, texts and values are those of `reference`."""
+    fast, slow = tracefile._Interner(), tracefile._Interner()
+    for column in columns:
+        assert fast.references(column) == array("q", [slow.reference(v) for v in column])
+    assert list(fast.strings.items()) == list(slow.strings.items())
+    assert fast.values == slow.values
+
+
+def test_a_column_of_texts_is_not_numbered_value_by_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A million-chunk trace has millions of pieces: one Python call each cost a second of the
+    keeper's thread, holding the GIL beside the pages."""
+    calls: list[object] = []
+    real = tracefile._Interner.reference
+
+    def counted(self: tracefile._Interner, value: Any) -> int:
+        calls.append(value)
+        return real(self, value)
+
+    monkeypatch.setattr(tracefile._Interner, "reference", counted)
+    interner = tracefile._Interner()
+    column = ["abc", None, "de", "abc"] * 1000
+    assert list(interner.references(column)[:5]) == [0, -1, 1, 0, 0]
+    assert calls == []

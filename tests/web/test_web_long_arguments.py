@@ -7,6 +7,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.streamkit import frag, tool_stream
 from webapp.core.assembler import assemble
@@ -14,8 +16,9 @@ from webapp.core.jsoncheck import classify
 from webapp.core.options import Options
 from webapp.web.backend.service import Source, TraceView
 from webapp.web.backend.trace.arguments import LONG, LongText
-from webapp.web.http.text import excerpt
-from webapp.web.views import panels
+from webapp.web.http import text as textmod
+from webapp.web.http.text import clipped_head, excerpt, one_line, one_line_head
+from webapp.web.views import panels, quirks
 
 
 def _arguments(size: int) -> str:
@@ -122,3 +125,38 @@ def test_long_text_offsets() -> None:
             assert text.tail(count, chars) == (so_far[-chars:] if chars else "")
             assert text.head(count, chars) == so_far[:chars]
     assert text.text(len(pieces)) == joined
+
+
+def test_quirk_panel_reads_only_the_head_of_long_arguments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The intended reading shows a call's first `ARGUMENTS_SHOWN` characters on one line:
+    it reads a few of them, not the megabytes of a long call (at a million chunks, 10 MB three
+    times per full page)."""
+    text = _arguments(300_000)
+    view = _view(_split(text, 3))
+    contract = view.trace.contract
+    assert contract is not None and contract.intended is not None
+    assert len(contract.intended.calls[0].arguments) > 300_000
+    expected = clipped_head(one_line(text), quirks.ARGUMENTS_SHOWN).head + "…"
+    read: list[int] = []
+    real = textmod._LINE_BREAKING
+
+    class Spy:
+        def sub(self, new: str, value: str) -> str:
+            read.append(len(value))
+            return real.sub(new, value)
+
+    monkeypatch.setattr(textmod, "_LINE_BREAKING", Spy())
+    shown = quirks.reading(contract)
+    assert shown.calls
+    assert shown.calls[0].arguments == expected
+    assert read and max(read) <= 8 * quirks.ARGUMENTS_SHOWN
+
+
+@given(st.text(alphabet=" \n\tab\x00\ud800é", max_size=80), st.integers(0, 30))
+def test_one_line_head_is_the_head_of_one_line(text: str, limit: int) -> None:
+    whole = clipped_head(one_line(text), limit)
+    head = one_line_head(text, limit)
+    assert head.head == whole.head
+    assert bool(head.hidden) == bool(whole.hidden)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,6 +13,7 @@ import webapp.web.backend.service
 from tests.web.webkit import HX
 from webapp.settings import Settings
 from webapp.web.app import create_app
+from webapp.web.backend.trace import overview
 from webapp.web.backend.trace.overview import MAX_COLUMNS
 
 CHUNKS = 100_000
@@ -67,3 +69,30 @@ def test_a_long_stream_is_assembled_once_and_steps_cheaply(
         # neither was assembled again: the long one's view and the small one's were kept from
         # their uploads (re-assembling the long one would take seconds)
         assert calls == [1]
+
+
+def test_a_full_page_draws_only_its_current_overview_column_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The strip's columns are the same on every page of a view but for the current one: a
+    view keeps them as drawn, so a jump to a shared step link draws one column, not 300."""
+    drawn: list[int] = []
+    real = overview._cell
+
+    def counted(bucket: overview.Bucket, *args: Any) -> overview.Cell:
+        drawn.append(bucket.first)
+        return real(bucket, *args)
+
+    monkeypatch.setattr(overview, "_cell", counted)
+    settings = Settings(db=str(tmp_path / "long.sqlite3"), max_bytes=50_000_000)
+    with TestClient(create_app(settings)) as client:
+        stream_id = client.post("/api/streams", json={"text": long_stream(3_000)}).json()["id"]
+        pages = {}
+        for step in (10, 1_500, 2_990, 10):
+            drawn.clear()
+            pages.setdefault(step, []).append(client.get(f"/s/{stream_id}?step={step}").text)
+            assert len(drawn) == (MAX_COLUMNS + 1 if step == 10 and len(pages) == 1 else 1)
+        assert pages[10][0] == pages[10][1]
+        monkeypatch.setattr(overview, "_cell", real)
+        client.app.state.service.cache.discard(lambda key: True)  # type: ignore[attr-defined]
+        assert client.get(f"/s/{stream_id}?step=1500").text == pages[1_500][0]

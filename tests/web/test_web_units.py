@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import threading
+from urllib.parse import urlencode
 
 import pytest
 from starlette.datastructures import QueryParams
@@ -14,6 +15,7 @@ from webapp.cli.palette import RULE_COLOURS
 from webapp.core.options import Options
 from webapp.core.rules import RULE_NAMES
 from webapp.web.backend.memory.cache import Memo
+from webapp.web.http import links as links_module
 from webapp.web.http.links import Links
 from webapp.web.http.palette import RULES_CSS
 from webapp.web.http.query import BadQuery, parse_options
@@ -103,6 +105,32 @@ def test_query_parsing_and_canonical_links() -> None:
     for bad in ("policy=x", "path=y", "choice=1.5", "choice=%EF%BC%91"):
         with pytest.raises(BadQuery):
             parse_options(QueryParams(bad))
+
+
+def test_step_links_encode_their_view_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full page links to some 400 steps (the overview's columns, the timeline's rows): the
+    view's query is encoded once for them all, and each URL is the one urlencode would give."""
+    calls: list[object] = []
+
+    def counted(query: object) -> str:
+        calls.append(query)
+        return urlencode(query)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(links_module, "urlencode", counted)
+    views = [
+        Links("abc", Options("exact-key", "server-tools", ("a b", "c&d"), 2), 3, "E1", 40, True),
+        Links("example:tour", Options()),
+        Links("abc", Options(), embed=True),
+    ]
+    for links in views:
+        for step in (0, 7, 1_000_000):
+            query = {"step": step, **links._view_query()}
+            assert links.step(step) == f"{links.base}?{urlencode(query)}"
+    calls.clear()
+    for links in views:
+        for step in range(400):
+            links.step(step)
+    assert len(calls) <= len(views)
 
 
 def test_every_rule_has_its_palette_colour_in_the_stylesheet() -> None:

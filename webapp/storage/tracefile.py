@@ -89,8 +89,19 @@ class _Interner:
         return -1 - len(self.values)
 
     def references(self, values: list[Any]) -> array[int]:
-        reference = self.reference
-        return array("q", [reference(value) for value in values])
+        strings = self.strings
+        try:  # texts and None only, the usual column: numbered and looked up in C
+            for value in dict.fromkeys(values):
+                if type(value) is str:
+                    strings.setdefault(value, len(strings))
+                elif value is not None:
+                    raise TypeError("not a text")
+            codes: dict[str | None, int] = {None: -1}
+            codes.update(strings.items())
+            return array("q", map(codes.__getitem__, values))
+        except TypeError:  # another value (unhashable, or not a text): one at a time, in order
+            reference = self.reference
+            return array("q", [reference(value) for value in values])
 
 
 def dump(trace: Trace) -> bytes:

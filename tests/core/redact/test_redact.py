@@ -340,3 +340,18 @@ def test_a_kept_request_body_loses_its_keys_and_no_other_byte() -> None:
     assert masked.startswith(b'\xff\xfe{"api_key": "[redacted]", "x": "sk-')
     assert masked.endswith(b'"}\x80') and b"A" * 20 not in masked
     assert len(masked) == len(body) - len("k-1234") + len("[redacted]")
+
+
+def test_a_comment_line_before_a_header_block_is_redacted_in_place() -> None:
+    """The comment lines' edits are made after the blocks' but spliced in order: a secret in an
+    SSE comment above a `> Authorization:` line was left in, and the text garbled."""
+    data = 'data: {"choices":[]}\n\n'
+    text = (
+        f"{data}: api_key=abcdefghijklmnopqrstuvwx\n\n{data}> GET /v1 HTTP/1.1\n"
+        f"> Authorization: Bearer abcdefghijklmnopqrstuvwx\n{data}"
+    )
+    done = redact(text)
+    assert done.text == (
+        f"{data}: api_key=[redacted]\n\n{data}> GET /v1 HTTP/1.1\n"
+        f"> Authorization: [redacted]\n{data}"
+    )

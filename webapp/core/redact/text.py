@@ -18,8 +18,8 @@ import re
 from webapp.core.readers.http import PROMPT, quote_after
 from webapp.core.redact.copies import splice
 from webapp.core.redact.rules import (
-    COMMENT_LINE,
     REDACTED,
+    comment_lines,
     redact_comment,
     redact_json_members,
     redact_pairs,
@@ -39,6 +39,10 @@ _OPENERS = rf"[<>*](?: |$)|HTTP/\d|[A-Z]+ \S+ HTTP/\d|{_COMMAND_AT}"
 _OPENER = re.compile(rf"(?m)^(?:{_OPENERS})")
 _HEAD_OPENER = re.compile(rf"(?m)^(?:{_OPENERS}|{_NAME}:)")
 """In the head, a header line also opens a block (headers pasted without a status line)."""
+_MAY_OPEN = re.compile(r"\n(?!data: |data:\{|\r?\n)")
+"""A line break before a line that may open a block: a stream's data lines (`data: ...`,
+`data:{...}`) and blank lines never match `_OPENER` (not even as a prompt: `data:` is
+followed by no `$#%>`), and a body is mostly those."""
 _BODY_START = re.compile(r"(?m)^(?:data:|[ \t]*[{\[]|ChatCompletionChunk\()")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _BRACKETED = re.compile(rf"\[(?P<name>{_NAME}): (?P<value>[^\]\r\n]*)\]")
@@ -58,7 +62,8 @@ class _Edits:
             self.removed.extend(said)
 
     def result(self) -> str:
-        return splice(self.text, self.spans)
+        # in order: the comment lines' edits come after the blocks', wherever they are
+        return splice(self.text, sorted(self.spans))
 
 
 def _header(line: str) -> tuple[str, str, int, int] | None:
@@ -84,8 +89,7 @@ def redact_text(text: str) -> tuple[str, list[str]]:
     pos, number, counted = 0, 1, 0
     while True:
         in_head = pos < head_end
-        opener, end = (_HEAD_OPENER, head_end) if in_head else (_OPENER, len(text))
-        match = opener.search(text, pos, end)
+        match = _HEAD_OPENER.search(text, pos, head_end) if in_head else _next_opener(text, pos)
         if in_head:  # the head's other lines (a comment, a note) may hold a URL with a key
             loose_end = head_end if match is None else match.start()
             _loose(text, pos, loose_end, number + text.count("\n", counted, pos), edits)
@@ -104,6 +108,20 @@ def redact_text(text: str) -> tuple[str, list[str]]:
         counted = pos
     _comments(text, edits)
     return edits.result(), edits.removed
+
+
+def _next_opener(text: str, pos: int) -> re.Match[str] | None:
+    """`_OPENER.search(text, pos)`, tried only at the starts of lines that may open a block
+    (`_MAY_OPEN`) instead of at every character of a long body."""
+    if pos == 0 or text[pos - 1] == "\n":
+        match = _OPENER.match(text, pos)
+        if match is not None:
+            return match
+    for line in _MAY_OPEN.finditer(text, pos):
+        match = _OPENER.match(text, line.end())
+        if match is not None:
+            return match
+    return None
 
 
 def _loose(text: str, pos: int, end: int, number: int, edits: _Edits) -> None:
@@ -128,11 +146,10 @@ def _comments(text: str, edits: _Edits) -> None:
         return
     edited = {start for start, _, _ in edits.spans}
     number, counted = 1, 0
-    for match in COMMENT_LINE.finditer(text):
-        start, end = match.span()
+    for start, end in comment_lines(text):
         if start in edited:
             continue
-        new, said, _ = redact_comment(match.group(0))
+        new, said, _ = redact_comment(text[start:end])
         if said:
             number += text.count("\n", counted, start)
             counted = start

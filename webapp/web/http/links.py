@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from urllib.parse import urlencode
 
 from webapp.core.options import Options
@@ -35,6 +36,8 @@ PLAY_RUN = "/play/run"
 
 
 EDITED_ON_PAGE = ("server_tools", "choice")
+STEP_PARTS_KEPT = 64
+"""Views whose step URLs' parts are kept (`_step_parts`): the pages being rendered."""
 """The options the timeline page's own form edits; the form keeps the rest as hidden fields."""
 
 
@@ -138,8 +141,10 @@ class Links:
         return f"{path}?{urlencode(items)}"
 
     def step(self, step: int) -> str:
-        """The timeline page at `step`."""
-        return self._with(self.base, {"step": step})
+        """The timeline page at `step` (the same URL `_with` would build, its parts made once
+        per view: a full page links to some 400 steps)."""
+        before, after = _step_parts(self)
+        return f"{before}{int(step)}{after}"
 
     def quirks(self, step: int) -> str:
         """The timeline page at `step`, scrolled to its quirk panel."""
@@ -419,3 +424,10 @@ def diff_api(a: str, b: str, har_a: int | None = None, har_b: int | None = None,
              ids: str = "auto") -> str:  # fmt: skip
     """The diff as JSON: what `streamviz diff --format json` prints."""
     return f"{DIFF_API}?{_diff_query(a, b, har_a, har_b, ids)}"
+
+
+@lru_cache(maxsize=STEP_PARTS_KEPT)
+def _step_parts(links: Links) -> tuple[str, str]:
+    """What comes before and after the step's number in `links.step(N)`."""
+    view = urlencode(links._view_query())
+    return f"{links.base}?step=", f"&{view}" if view else ""

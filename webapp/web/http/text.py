@@ -53,6 +53,21 @@ def one_line(text: str) -> str:
     return " ".join(_LINE_BREAKING.sub(" ", printable(text)).split())
 
 
+def one_line_head(text: str, limit: int) -> Clipped:
+    """`clipped_head(one_line(text), limit)` reading only as much of `text` as it takes (a
+    call's arguments can be megabytes; its first few hundred characters are shown). What was
+    left out is counted as 1 when more follows the head, its length not being known."""
+    size = 2 * limit + 64
+    while True:
+        # one_line of a prefix is a prefix of one_line of the whole (a cut word is cut short)
+        line = one_line(text[:size])
+        if size >= len(text):
+            return clipped_head(line, limit)
+        if len(line) > limit:
+            return Clipped(line[:limit], 1)
+        size *= 4
+
+
 def tally(items: Iterable[str]) -> tuple[str, ...]:
     """Repeated items once each, in first-seen order, with a count ("x 3") when repeated."""
     counts: dict[str, int] = {}

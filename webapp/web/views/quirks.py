@@ -19,7 +19,7 @@ from webapp.core.contract.quirks import CLAUSES
 from webapp.core.contract.wire import STEPS_KEPT
 from webapp.core.words import count, number
 from webapp.web.http.links import Links
-from webapp.web.http.text import clipped_head, literal, one_line
+from webapp.web.http.text import clipped_head, literal, one_line, one_line_head
 
 STEPS_SHOWN = 6
 """An instance's first steps shown as links; the rest are counted."""
@@ -250,7 +250,7 @@ def reading(contract: Contract) -> Reading:
 
 
 def _arguments(text: str) -> str:
-    cut = clipped_head(one_line(text), ARGUMENTS_SHOWN)
+    cut = one_line_head(text, ARGUMENTS_SHOWN)
     return (cut.head + "…" if cut.hidden else cut.head) or "(no arguments)"
 
 

@@ -109,19 +109,38 @@ def strip(
     links: Links,
     step: int,
     quirks: Sequence[tuple[str, ...]] = (),
+    drawn: dict[Links, tuple[Cell, ...]] | None = None,
 ) -> Strip:
     """The columns drawn for the page at `step` (O(columns)); `quirks` are the provider's quirk
-    codes in each column (`QuirkMarks.in_columns`), marked apart from the anomalies."""
-    cells = tuple(
-        _cell(bucket, links, bucket.first <= step <= bucket.last,
-              quirks[at] if at < len(quirks) else ())
-        for at, bucket in enumerate(found)
-    )  # fmt: skip
+    codes in each column (`QuirkMarks.in_columns`), marked apart from the anomalies. `drawn`
+    keeps the columns drawn under each `links` with none current (a view's, `TraceView.strips`):
+    every page of the view then draws only its current column again."""
+
+    def quirks_at(at: int) -> tuple[str, ...]:
+        return quirks[at] if at < len(quirks) else ()
+
+    cells = drawn.get(links) if drawn is not None else None
+    if cells is None:
+        cells = tuple(_cell(bucket, links, False, quirks_at(at)) for at, bucket in enumerate(found))
+        if drawn is not None:
+            if len(drawn) >= DRAWN_KEPT:
+                drawn.clear()
+            drawn[links] = cells
+    current = [at for at, bucket in enumerate(found) if bucket.first <= step <= bucket.last]
+    if current:
+        shown = list(cells)
+        for at in current:
+            shown[at] = _cell(found[at], links, True, quirks_at(at))
+        cells = tuple(shown)
     if not found or steps <= len(found):
         per = "one column per step"
     else:
         per = f"one column per ~{number(-(-steps // len(found)))} steps"
     return Strip(cells, steps, per)
+
+
+DRAWN_KEPT = 8
+"""Links a view keeps its drawn columns for (the options and filters being looked at)."""
 
 
 def _cell(bucket: Bucket, links: Links, current: bool, quirks: tuple[str, ...] = ()) -> Cell:

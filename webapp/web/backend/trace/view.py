@@ -24,8 +24,9 @@ from webapp.storage import StreamInfo
 from webapp.web.backend.trace import stored
 from webapp.web.backend.trace.anomaly_groups import Group, groups
 from webapp.web.backend.trace.arguments import LONG, LongText
-from webapp.web.backend.trace.overview import Bucket, QuirkMarks, buckets, quirk_marks
+from webapp.web.backend.trace.overview import Bucket, Cell, QuirkMarks, buckets, quirk_marks
 from webapp.web.backend.trace.runs import Runs, find_runs
+from webapp.web.http.links import Links
 
 VIEW_BASE = 16_000
 TRACE_PER_STEP = 120
@@ -80,6 +81,8 @@ class TraceView:
     """A step's record, read again from the stream's bytes (None past the records)."""
     texts: dict[int, LongText] = field(default_factory=dict)
     """Blocks' texts with their offsets and parse marks, by `id(block)`, made on first use."""
+    strips: dict[Links, tuple[Cell, ...]] = field(default_factory=dict)
+    """The overview's columns as drawn under some links, none current (`overview.strip`)."""
 
     @classmethod
     def build(

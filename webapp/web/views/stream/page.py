@@ -248,7 +248,8 @@ def _around(
     # a provider's quirks are judged on the whole stream (a call cut short, no finish_reason):
     # while it is live they would be about its end, which has not come
     marked = () if live.live else view.quirks.in_columns
-    overview = strip(columns, len(view.trace.steps), links, step, marked)
+    drawn = None if live.live or live.seen is not None else view.strips  # an ended stream's
+    overview = strip(columns, len(view.trace.steps), links, step, marked, drawn)
     running = None if live.live else minimiser_of(request).jobs.running_for(view.source.info.id)
     return Around(
         options=view.options,
