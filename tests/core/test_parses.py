@@ -32,10 +32,10 @@ json_ish = st.text(alphabet='{}[]":,.-+eE0123456789 \\udcDCabfn\ttrule', max_siz
 @example("[1] 1e400")
 @example('"\\ud800" x')
 @example('x "\\ud800"')  # plain syntax first: neither takes it, whatever comes after
-@example('[1,] [1e400]')
+@example("[1,] [1e400]")
 @example('{"a" 1, "b": "\\udc00"}')
 @example('"\x01\\ud800"')
-@example('01 [1e400]')
+@example("01 [1e400]")
 def test_parses_agrees_with_loads(text: str) -> None:
     assert parses(text) is _loads_takes(text)
     complete = classify(text).state == "complete"
