@@ -353,13 +353,16 @@ def main() -> int:
         "--proxy-streams", type=int, default=0, help="streams kept going through the proxy"
     )
     parser.add_argument("--proxy-chunks", type=int, default=2000, help="chunks per such stream")
+    parser.add_argument(
+        "--package", type=Path, default=ROOT, help="serve the package found here (another checkout)"
+    )
     args = parser.parse_args()
     fake = start_fake() if args.proxy_streams else None
     with throwaway_store(args.store, args.db) as db:
         extra = [] if args.max_uploads is None else ["--max-uploads", str(args.max_uploads)]
         if fake is not None:
             extra += ["--upstream", f"http://{HOST}:{fake[1]}"]
-        server = Server(db, workers=args.workers, extra=extra)
+        server = Server(db, workers=args.workers, extra=extra, package=args.package.resolve())
         try:
             server.start()
         except RuntimeError as error:
@@ -388,6 +391,9 @@ def main() -> int:
             said = server.log.read().decode("utf-8", "replace").splitlines()
             for line in [line for line in said if "could not be reached" in line][:5]:
                 print(f"server: {line}")  # the cause of a 502, as the proxy logs it
+            again = sum(1 for line in said if "sent again on a new one" in line)
+            if again:
+                print(f"server: {again} request(s) sent again (a kept connection closed)")
             if fake is not None:
                 fake[0].terminate()
                 fake[0].wait(timeout=30)

@@ -328,6 +328,27 @@ def in_words(error: httpx.HTTPError) -> str:
     return type(error).__name__
 
 
+class _Connects:
+    """Whether a request made a new connection (httpcore's `trace` extension): if not, it was
+    sent on a kept one."""
+
+    def __init__(self) -> None:
+        self.new = False
+
+    async def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event.startswith("connection.connect_tcp"):
+            self.new = True
+
+
+def _closed_while_idle(error: httpx.HTTPError) -> bool:
+    """Whether the error is a kept connection's that the upstream had closed: the request met
+    a reset or a broken pipe, or the connection ended before any byte of a response."""
+    root = _root_cause(error)
+    if isinstance(root, ConnectionResetError | BrokenPipeError):
+        return True
+    return isinstance(error, httpx.RemoteProtocolError) and "without sending" in str(error)
+
+
 def _root_cause(error: BaseException) -> BaseException:
     """The exception at the bottom of `error`'s chain (an OSError under httpx's, say)."""
     while (below := error.__cause__ or error.__context__) is not None:
@@ -638,7 +659,7 @@ class Forwarder:
         exchange.started = time.perf_counter()
         exchange.sent = datetime.now(UTC).isoformat(timespec="microseconds")
         try:
-            response = await self.client.send(request, stream=True)
+            response = await self._sent(exchange, request)
         except ClientGone:
             return
         except httpx.TimeoutException as error:
@@ -658,6 +679,29 @@ class Forwarder:
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()
+
+    async def _sent(self, exchange: Exchange, request: httpx.Request) -> httpx.Response:
+        """The upstream's response to `request`; sent once more, on a new connection, when a
+        kept one turned out to be closed by the upstream before anything of the response came
+        (`_closed_while_idle`): an upstream closes an idle connection some seconds after it
+        wrote a response (uvicorn and Node after 5 s), which may be before the proxy, reading
+        that response slowly out of the sockets' buffers for a slow client, has given the
+        connection back. Only a request whose body was read whole and kept is sent again."""
+        connected = _Connects()
+        request.extensions["trace"] = connected.trace
+        try:
+            return await self.client.send(request, stream=True)
+        except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as error:
+            whole = exchange.body_done.is_set() and not exchange.overflow
+            if connected.new or not whole or not _closed_while_idle(error):
+                raise
+            root = _root_cause(error)
+            log.warning("upstream %r had closed a kept connection (%s): the request was sent "
+                        "again on a new one", exchange.upstream, type(root).__name__)  # fmt: skip
+        again = self.client.build_request(
+            exchange.method, exchange.url, headers=exchange.headers, content=bytes(exchange.kept)
+        )
+        return await self.client.send(again, stream=True)
 
     async def _respond(self, exchange: Exchange, response: httpx.Response, send: Send) -> None:
         headers_ms = exchange.since()
