@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 
 from tests.capture.conftest import KEY, Rig
 from tests.capture.test_proxy import WAIT, wait_for
 from webapp.core.options import Options
+from webapp.settings import Settings
 from webapp.storage import open_storage
-from webapp.storage.capture import Captures
-from webapp.web.backend.service import STORE_FROM
+from webapp.storage.capture import Captures, Facts
+from webapp.storage.search import Search
+from webapp.web.backend.library.indexing import index_ended
+from webapp.web.backend.service import STORE_FROM, Service
 from webapp.web.backend.trace import stored
 
 
@@ -73,3 +77,16 @@ def test_an_ended_capture_is_found_by_what_it_holds_and_keeps_no_view(
         wait_for(lambda: storage.artefact(stream_id, key, kind) is not None, "its page's view kept")
     finally:
         storage.close()
+
+
+def test_a_capture_deleted_before_its_index_is_left_alone(tmp_path: Path) -> None:
+    service = Service(Settings(db=str(tmp_path / "s.sqlite3")))
+    try:
+        info = Captures(service.storage).start(
+            Facts("default", "POST", "/v1/chat/completions", 200), title="t", format="sse"
+        )
+        service.storage.delete(info.id)
+        index_ended(service, info.id)  # the background's work, after the delete: no error
+        assert Search(service.storage).unindexed(10) == []
+    finally:
+        service.close()

@@ -82,8 +82,12 @@ def index_ended(service: Service, stream_id: str) -> None:
     """Index a capture that has just ended from its trace alone (`Service.assembled`): nothing
     cached, no view made nor kept. Most captures are never opened, and at team scale making
     and keeping each one's view was two thirds of the proxy's CPU (bench/README.md)."""
-    _index(service, stream_id, None, light=True)
-    if service.info(stream_id).size >= LIGHT_BELOW:
+    try:
+        _index(service, stream_id, None, light=True)
+        large = service.info(stream_id).size >= LIGHT_BELOW
+    except NotFound:  # deleted since it ended: nothing to index
+        return
+    if large:
         tuning.trim()  # a large capture's reading and trace freed, in no request's scope
 
 
