@@ -3,36 +3,21 @@
 from __future__ import annotations
 
 import base64
-import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.capture.aisdk import run_ai_sdk
 from tests.capture.conftest import KEY, Rig
 from tests.capture.fake import corpus_pieces
 from tests.capture.test_proxy import ended, raw
-from webapp.lenses.runner import NODE_DIR
-
-SCRIPT = Path(__file__).with_name("vercel.mjs")
 
 
 def test_the_vercel_ai_sdk_gets_its_calls_and_the_bytes_the_fake_sent(rig: Rig) -> None:
-    node = shutil.which("node")
-    if node is None or not (NODE_DIR / "node_modules" / "ai").is_dir():
-        pytest.fail("the Vercel AI SDK test needs Node.js and `make clients` (webapp/lenses/node)")
     pieces = corpus_pieces("interleaved-parallel-calls.sse")
     rig.fake.script = pieces
-    env = {**os.environ, "BASE_URL": rig.proxy, "API_KEY": KEY}
-    done = subprocess.run(
-        [node, "--input-type=module", "-"], input=SCRIPT.read_bytes(), cwd=NODE_DIR, env=env,
-        capture_output=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr.decode()
-    found = json.loads(done.stdout)
+    found = run_ai_sdk(rig.proxy, KEY)
     assert found["errors"] == []
     assert [call["name"] for call in found["calls"]] == ["get_weather", "get_time"]
     assert base64.b64decode(found["received"]) == b"".join(pieces)
@@ -62,22 +47,13 @@ def test_the_vercel_ai_sdk_reads_real_recordings_and_the_capture_holds_what_it_g
 ) -> None:
     """Stored bytes are received bytes for the AI SDK's own fetch too, on real recordings cut
     in events or small pieces, at several pacings (issue 31)."""
-    node = shutil.which("node")
-    if node is None or not (NODE_DIR / "node_modules" / "ai").is_dir():
-        pytest.fail("the Vercel AI SDK test needs Node.js and `make clients` (webapp/lenses/node)")
     data = (REAL / name).read_bytes()
     rig.fake.script = (
         [data[at : at + size] for at in range(0, len(data), size)] if size
         else corpus_pieces(f"real/{name}")
     )  # fmt: skip
     rig.fake.pause_s = pause
-    env = {**os.environ, "BASE_URL": rig.proxy, "API_KEY": KEY}
-    done = subprocess.run(
-        [node, "--input-type=module", "-"], input=SCRIPT.read_bytes(), cwd=NODE_DIR, env=env,
-        capture_output=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr.decode()
-    found = json.loads(done.stdout)
+    found = run_ai_sdk(rig.proxy, KEY)
     received = base64.b64decode(found["received"])
     assert received == data
     capture = ended(rig, found["streamId"])

@@ -9,10 +9,7 @@ import asyncio
 import base64
 import itertools
 import json
-import os
-import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +17,17 @@ import httpx
 import openai
 import pytest
 
+from tests.capture.aisdk import run_ai_sdk
 from tests.capture.conftest import KEY, Client, Rig
 from tests.capture.fake import corpus_pieces
 from tests.capture.test_proxy import MESSAGES, TOOLS, ended, raw
 from webapp.examples import EXAMPLES
-from webapp.lenses.runner import NODE_DIR
 from webapp.proxy.replay import ReplayRoutes, Unavailable
 from webapp.settings import Settings
 from webapp.triage.replay import NoTwin, Paced
 from webapp.web.backend.service import Service
 from webapp.web.routes.replay import StoredReplays
 
-SCRIPT = Path(__file__).with_name("vercel.mjs")
 FAST = {"streamviz-replay-speed": "0"}
 
 
@@ -141,17 +137,8 @@ def test_the_replay_keeps_the_hosts_and_the_sites_rules(rig: Rig) -> None:
 
 
 def test_the_vercel_ai_sdk_reads_its_calls_from_the_replay(rig: Rig) -> None:
-    node = shutil.which("node")
-    if node is None or not (NODE_DIR / "node_modules" / "ai").is_dir():
-        pytest.fail("the Vercel AI SDK test needs Node.js and `make clients` (webapp/lenses/node)")
     stream_id, data = captured(rig, "interleaved-parallel-calls.sse")
-    env = {**os.environ, "BASE_URL": replayed(rig, stream_id), "API_KEY": "unused"}
-    done = subprocess.run(
-        [node, "--input-type=module", "-"], input=SCRIPT.read_bytes(), cwd=NODE_DIR, env=env,
-        capture_output=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr.decode()
-    found = json.loads(done.stdout)
+    found = run_ai_sdk(replayed(rig, stream_id))
     assert found["errors"] == []
     assert found["streamId"] == stream_id
     assert [(c["name"], c["input"]) for c in found["calls"]] == [
@@ -280,19 +267,11 @@ def test_a_capture_cut_short_is_replayed_as_it_came_and_has_no_twin(
 
 
 def test_the_vercel_ai_sdks_generate_text_reads_the_twin_or_the_409(rig: Rig) -> None:
-    node = shutil.which("node")
-    if node is None or not (NODE_DIR / "node_modules" / "ai").is_dir():
-        pytest.fail("the Vercel AI SDK test needs Node.js and `make clients` (webapp/lenses/node)")
-    script = Path(__file__).with_name("vercel_generate.mjs").read_bytes()
-    found = {}
-    for key in ("interleaved", "ambiguous"):
-        env = {**os.environ, "BASE_URL": replayed(rig, f"example:{key}")}
-        done = subprocess.run(
-            [node, "--input-type=module", "-"], input=script, cwd=NODE_DIR, env=env,
-            capture_output=True, timeout=120,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr.decode()
-        found[key] = json.loads(done.stdout)
+    script = Path(__file__).with_name("vercel_generate.mjs")
+    found = {
+        key: run_ai_sdk(replayed(rig, f"example:{key}"), script=script)
+        for key in ("interleaved", "ambiguous")
+    }
     assert found["interleaved"]["error"] is None
     assert [(c["id"], c["name"], c["input"]) for c in found["interleaved"]["calls"]] == [
         ("call_w1", "get_weather", {"city": "Paris"}),
