@@ -13,7 +13,7 @@ import struct
 import threading
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import httpcore
 import httpx
@@ -21,7 +21,7 @@ import pytest
 from httpcore._async.connection_pool import AsyncPoolRequest
 
 from tests.capture.fake import Fake, corpus_pieces, serving
-from webapp.proxy.pool import PromiseKeepingPool
+from webapp.proxy.pool import PromiseKeepingPool, UpstreamTransport
 from webapp.settings import Settings
 from webapp.web.app import create_app
 
@@ -120,3 +120,82 @@ def test_a_kept_connection_the_upstream_closed_is_tried_again_once(
     if reset_at == 2:  # the second request twice, the second time on a new connection
         assert [number for number, _ in handler.seen] == [1, 1, 2]  # type: ignore[attr-defined]
         assert handler.seen[1][1] == handler.seen[2][1] == b'{"n":1}'  # type: ignore[attr-defined]
+
+
+class _Answering(socketserver.BaseRequestHandler):
+    """An upstream on raw sockets: answers each request on a connection with `answer`, head and
+    body in one write (as a fast upstream's chunks come: many in one read)."""
+
+    answer = b""
+    connections = 0
+
+    def handle(self) -> None:
+        type(self).connections += 1
+        buffer = b""
+        while True:
+            while b"\r\n\r\n" not in buffer:
+                data = self.request.recv(65536)
+                if not data:
+                    return
+                buffer += data
+            _, _, buffer = buffer.partition(b"\r\n\r\n")  # the requests here have no body
+            self.request.sendall(self.answer)
+
+
+def _chunked(pieces: list[bytes], end: bytes = b"0\r\n\r\n") -> bytes:
+    body = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + end
+    return b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + body
+
+
+async def _read(transport: httpx.AsyncBaseTransport, url: str, times: int) -> list[Any]:
+    """Each answer's pieces as `aiter_raw` hands them on, or the error that ended it."""
+    got: list[Any] = []
+    async with httpx.AsyncClient(transport=transport) as client:
+        for _ in range(times):
+            pieces: list[Any] = []
+            try:
+                async with client.stream("GET", url) as response:
+                    async for piece in response.aiter_raw():
+                        pieces.append(piece)
+            except httpx.HTTPError as error:
+                pieces.append(type(error))
+            got.append(pieces)
+    return got
+
+
+def _through(transport: httpx.AsyncBaseTransport, answer: bytes, times: int = 1) -> list[Any]:
+    handler = type("Handler", (_Answering,), {"answer": answer, "connections": 0})
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler) as upstream:
+        threading.Thread(target=upstream.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{upstream.server_address[1]}/"
+        try:
+            got = asyncio.run(_read(transport, url, times))
+        finally:
+            upstream.shutdown()
+    return [handler.connections, *got]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("upstream_transport", [False, True])
+def test_the_chunks_of_one_read_come_as_one_piece(upstream_transport: bool) -> None:
+    """httpx hands on a chunk at a time; the proxy's transport the chunks of a read, joined:
+    the same bytes, on the same kept connection."""
+    events = [b'data: {"n": %d}\n\n' % n for n in range(40)]
+    transport = (
+        UpstreamTransport(httpx.Limits()) if upstream_transport else httpx.AsyncHTTPTransport()
+    )
+    connections, *answers = _through(transport, _chunked(events), times=2)
+    assert connections == 1
+    for pieces in answers:
+        assert b"".join(pieces) == b"".join(events)
+        assert (len(pieces) < len(events)) is upstream_transport
+
+
+@pytest.mark.parametrize("upstream_transport", [False, True])
+def test_a_broken_chunk_ends_the_body_after_the_chunks_before_it(upstream_transport: bool) -> None:
+    events = [b"data: %d\n\n" % n for n in range(3)]
+    transport = (
+        UpstreamTransport(httpx.Limits()) if upstream_transport else httpx.AsyncHTTPTransport()
+    )
+    _, pieces = _through(transport, _chunked(events, end=b"zz\r\nnot a chunk\r\n"))
+    assert b"".join(pieces[:-1]) == b"".join(events)
+    assert pieces[-1] is httpx.RemoteProtocolError
