@@ -27,7 +27,15 @@ from typing import Any
 import h11
 import httpcore
 import httpx
+from h11._readers import ChunkedReader
 from httpcore._async.http11 import AsyncHTTP11Connection
+
+from webapp.proxy.chunked import Dechunker
+
+_UNREAD = ChunkedReader().__dict__
+"""A chunked body's reader in h11 that has read nothing of it yet."""
+_CUT = "peer closed connection without sending complete message body (incomplete chunked read)"
+"""h11's words."""
 
 
 class PromiseKeepingPool(httpcore.AsyncConnectionPool):
@@ -64,14 +72,20 @@ class PromiseKeepingPool(httpcore.AsyncConnectionPool):
 
 
 class JoinedChunks(AsyncHTTP11Connection):
-    """httpcore's HTTP/1.1 connection, its body handed on a read at a time (every chunk h11
-    holds after the read, joined), not a chunk at a time."""
+    """httpcore's HTTP/1.1 connection, its body handed on a read at a time, not a chunk at a
+    time: a chunked body decoded by a `Dechunker` (h11 reads the trailer section and ends the
+    response), any other joined from h11's events."""
 
     async def _receive_response_body(self, request: httpcore.Request) -> AsyncIterator[bytes]:
         timeouts = request.extensions.get("timeout", {})
         timeout = timeouts.get("read", None)
         h11_state = self._h11_state
-        while True:
+        reader = getattr(h11_state, "_reader", None)
+        unread = isinstance(reader, ChunkedReader) and reader.__dict__ == _UNREAD
+        if unread and not h11_state.trailing_data[1]:  # (h11 has not seen the end yet)
+            async for piece in self._dechunked(timeout):
+                yield piece
+        while True:  # the rest of a body, all of one not chunked: h11's events, joined
             event = await self._receive_event(timeout=timeout)
             if not isinstance(event, h11.Data):  # the end of the body (EndOfMessage, PAUSED)
                 return
@@ -85,6 +99,29 @@ class JoinedChunks(AsyncHTTP11Connection):
             yield bytes(pieces[0]) if len(pieces) == 1 else b"".join(pieces)
             if after is not h11.NEED_DATA:
                 return
+
+    async def _dechunked(self, timeout: float | None) -> AsyncIterator[bytes]:
+        """A chunked body's data up to its last chunk's line, taken from h11's buffer and then
+        the network; then h11 is given that line and what came after it (the trailer)."""
+        h11_state = self._h11_state
+        dechunker = Dechunker(self.MAX_INCOMPLETE_EVENT_SIZE)
+        data, closed = h11_state.trailing_data[0], False
+        h11_state._receive_buffer = type(h11_state._receive_buffer)()
+        while True:
+            piece = dechunker.feed(data)
+            if piece:
+                yield piece
+            if dechunker.error:
+                raise httpcore.RemoteProtocolError(dechunker.error)
+            if dechunker.rest is not None:
+                h11_state.receive_data(b"0\r\n" + dechunker.rest)
+                if closed:
+                    h11_state.receive_data(b"")
+                return
+            if closed:
+                raise httpcore.RemoteProtocolError(_CUT)
+            data = await self._network_stream.read(self.READ_NUM_BYTES, timeout=timeout)
+            closed = not data
 
 
 class UpstreamConnection(httpcore.AsyncHTTPConnection):
