@@ -113,6 +113,20 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return total / TICKS, _ticks(Path(f"/proc/{pid}/task/{pid}/stat")) / TICKS
 
 
+def settled_cpu(pid: int, most_s: float = 120.0) -> tuple[float, float]:
+    """`cpu_seconds` once the process has done the work its streams left behind (streamviz
+    indexes each capture in a background thread as it ends): read again every 0.25 s until
+    it has stopped growing (under 2 ticks in one such window), or after `most_s`."""
+    last, deadline = cpu_seconds(pid), time.monotonic() + most_s
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = cpu_seconds(pid)
+        if now[0] - last[0] < 2 / TICKS:
+            return now
+        last = now
+    return last
+
+
 def rss_mb(pid: int) -> float:
     """Resident set of the process and its descendants, MB."""
     total = 0
@@ -185,7 +199,8 @@ async def throughput(
     shape: str,
 ) -> None:
     """`streams` fixed streams at once through `target`, again until `least` chunks were
-    relayed (CPU time is counted in 10 ms ticks): chunks/s and CPU per chunk."""
+    relayed (CPU time is counted in 10 ms ticks): chunks/s and CPU per chunk (all the CPU the
+    streams cost, counted until the process is quiet again: `settled_cpu`)."""
     before = cpu_seconds(target.pid) if target.pid else (0.0, 0.0)
     start = time.perf_counter()
     digests: list[str] = []
@@ -197,7 +212,7 @@ async def throughput(
     chunks = len(digests) * (burst + 1)
     target.rate.setdefault(streams, []).append(chunks / elapsed)
     if target.pid:
-        after = cpu_seconds(target.pid)
+        after = await asyncio.to_thread(settled_cpu, target.pid)
         target.cpu.setdefault(streams, []).append((after[0] - before[0]) / chunks * 1e6)
         target.loop_cpu.setdefault(streams, []).append((after[1] - before[1]) / chunks * 1e6)
     target.bytes_ok &= all(d == want for d in digests)

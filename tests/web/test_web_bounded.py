@@ -3,6 +3,7 @@ heavy work off the event loop (another request is answered while one assembles).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from webapp.web.backend.intake.ingest import clean_title
 from webapp.web.backend.memory.cache import Memo
 from webapp.web.backend.memory.inflight import Busy, InFlight
 from webapp.web.backend.service import Service
+from webapp.web.backend.trace.keeper import Keeper
 
 WAIT = 30.0
 """How long a test waits for an event that should come at once, before it fails."""
@@ -345,3 +347,28 @@ def test_a_request_holds_its_view_until_answered_and_a_second_view_is_free(
     report = client.get(f"/s/{stream_id}/report.md?policy=adr-0019")  # two views, one ticket
     assert report.status_code == 200
     assert service.gate.inflight.used == 0
+
+
+def test_the_keeper_trims_the_heap_once_no_other_work_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Captures ending by the dozen each second (the keeper indexes each): one trim once the
+    queue runs dry, not one after each (a trim walks the whole heap)."""
+    trims: list[int] = []
+    monkeypatch.setattr(webapp.tuning, "trim", lambda: trims.append(1) or True)
+    keeper = Keeper(lambda view: None, contextlib.nullcontext)
+    go, done = threading.Event(), []
+
+    def held() -> None:
+        go.wait()
+
+    keeper.later(held, "the first, held until the rest are queued")
+    for n in range(5):
+        keeper.later(lambda n=n: done.append(n), f"work {n}")  # type: ignore[misc]
+    go.set()
+    keeper.settle()
+    assert done == [0, 1, 2, 3, 4] and trims == [1]
+    keeper.later(lambda: None, "alone")
+    keeper.settle()
+    assert trims == [1, 1]
+    keeper.close()

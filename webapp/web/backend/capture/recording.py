@@ -36,9 +36,9 @@ def recorder(service: Service) -> StoreRecorder:
         # In the background thread, not the writer's (other captures' batches wait behind
         # it), and from the trace alone; a failure costs the library its terms until the
         # next start (`Backfill`), nothing else.
-        service.later(
-            lambda: index_ended(service, stream_id), f"stream {stream_id}: its index", trim=False
-        )
+        # Its reading and trace are freed in no request's scope: the keeper trims the heap
+        # once no other work waits.
+        service.later(lambda: index_ended(service, stream_id), f"stream {stream_id}: its index")
 
     return StoreRecorder(service.storage, ended)
 

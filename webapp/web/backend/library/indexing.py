@@ -20,7 +20,6 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from webapp import tuning
 from webapp.core.options import Options
 from webapp.storage import StreamInfo
 from webapp.storage.search import Search
@@ -28,7 +27,7 @@ from webapp.storage.team import Library
 from webapp.web.backend.intake.ingest import MAX_TITLE, Prepared
 from webapp.web.backend.library import holdings
 from webapp.web.backend.memory.inflight import Busy
-from webapp.web.backend.service import LIGHT_BELOW, NotFound, Service, Unreadable
+from webapp.web.backend.service import NotFound, Service, Unreadable
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +83,8 @@ def index_ended(service: Service, stream_id: str) -> None:
     and keeping each one's view was two thirds of the proxy's CPU (bench/README.md)."""
     try:
         _index(service, stream_id, None, light=True)
-        large = service.info(stream_id).size >= LIGHT_BELOW
     except NotFound:  # deleted since it ended: nothing to index
         return
-    if large:
-        tuning.trim()  # a large capture's reading and trace freed, in no request's scope
 
 
 def _index(service: Service, stream_id: str, titled: Titled | None, *, light: bool = False) -> bool:

@@ -41,7 +41,7 @@ class Keeper:
         def work() -> None:
             with self._heavy():
                 self._keep(view)
-            tuning.trim()  # after no request: `RequestScope` trims only what ends in one
+            self._trim()  # after no request: `RequestScope` trims only what ends in one
 
         with self._lock:
             self._pending = {done for done in self._pending if not done.done()}
@@ -53,7 +53,7 @@ class Keeper:
     def later(self, work: Callable[[], None], what: str, *, trim: bool = True) -> None:
         """Run `work` from the keeper's thread, inside the bound on heavy work (nothing when the
         server is stopping; a failure is logged, `what` saying what it was); the heap trimmed
-        after it unless `trim` is False (small work, often)."""
+        after it (`_trim`) unless `trim` is False."""
 
         def guarded() -> None:
             try:
@@ -62,12 +62,21 @@ class Keeper:
             except Exception:
                 log.warning("%s failed in the background", what, exc_info=True)
             if trim:
-                tuning.trim()
+                self._trim()
 
         with self._lock:
             self._pending = {done for done in self._pending if not done.done()}
             with contextlib.suppress(RuntimeError):  # closing: the first step needing it does it
                 self._pending.add(self._pool.submit(guarded))
+
+    def _trim(self) -> None:
+        """Give the heap's free memory back to the system once no other work waits: a trim
+        walks the whole heap (2-3 ms), and under load the next work takes the memory again
+        (captures ending by the dozen each second, each trimmed, cost the proxy 1 us a chunk)."""
+        with self._lock:
+            waiting = sum(1 for done in self._pending if not done.done())
+        if waiting <= 1:  # this work's own, still running
+            tuning.trim()
 
     def settle(self) -> None:
         """Wait until every view handed over so far is kept."""
