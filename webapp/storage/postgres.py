@@ -78,9 +78,13 @@ class PostgresBackend:
             yield run
 
     @contextmanager
-    def transaction(self) -> Iterator[Run]:
-        """One transaction on a pooled connection."""
+    def transaction(self, *, durable: bool = True) -> Iterator[Run]:
+        """One transaction on a pooled connection; not `durable`: committed without waiting
+        for the WAL's flush (`synchronous_commit` off: kept when the server process dies, maybe
+        not when the machine does)."""
         with self._pool.connection() as conn, conn.transaction():
+            if not durable:
+                conn.execute("SET LOCAL synchronous_commit TO OFF")
 
             def run(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
                 cursor = conn.execute(_placeholders(sql), params)

@@ -88,16 +88,24 @@ class SqliteBackend:
         return self.transaction()
 
     @contextmanager
-    def transaction(self) -> Iterator[Run]:
-        """`BEGIN IMMEDIATE` (the write lock, waited for), the statements, `COMMIT`."""
+    def transaction(self, *, durable: bool = True) -> Iterator[Run]:
+        """`BEGIN IMMEDIATE` (the write lock, waited for), the statements, `COMMIT`; not
+        `durable`: committed without waiting for the disk (`synchronous=NORMAL` in WAL: kept
+        when the process dies, maybe not when the machine does)."""
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
+        if not durable:
+            db.execute("PRAGMA synchronous=NORMAL")
         try:
-            yield lambda sql, params: db.execute(sql, params).fetchall()
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield lambda sql, params: db.execute(sql, params).fetchall()
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            if not durable:
+                db.execute("PRAGMA synchronous=FULL")
 
     def close(self) -> None:
         """Close every thread's connection."""

@@ -49,8 +49,9 @@ class Backend(Protocol):
         """One transaction that holds the store-wide migration lock (one worker at a time)."""
         ...
 
-    def transaction(self) -> AbstractContextManager[Run]:
-        """One transaction: its statements are committed together or not at all."""
+    def transaction(self, *, durable: bool = True) -> AbstractContextManager[Run]:
+        """One transaction: its statements are committed together or not at all; not `durable`:
+        without waiting for the disk (kept if the process dies, maybe not if the machine does)."""
         ...
 
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
