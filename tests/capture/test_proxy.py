@@ -176,21 +176,27 @@ def test_a_client_that_leaves_after_done_before_the_body_ends_has_read_it_all(
     assert rig.fake.finished.is_set()
 
 
+def cut_by_the_upstream(rig: Rig, pieces: list[bytes], after: int) -> str:
+    """The id of the capture of a stream whose upstream drops it after `after` of `pieces`,
+    read by openai-python through the proxy to the error it meets there."""
+    rig.fake.script = pieces
+    rig.fake.drop_after = after
+    with openai.OpenAI(base_url=rig.proxy, api_key=KEY, max_retries=0) as client:
+        response = client.chat.completions.with_raw_response.create(
+            model="gpt-4o",
+            messages=MESSAGES,
+            stream=True,  # type: ignore[arg-type]
+        )
+        with pytest.raises((httpx.RemoteProtocolError, openai.APIError)):
+            list(response.parse())
+    return response.headers["streamviz-stream-id"]
+
+
 def test_an_upstream_that_drops_mid_stream_is_kept_and_the_client_sees_the_break(
     rig: Rig,
 ) -> None:
     pieces = corpus_pieces("no-index.sse")
-    rig.fake.script = pieces
-    rig.fake.drop_after = 2
-    client = openai.OpenAI(base_url=rig.proxy, api_key=KEY, max_retries=0)
-    response = client.chat.completions.with_raw_response.create(
-        model="gpt-4o",
-        messages=MESSAGES,
-        stream=True,  # type: ignore[arg-type]
-    )
-    stream_id = response.headers["streamviz-stream-id"]
-    with pytest.raises((httpx.RemoteProtocolError, openai.APIError)):
-        list(response.parse())
+    stream_id = cut_by_the_upstream(rig, pieces, 2)
     capture = ended(rig, stream_id)
     assert capture["state"] == "cut by the upstream"
     assert raw(rig, stream_id) == b"".join(pieces[:2])

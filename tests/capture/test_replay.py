@@ -20,7 +20,7 @@ import pytest
 from tests.capture.aisdk import run_ai_sdk
 from tests.capture.conftest import KEY, Client, Rig
 from tests.capture.fake import corpus_pieces
-from tests.capture.test_proxy import MESSAGES, TOOLS, ended, raw
+from tests.capture.test_proxy import MESSAGES, TOOLS, cut_by_the_upstream, ended, raw
 from webapp.examples import EXAMPLES
 from webapp.proxy.replay import ReplayRoutes, Unavailable
 from webapp.settings import Settings
@@ -244,17 +244,7 @@ def test_a_capture_cut_short_is_replayed_as_it_came_and_has_no_twin(
     rig: Rig, make_client: Client
 ) -> None:
     pieces = corpus_pieces("interleaved-parallel-calls.sse")
-    rig.fake.script = pieces
-    rig.fake.drop_after = 4
-    with openai.OpenAI(base_url=rig.proxy, api_key=KEY, max_retries=0) as proxied:
-        response = proxied.chat.completions.with_raw_response.create(
-            model="gpt-4o",
-            messages=MESSAGES,
-            stream=True,  # type: ignore[arg-type]
-        )
-        stream_id = response.headers["streamviz-stream-id"]
-        with pytest.raises((httpx.RemoteProtocolError, openai.APIError)):
-            list(response.parse())
+    stream_id = cut_by_the_upstream(rig, pieces, 4)
     assert ended(rig, stream_id)["state"] == "cut by the upstream"
     url = f"{replayed(rig, stream_id)}/chat/completions"
     assert httpx.post(url, json={"stream": True}).content == b"".join(pieces[:4])
