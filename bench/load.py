@@ -168,12 +168,14 @@ async def proxy_loop(base: str, run: Run, deadline: float, chunks: int) -> None:
     url = f"{base}/proxy/default/v1/chat/completions"
     async with httpx.AsyncClient(timeout=120.0) as client:
         while time.monotonic() < deadline:
-            events = 0
+            events, last = 0, b""
             try:
                 async with client.stream("POST", url, json=body) as answer:
                     said = b""
                     async for piece in answer.aiter_raw():
-                        events += piece.count(b"\n\n")
+                        # a piece is what a read brought: an event's "\n\n" may straddle two
+                        events += (last + piece[:1] == b"\n\n") + piece.count(b"\n\n")
+                        last = piece[-1:]
                         said = said or (piece[:300] if answer.status_code != 200 else b"")
             except httpx.TransportError as error:
                 run.cut += 1
