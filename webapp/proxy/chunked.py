@@ -2,8 +2,9 @@
 
 h11 decodes a chunked body a chunk at a time, each a trip through its state machine; an SSE
 stream is a chunk an event, and a read of the socket holds hundreds. `Dechunker` takes a read
-and gives back the data of every chunk in it, joined, with a regex and a slice a chunk. It
-takes what h11 takes: a size of 1 to 20 hex digits, any extension after `;` (ignored), spaces
+and gives back the data of every chunk in it, joined, with a regex and a slice a chunk (a
+chunk whole in the read at once; one the read cuts, a piece at a time). It takes what h11
+takes: a size of 1 to 20 hex digits, any extension after `;` (ignored), spaces
 or tabs before the CRLF, the CRLF after the data. It stops at the last chunk's line (size 0):
 the trailer section and what follows are left for h11 (`rest`), which reads them as before,
 so the connection ends its response in h11's state as if h11 had read it all.
@@ -15,6 +16,9 @@ import re
 
 _HEADER = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*)?[ \t]*")
 """A chunk's size line without its CRLF (h11's `chunk_header`: `.` does not take a LF)."""
+_LINE = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*?)?[ \t]*\r\n")
+"""The same with its CRLF, found where a chunk starts (the extension ends at the first CRLF,
+as the line does); no match: the line is cut short by the read, or wrong (`_HEADER` says)."""
 
 
 class Dechunker:
@@ -45,8 +49,20 @@ class Dechunker:
             data, self._buffer = self._buffer + data, b""
         out: list[bytes] = []
         at, end = 0, len(data)
+        whole = _LINE.match
         while at < end:
-            if self._left:
+            if not (self._left or self._footer) and (found := whole(data, at)) is not None:
+                size, start = int(found[1], 16), found.end()
+                if not size:
+                    self.rest = data[start:]
+                    break
+                stop = start + size
+                if data[stop : stop + 2] == b"\r\n":  # the chunk whole in this read (most are)
+                    out.append(data[start:stop])
+                    at = stop + 2
+                else:
+                    at, self._left = start, size
+            elif self._left:
                 upto = min(at + self._left, end)
                 out.append(data[at:upto])
                 self._left -= upto - at
@@ -68,8 +84,7 @@ class Dechunker:
                         break
                     self._buffer = data[at:]
                     break
-                line = data[at:brk]
-                found = _HEADER.fullmatch(line)
+                found = _HEADER.fullmatch(data, at, brk)
                 if found is None:
                     self.error = f"illegal chunk header: {data[at : brk + 2]!r}"
                     break
