@@ -61,13 +61,14 @@ class Runs:
 
     def _block(self, begin: int) -> tuple[bytes, int]:
         """The text from `begin` as ASCII bytes, and how much of them to read: up to the last
-        character no run holds (a stretch is never cut), or to the text's end."""
+        line break, else the last character no run holds (a stretch is never cut), or to the
+        text's end."""
         text, length = self._text, _BLOCK
         while True:
             block = text[begin : begin + length].encode("ascii", "replace")
             if begin + length >= len(text):
                 return block, len(block)
-            cut = block.translate(_IN_RUN).rfind(0) + 1
+            cut = block.rfind(b"\n") + 1 or block.translate(_IN_RUN).rfind(0) + 1
             if cut:
                 return block, cut
             length *= 4  # one stretch over the whole block (a long base64 value)
