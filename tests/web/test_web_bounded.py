@@ -21,7 +21,6 @@ from webapp.web.backend.intake.ingest import clean_title
 from webapp.web.backend.memory.cache import Memo
 from webapp.web.backend.memory.inflight import Busy, InFlight
 from webapp.web.backend.service import Service
-from webapp.web.routes import home
 
 WAIT = 30.0
 """How long a test waits for an event that should come at once, before it fails."""
@@ -226,31 +225,6 @@ def test_a_slow_upload_does_not_stall_other_requests(
         release.set()
         thread.join(WAIT)
     assert posted == [201] and waited == [True]
-
-
-def test_the_home_forms_secrets_preview_is_read_off_the_event_loop(
-    client: TestClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The form's stream is decoded for the secrets preview in a worker thread: it was
-    decoded on the event loop (tens of megabytes: every other request waited)."""
-    seen: dict[str, set[int]] = {}
-    read_form, decode = home.read_form, home.decode
-
-    async def reading(*args: Any, **kwargs: Any) -> Any:
-        seen.setdefault("loop", set()).add(threading.get_ident())
-        return await read_form(*args, **kwargs)
-
-    def decoding(raw: bytes) -> str:
-        seen.setdefault("decode", set()).add(threading.get_ident())
-        return decode(raw)
-
-    monkeypatch.setattr(home, "read_form", reading)
-    monkeypatch.setattr(home, "decode", decoding)
-    files = {"file": ("s.sse", CONTINUATION.encode(), "text/plain")}
-    response = client.post("/streams", data={"format": "auto"}, files=files)
-    assert response.status_code == 303, response.text[:500]
-    (loop,) = seen["loop"]
-    assert seen["decode"] and loop not in seen["decode"]
 
 
 @pytest.mark.parametrize(
