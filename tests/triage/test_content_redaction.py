@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import string
 from typing import Any
 
@@ -216,12 +217,16 @@ def test_a_redacted_stream_has_the_same_rules_blocks_and_anomalies(
         assert secret not in masked
 
 
+_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+/=@~-]{15,}+")
+"""Where a secret can be (`webapp.core.redact.runs`), as a regex."""
+
+
 def _scan_every_run(text: str) -> list[tuple[int, int]]:
     """The straightforward scan: the patterns read in every run, none remembered."""
     found: list[tuple[int, int]] = []
     end = 0
     runs = []
-    for run in content._RUN.finditer(text):
+    for run in _RUN.finditer(text):
         before = content._BEARER_BEFORE.search(text, max(0, run.start() - 24), run.start())
         runs.extend(
             content._PATTERN.finditer(text, before.start() if before else run.start(), run.end())

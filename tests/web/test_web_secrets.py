@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from tests.streamkit import RECORDINGS
-from tests.web.webkit import Store
+from tests.web.webkit import CONTINUATION, Store
 from webapp.settings import Settings
+from webapp.web.routes import home
 
 TOKEN = "sk-proj-WEBSECRET-0123456789"
 SSE = (
@@ -58,3 +61,28 @@ def test_a_real_recording_is_stored_at_once_and_whole(client: TestClient, path: 
     assert created.json()["redacted"] == []
     raw = client.get(f"/api/streams/{created.json()['id']}/raw")
     assert raw.text == text
+
+
+def test_the_home_forms_secrets_preview_is_read_off_the_event_loop(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The form's stream is decoded for the secrets preview in a worker thread: it was
+    decoded on the event loop (tens of megabytes: every other request waited)."""
+    seen: dict[str, set[int]] = {}
+    read_form, decode = home.read_form, home.decode
+
+    async def reading(*args: Any, **kwargs: Any) -> Any:
+        seen.setdefault("loop", set()).add(threading.get_ident())
+        return await read_form(*args, **kwargs)
+
+    def decoding(raw: bytes) -> str:
+        seen.setdefault("decode", set()).add(threading.get_ident())
+        return decode(raw)
+
+    monkeypatch.setattr(home, "read_form", reading)
+    monkeypatch.setattr(home, "decode", decoding)
+    files = {"file": ("s.sse", CONTINUATION.encode(), "text/plain")}
+    response = client.post("/streams", data={"format": "auto"}, files=files)
+    assert response.status_code == 303, response.text[:500]
+    (loop,) = seen["loop"]
+    assert seen["decode"] and loop not in seen["decode"]

@@ -39,6 +39,7 @@ from webapp.core.redact import is_har, redact
 from webapp.core.redact.copies import splice
 from webapp.core.redact.har import encoded_bodies
 from webapp.core.redact.members import provider_data
+from webapp.core.redact.runs import Runs
 
 _START = r"(?:(?<![A-Za-z0-9_\\-])|(?<=\\[nrtbf]))"
 """A word start: not after a letter, digit, `_`, `-` or a backslash (but after `\\n` etc.)."""
@@ -62,12 +63,11 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("base64", r"(?P<base64>[A-Za-z0-9+/]{40,}={0,2})"),
 )  # fmt: skip
 _PATTERN = re.compile(_START + "(?:" + "|".join(p for _, p in _PATTERNS) + ")" + _END)
-_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+/=@~-]{15,}+")
 _LOCAL = string.ascii_letters + string.digits + "._%+-"
 _DOMAIN = re.compile(r"[A-Za-z0-9.-]{1,16}")
 _BEARER_BEFORE = re.compile(r"Bearer[ \t]+\Z")
-"""Where a secret can be: a run of 16 or more characters that a secret is made of. Only these
-runs are read with the patterns above, which would be slow to try at every position."""
+"""`Bearer ` right before a run (`webapp.core.redact.runs`, where a secret can be: only the
+runs are read with the patterns above, which would be slow to try at every position)."""
 _KINDS = {
     "jwt": "JWT",
     "openai": "API key",
@@ -213,23 +213,29 @@ def _in_runs(text: str) -> Iterator[re.Match[str]]:
     # A stream repeats its runs (`chat.completion.chunk` once per chunk: a million times in
     # a long upload): a run found clean is not read again. What the patterns find in a run
     # depends only on its text and the two characters before it (`_START` looks back that
-    # far; the run's end is the search's end), unless `Bearer ` precedes it.
-    clean: set[tuple[str, str]] = set()
-    for run in _RUN.finditer(text):
-        start = run.start()
-        before = _BEARER_BEFORE.search(text, max(0, start - 24), start)
-        if before is not None:
-            yield from _PATTERN.finditer(text, before.start(), run.end())
-            continue
-        key = (text[max(0, start - 2) : start], run.group())
+    # far; the run's end is the search's end), unless `Bearer ` precedes it. The two and the
+    # run are one key: a run starts at its stretch's first letter or digit, so no other
+    # split of the same characters is a run with its two before it.
+    clean: set[str] = set()
+    runs = Runs(text)
+    for start, end in runs:
+        if start and text[start - 1] in " \t":
+            before = _BEARER_BEFORE.search(text, max(0, start - 24), start)
+            if before is not None:
+                yield from _PATTERN.finditer(text, before.start(), end)
+                continue
+        key = text[max(0, start - 2) : end]
         if key in clean:
+            runs.clean(start, end)
             continue
         found = False
-        for match in _PATTERN.finditer(text, start, run.end()):
+        for match in _PATTERN.finditer(text, start, end):
             found = True
             yield match
-        if not found and len(clean) < _CLEAN_RUNS:
-            clean.add(key)
+        if not found:
+            runs.clean(start, end)
+            if len(clean) < _CLEAN_RUNS:
+                clean.add(key)
 
 
 _CLEAN_RUNS = 4096

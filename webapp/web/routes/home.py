@@ -114,7 +114,7 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
     # A file's name comes back from the secrets preview in a field of its own.
     raw, file_name = upload if upload is not None else (encode_text(text), "")
     file_name = clean_title(file_name or form_text(form, "file_name"), "")
-    if not raw.strip():
+    if not raw or raw.isspace():  # not `strip`: it copies the whole upload (on the loop)
         raise _Refused("Paste a stream or choose a file first.", 422, text)
     decision = form_text(form, "redact")  # "": not asked yet; "chosen" or "none": answered
     try:
@@ -129,7 +129,7 @@ async def _accept(form: FormData, limit: int) -> _Accepted:
         raise _Refused(str(error), 422, shown) from error
     title = clean_title(form_text(form, "title"), "") or None
     if not decision:
-        found = await run_in_threadpool(masking.preview, decode(prepared.raw))
+        found = await run_in_threadpool(_preview, prepared.raw)
         if found.groups:  # ask first: secrets in the content are masked only when kept ticked
             shown = await run_in_threadpool(decode, raw)
             fields = {name: form_text(form, name) for name in _FIELDS}
@@ -158,6 +158,12 @@ def _both(text: str, file_name: str) -> str:
         "one stream at a time. The pasted text is kept below: show its timeline as it is, or "
         "clear the box and choose the file again."
     )
+
+
+def _preview(raw: bytes) -> masking.Preview:
+    """The secrets preview of the bytes to store (decoded here, in a worker thread: tens of
+    megabytes decoded on the event loop held every other request meanwhile)."""
+    return masking.preview(decode(raw))
 
 
 def _redisplayed(raw: bytes) -> str:
