@@ -49,7 +49,7 @@ from webapp.core.records import Payloads, ReaderError, ReadResult, Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Trace
 from webapp.settings import Settings
-from webapp.storage import Storage, StreamInfo, open_storage
+from webapp.storage import Storage, StreamInfo, open_storage, parse_location
 from webapp.storage.capture import Captures
 from webapp.storage.store import Deleted
 from webapp.triage.compare import Comparison, compare
@@ -84,6 +84,9 @@ RECALLED = 16
 """Steps' records a view keeps once read again (per view: the steps being looked at)."""
 PREFIX_BYTES = 1024 * 1024
 """How much of a stream's start is fetched alone to show its first steps."""
+SPILL_FROM = 8 * 1024 * 1024
+"""A stream of this many bytes or more is kept, for its steps' records, in a temporary file
+rather than in memory (`RawLines.spilled`); only its line index is in memory."""
 STORE_FROM = 256 * 1024
 """A stream of this many bytes or more keeps its assembled trace view in the store (below it,
 reading and assembling again are quick; above, loading is much faster than both)."""
@@ -154,6 +157,10 @@ class Service:
         self.gate = Gate(HEAVY_AT_ONCE, settings.cache_bytes, MAKING_WAIT)
         """Views being made or held by their requests take at most the cache's bytes again."""
         self._keeper = Keeper(lambda view: self._keep(view), self.gate.heavy_work)
+        location = parse_location(settings.db)
+        self._spill_to = str(location.path().parent) if location.dialect == "sqlite" else None
+        """Where long streams' bytes are spilled (`RawLines.spilled`): beside a SQLite store,
+        else the system's temporary folder."""
         self.max_bytes = settings.max_bytes
         """What a stored input may hold once read (a cassette's bodies inflated, its aliases
         written out), as at its upload."""
@@ -258,8 +265,24 @@ class Service:
         return Reading(info, found)
 
     def raw_lines(self, info: StreamInfo) -> RawLines:
-        """The stored bytes with their line index (cached: fetched from the store once)."""
-        return self._cached(("raw", info.id, info.size), RawLines, lambda: RawLines(self._at(info)))
+        """The stored bytes with their line index (cached: fetched from the store once; a
+        long stream's into a file, `RawLines.spilled`, not memory)."""
+        return self._cached(("raw", info.id, info.size), RawLines, lambda: self._lines_of(info))
+
+    def _lines_of(self, info: StreamInfo) -> RawLines:
+        """The stream's first `info.size` bytes: in memory when short (or an example), else
+        copied from the store to a temporary file in pieces."""
+        if info.size < SPILL_FROM or example_of(info.id) is not None:
+            return RawLines(self._at(info))
+        pieces = self.storage.raw_pieces(info.id, info.size) if _plausible(info.id) else None
+        try:
+            lines = None if pieces is None else RawLines.spilled(pieces, self._spill_to)
+        except OSError:  # no room for the file, say: the bytes are kept in memory
+            log.warning("stream %s: its bytes stay in memory", info.id, exc_info=True)
+            lines = None
+        if lines is None or lines.size < info.size:  # deleted meanwhile? `raw` says so
+            return RawLines(self._at(info))
+        return lines
 
     def _at(self, info: StreamInfo) -> bytes:
         """The stream's first `info.size` bytes (a live capture may have more by now)."""
