@@ -5,6 +5,7 @@ again, never a 500; a step's record comes from its own lines of the raw bytes.""
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -209,6 +210,41 @@ def test_a_long_streams_steps_read_their_lines_from_a_file_not_memory(
     lines = service.cache.peek(("raw", stream_id, len(STREAM.encode())))
     assert isinstance(lines, RawLines) and lines.spilled_to_file
     assert lines.weight < len(STREAM) // 4
+
+
+def test_the_keeper_drops_the_assembled_view_before_it_loads_the_lighter_one(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view assembled for the first page, its packed bytes and the view loaded from them are
+    never all held at once: once stored, the assembled view leaves the cache and the keeper
+    before the loaded one is made (the requests that used it have ended)."""
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    released = threading.Event()
+    real_keep, real_unpacked = Service._keep, webapp.web.backend.service._unpacked
+    alive: list[bool] = []
+
+    def keep(self: Service, held: Any) -> None:
+        assert released.wait(10)  # after the page's request has ended
+        real_keep(self, held)
+
+    def unpacked(*args: Any) -> Any:
+        alive.append(assembled() is not None)
+        return real_unpacked(*args)
+
+    monkeypatch.setattr(Service, "_keep", keep)
+    monkeypatch.setattr(webapp.web.backend.service, "_unpacked", unpacked)
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    assert client.get(f"/s/{stream_id}?step=3", headers=HX).status_code == 200
+    view = service.cached_view(stream_id, Options())
+    assert view is not None
+    assembled = weakref.ref(view.recall)  # only the view holds it (the view takes no weakref)
+    del view
+    released.set()
+    service.settle()
+    assert alive == [False]  # loaded once, the assembled view no longer held by then
+    view = service.cached_view(stream_id, Options())
+    assert view is not None and view.recall is not assembled()
+    assert client.get(f"/s/{stream_id}?step=3").status_code == 200
 
 
 @pytest.mark.parametrize("size", [0, 1, 7, 100, 10**9])

@@ -106,6 +106,12 @@ class _Interner:
 
 def dump(trace: Trace) -> bytes:
     """The trace as bytes (see the module docstring)."""
+    return b"".join(dump_parts(trace))
+
+
+def dump_parts(trace: Trace) -> list[bytes]:
+    """`dump`'s bytes in parts, to be joined once with others (a large trace's are tens of
+    megabytes: not copied twice)."""
     columns = trace.columns
     interner = _Interner()
     sections: list[tuple[str, bytes | array[int] | Any]] = []
@@ -126,8 +132,8 @@ def dump(trace: Trace) -> bytes:
         sections.append(("contract", _Compressed(contract)))
     out = [_HEAD.pack(MAGIC, VERSION, len(sections))]
     for name, payload in sections:
-        out.append(_section(name, payload))
-    return b"".join(out)
+        out += _section_parts(name, payload)
+    return out
 
 
 def _every_block(trace: Trace) -> list[Block]:
@@ -191,6 +197,11 @@ class _Compressed:
 
 
 def _section(name: str, payload: Any) -> bytes:
+    return b"".join(_section_parts(name, payload))
+
+
+def _section_parts(name: str, payload: Any) -> tuple[bytes, bytes]:
+    """A section's head (name, type, length) and its payload."""
     if isinstance(payload, array):
         kind, data = _packed(payload)
     elif isinstance(payload, _Compressed):
@@ -202,7 +213,7 @@ def _section(name: str, payload: Any) -> bytes:
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         data = text.encode("utf-8", "surrogatepass")
     label = name.encode("ascii")
-    return bytes([len(label)]) + label + _SECTION.pack(ord(kind), len(data)) + data
+    return bytes([len(label)]) + label + _SECTION.pack(ord(kind), len(data)), data
 
 
 def _integers(column: array[int] | bytearray) -> array[int]:
@@ -224,8 +235,9 @@ def _packed(column: array[int]) -> tuple[str, bytes]:
     return kind, packed.tobytes()
 
 
-def load(data: bytes) -> Trace:
-    """The trace `dump` wrote; raises `TraceFileError` on anything else."""
+def load(data: bytes | memoryview) -> Trace:
+    """The trace `dump` wrote (or a view of it, not copied); raises `TraceFileError` on
+    anything else."""
     sections = _sections(data)
     try:
         return _trace(sections)
@@ -233,7 +245,7 @@ def load(data: bytes) -> Trace:
         raise TraceFileError(f"not a version-{VERSION} trace: {error!r}") from None
 
 
-def _sections(data: bytes) -> dict[str, Any]:
+def _sections(data: bytes | memoryview) -> dict[str, Any]:
     view = memoryview(data)
     if len(view) < _HEAD.size:
         raise TraceFileError("too short to be a trace")

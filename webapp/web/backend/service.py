@@ -59,6 +59,7 @@ from webapp.web.backend.memory.cache import Memo
 from webapp.web.backend.memory.inflight import Gate, Ticket
 from webapp.web.backend.rawlines import RawLines, by_lines, is_line
 from webapp.web.backend.trace import stored
+from webapp.web.backend.trace.arguments import LongText
 from webapp.web.backend.trace.keeper import Keeper
 from webapp.web.backend.trace.view import Source, TraceView
 
@@ -400,39 +401,56 @@ class Service:
         and `close`)."""
         self._keeper.settle()
 
-    def _keep(self, view: TraceView) -> None:
-        """Keep the view in the store beside its stream (a failure only costs a reassembly)."""
-        info = view.source.info
+    def _keep(self, held: list[TraceView]) -> None:
+        """Keep the view `held` holds in the store beside its stream, taking it out (a failure
+        only costs a reassembly); then `_lighten` it."""
+        view = held.pop()
+        source, options = view.source, view.options
+        info = source.info
         try:
             capture = Captures(self.storage).get(info.id)
             if capture is not None and capture.live:
                 return  # of its first bytes: not kept (nor packed)
             data = view.packed()
-            if data is not None:
-                kind = stored.kind(view.source.har_entry)
-                self.storage.put_artefact(info.id, view.options.key(), kind, data, info.size)
-                self._lighten(view, data)
+            if data is None:
+                return
+            kind = stored.kind(source.har_entry)
+            self.storage.put_artefact(info.id, options.key(), kind, data, info.size)
+            key = ("trace", info.id, source.har_entry, options, info.size, info.end)
+            if self.cache.peek(key) is not view:
+                return  # evicted, or made again meanwhile
+            texts = view.found_texts()
+            del view  # from here on only the cache and the requests using it hold it
+            self._lighten(key, source, options, data, texts)
         except Exception:  # the stream deleted meanwhile, the store busy: not the user's error
             log.warning("stream %s: its trace was not stored", info.id, exc_info=True)
 
-    def _lighten(self, view: TraceView, data: bytes) -> None:
+    def _lighten(
+        self,
+        key: Hashable,
+        source: Source,
+        options: Options,
+        data: bytes,
+        texts: dict[int, LongText],
+    ) -> None:
         """Cache in place of the view just assembled the same view loaded from what was just
         stored, as another worker or a restart would load it: it holds less (its rows come
         back as arrays, its pieces are made together, not between the temporaries of a
-        million parses), and the memory of the assembled one goes back when the requests
-        using it end. At a million chunks the server then holds after an upload what it holds
-        after a restart (bench/README.md). The parse marks found so far move over."""
-        source = view.source
-        info = source.info
-        key = ("trace", info.id, source.har_entry, view.options, info.size, info.end)
-        if self.cache.peek(key) is not view:
-            return  # evicted, or made again meanwhile
-        fresh = _unpacked(source.info, view.options, source.har_entry, data)
-        if fresh is None:  # it did not load: the next worker assembles it again
-            return
-        fresh.adopt_texts(view)
-        fresh.recall = self._recall(source.har_entry, fresh.source, fresh.trace)
-        self.cache.swap(key, view, fresh)
+        million parses). The assembled one leaves the cache before the loaded one is made
+        (`Memo.renew`: a step asked meanwhile waits for it), so that the two are not held at
+        once, and its memory goes back when the requests using it end: at a million chunks
+        the server then holds after an upload what it holds after a restart, and no more in
+        between (bench/README.md). The parse marks found so far move over."""
+
+        def load() -> TraceView:
+            fresh = _unpacked(source.info, options, source.har_entry, data)
+            if fresh is None:  # it did not load: the next step assembles it again
+                raise Unreadable("the view just stored does not load")
+            fresh.adopt_texts(texts)
+            fresh.recall = self._recall(source.har_entry, fresh.source, fresh.trace)
+            return fresh
+
+        self.cache.renew(key, load)
 
     def _recall(
         self, har_entry: int | None, source: Source, trace: Trace
