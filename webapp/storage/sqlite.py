@@ -22,8 +22,9 @@ from typing import Any
 from webapp.storage.location import Dialect
 from webapp.storage.schema import Run
 
-PIECE = 1024 * 1024
-"""Bytes per piece of a stream read in pieces (`raw_pieces`)."""
+PIECE = 8 * 1024 * 1024
+"""Bytes per piece of a stream read in pieces (`raw_pieces`): large enough that a copy waits
+for the GIL a few dozen times, not hundreds (beside a thread that holds it)."""
 
 
 class SqliteBackend:

@@ -96,9 +96,12 @@ class _Interner:
                     strings.setdefault(value, len(strings))
                 elif value is not None:
                     raise TypeError("not a text")
-            codes: dict[str | None, int] = {None: -1}
-            codes.update(strings.items())
-            return array("q", map(codes.__getitem__, values))
+            codes = cast(dict[str | None, int], strings)  # None numbered for the moment only
+            codes[None] = -1  # (not a copy: a million texts' dict is tens of megabytes)
+            try:
+                return array("q", map(codes.__getitem__, values))
+            finally:
+                del codes[None]
         except TypeError:  # another value (unhashable, or not a text): one at a time, in order
             reference = self.reference
             return array("q", [reference(value) for value in values])

@@ -81,19 +81,22 @@ class RawLines:
         lines = cls(b"")
         handle = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (closed by the finalizer)
         weakref.finalize(lines, handle.close)  # holds the file open until `lines` goes
-        counts, total, size, cr, carry = array("q", [0]), 0, 0, False, b""
+        counts, total, size, cr = array("q", [0]), 0, 0, False
+        partial = 0  # the breaks so far in the block begun and not ended
         for piece in _chained(first, found):
             handle.write(piece)
-            size += len(piece)
             cr = cr or b"\r" in piece
-            carry += piece
-            whole = len(carry) - len(carry) % BLOCK
-            for begin in range(0, whole, BLOCK):
-                total += carry.count(b"\n", begin, begin + BLOCK)
-                counts.append(total)
-            carry = carry[whole:]
-        if carry:
-            counts.append(total + carry.count(b"\n"))
+            at, room = 0, BLOCK - size % BLOCK
+            size += len(piece)
+            while at < len(piece):
+                take = min(room, len(piece) - at)
+                partial += piece.count(b"\n", at, at + take)
+                at, room = at + take, room - take
+                if not room:
+                    total, partial, room = total + partial, 0, BLOCK
+                    counts.append(total)
+        if size % BLOCK:
+            counts.append(total + partial)
         handle.flush()
         lines._data, lines._size, lines._fd = b"", size, handle.fileno()
         lines._blocks, lines._cr = counts, cr

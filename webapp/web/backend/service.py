@@ -270,6 +270,12 @@ class Service:
         long stream's into a file, `RawLines.spilled`, not memory)."""
         return self._cached(("raw", info.id, info.size), RawLines, lambda: self._lines_of(info))
 
+    def _lines_soon(self, info: StreamInfo) -> None:
+        """The stream's bytes by line, made now (in the keeper's thread) unless cached: its
+        first steps' records come from them once its reading leaves the cache, and a step
+        that waited for the copy would hold the view as assembled while it is replaced."""
+        self.raw_lines(info)
+
     def _lines_of(self, info: StreamInfo) -> RawLines:
         """The stream's first `info.size` bytes: in memory when short (or an example), else
         copied from the store to a temporary file in pieces."""
@@ -367,6 +373,9 @@ class Service:
             source = Source(info, replace(result, records=()), len(result.records), har_entry)
             view = TraceView.build(source, options, trace)
         self._warm_soon(view)  # first: the steps right after need it, a restart the packing
+        if by_lines(source.found) and info.size >= SPILL_FROM and example_of(info.id) is None:
+            lines = f"stream {info.id}: its bytes by line"  # before the keeping: a step that
+            self._keeper.later(lambda: self._lines_soon(info), lines)  # waits holds the view
         if example_of(info.id) is None and info.size >= STORE_FROM:
             self._keeper.soon(view)
         return view
@@ -403,7 +412,10 @@ class Service:
 
     def _keep(self, held: list[TraceView]) -> None:
         """Keep the view `held` holds in the store beside its stream, taking it out (a failure
-        only costs a reassembly); then `_lighten` it."""
+        only costs a reassembly): packed, made lighter (`_lighten`), then stored. Each step
+        holds two of the three (the view as assembled, its packed bytes, the view loaded from
+        them) at most, and the store's copies of the bytes (SQLite's, of a bound blob: three
+        or four) come beside the lighter view."""
         view = held.pop()
         source, options = view.source, view.options
         info = source.info
@@ -414,14 +426,13 @@ class Service:
             data = view.packed()
             if data is None:
                 return
-            kind = stored.kind(source.har_entry)
-            self.storage.put_artefact(info.id, options.key(), kind, data, info.size)
             key = ("trace", info.id, source.har_entry, options, info.size, info.end)
-            if self.cache.peek(key) is not view:
-                return  # evicted, or made again meanwhile
-            texts = view.found_texts()
-            del view  # from here on only the cache and the requests using it hold it
-            self._lighten(key, source, options, data, texts)
+            if self.cache.peek(key) is view:  # not evicted, nor made again meanwhile
+                texts = view.found_texts()
+                del view  # from here on only the cache and the requests using it hold it
+                self._lighten(key, source, options, data, texts)
+            kind = stored.kind(source.har_entry)  # stored last: the store copies it twice or
+            self.storage.put_artefact(info.id, options.key(), kind, data, info.size)  # more
         except Exception:  # the stream deleted meanwhile, the store busy: not the user's error
             log.warning("stream %s: its trace was not stored", info.id, exc_info=True)
 
