@@ -68,6 +68,10 @@ class PostgresBackend:
         )
         return bytes(rows[0][0]) if rows else None
 
+    def insert_raw(self, run: Run, stream_id: str, raw: bytes) -> None:
+        """A plain insert, the bytes bound (not measured for its copies: bench/README.md)."""
+        run("INSERT INTO stream_bytes (stream_id, raw) VALUES (?, ?)", (stream_id, raw))
+
     def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
         """One `substring` per `PIECE` bytes; the length first (PostgreSQL knows it without
         reading the value)."""

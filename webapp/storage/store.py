@@ -58,6 +58,11 @@ class Backend(Protocol):
         without reading the rest; None when there is no such stream."""
         ...
 
+    def insert_raw(self, run: Run, stream_id: str, raw: bytes) -> None:
+        """Add the stream's row of `stream_bytes` in the transaction `run` belongs to (this
+        thread's), without copies of `raw` beyond the one the database keeps."""
+        ...
+
     def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
         """The first `size` bytes of a stream's stored bytes (fewer if it is shorter), in order,
         in pieces of about a megabyte or more, never all of them in memory at once; None when
@@ -159,7 +164,7 @@ class Storage:
                     delete_hash,
                 ),
             )
-            run("INSERT INTO stream_bytes (stream_id, raw) VALUES (?, ?)", (info.id, raw))
+            self.backend.insert_raw(run, info.id, raw)
         return info
 
     def info(self, stream_id: str) -> StreamInfo | None:
