@@ -117,25 +117,30 @@ def dump_parts(trace: Trace) -> list[bytes]:
     megabytes: not copied twice)."""
     columns = trace.columns
     interner = _Interner()
-    sections: list[tuple[str, bytes | array[int] | Any]] = []
-    sections.extend((name, _integers(getattr(columns, name))) for name in _ARRAYS)
-    sections.extend((name, interner.references(getattr(columns, name))) for name in _REFERENCES)
+    out = [b""]  # the head, once the sections are counted; each section is made into bytes
+    add = out.extend  # as soon as it is found, not held beside the others' until the end
+    for name in _ARRAYS:
+        add(_section_parts(name, _integers(getattr(columns, name))))
+    for name in _REFERENCES:
+        add(_section_parts(name, interner.references(getattr(columns, name))))
     every = _every_block(trace)
-    sections.append(("block_pieces", array("q", [len(block.pieces) for block in every])))
+    add(_section_parts("block_pieces", array("q", [len(block.pieces) for block in every])))
     pieces = [piece for block in every for piece in block.pieces]
-    sections.append(("piece_text", interner.references(pieces)))
-    sections.append(("piece_steps", array("q", [s for b in every for s in b.piece_steps])))
+    add(_section_parts("piece_text", interner.references(pieces)))
+    del pieces
+    add(_section_parts("piece_steps", array("q", [s for b in every for s in b.piece_steps])))
     position = {id(block): number for number, block in enumerate(every)}
-    sections.append(("meta", _meta(trace, every, position)))
-    sections.append(("strings", list(interner.strings)))
-    sections.append(("values", interner.values))
+    add(_section_parts("meta", _meta(trace, every, position)))
+    strings = list(interner.strings)
+    interner.strings.clear()  # numbered: a million texts' dict goes before their JSON is made
+    add(_section_parts("strings", strings))
+    del strings
+    add(_section_parts("values", interner.values))
     if trace.contract is not None:  # its intended arguments repeat the text: compressed
         found = trace.contract
         contract = {**found.to_json(), "model": found.model, "error": found.error}
-        sections.append(("contract", _Compressed(contract)))
-    out = [_HEAD.pack(MAGIC, VERSION, len(sections))]
-    for name, payload in sections:
-        out += _section_parts(name, payload)
+        add(_section_parts("contract", _Compressed(contract)))
+    out[0] = _HEAD.pack(MAGIC, VERSION, (len(out) - 1) // 2)
     return out
 
 
