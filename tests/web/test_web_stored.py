@@ -247,6 +247,21 @@ def test_the_keeper_drops_the_assembled_view_before_it_loads_the_lighter_one(
     assert client.get(f"/s/{stream_id}?step=3").status_code == 200
 
 
+def test_a_long_streams_bytes_by_line_are_made_beside_its_first_page(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the keeper's thread, before the view is packed: not in the first step that needs a
+    record once the upload's reading has left the cache (that step would wait, holding the
+    view as assembled while the keeper replaces it)."""
+    monkeypatch.setattr(webapp.web.backend.service, "SPILL_FROM", 0)
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    assert client.get(f"/s/{stream_id}").status_code == 200
+    service.settle()
+    lines = service.cache.peek(("raw", stream_id, len(STREAM.encode())))
+    assert isinstance(lines, RawLines) and lines.spilled_to_file
+
+
 @pytest.mark.parametrize("size", [0, 1, 7, 100, 10**9])
 def test_the_store_reads_a_streams_bytes_in_pieces(
     client: TestClient, monkeypatch: pytest.MonkeyPatch, size: int
