@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.web.backend import rawlines
+from webapp.web.backend.memory.cache import Memo
 from webapp.web.backend.rawlines import RawLines
+from webapp.web.backend.service import SPILLED_SHARE, weigh
 
 PARTS = ["data: {}", "a", "é", "\r", "\n", "\r\n", "\n\n", ": ping"]
 
@@ -87,3 +89,22 @@ def _held(lines: RawLines) -> list[object]:
         found.append(value)
         found.extend(gc.get_referents(value))
     return found
+
+
+def test_the_cache_keeps_a_bounded_disk_of_spilled_streams() -> None:
+    """A spilled stream holds little memory but its whole size on disk: the cache counts an
+    eighth of it, so that the files it keeps are bounded, and an evicted one's file is closed
+    (deleted: it has no name)."""
+    data = b"data: {}\n\n" * 10_000
+    memo: Memo[int, object] = Memo(3 * (len(data) // SPILLED_SHARE) + 4096, weigh)
+    made = [RawLines.spilled([data]) for _ in range(10)]
+    files = [lines._fd for lines in made]
+    for number, lines in enumerate(made):
+        memo.get(number, lambda lines=lines: lines)
+    del made, lines
+    assert len(memo) == 3
+    for fd in files[:7]:
+        with pytest.raises(OSError):
+            os.fstat(fd)
+    for fd in files[7:]:
+        os.fstat(fd)

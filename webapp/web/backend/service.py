@@ -89,6 +89,10 @@ PREFIX_BYTES = 1024 * 1024
 SPILL_FROM = 8 * 1024 * 1024
 """A stream of this many bytes or more is kept, for its steps' records, in a temporary file
 rather than in memory (`RawLines.spilled`); only its line index is in memory."""
+SPILLED_SHARE = 8
+"""A spilled stream's file counts this fraction of its bytes in the cache's budget (its index
+is all it holds in memory, but its file holds disk, and the page cache what is read of it):
+the files a worker keeps take at most this many times `--cache-mb` of disk."""
 STORE_FROM = 256 * 1024
 """A stream of this many bytes or more keeps its assembled trace view in the store (below it,
 reading and assembling again are quick; above, loading is much faster than both)."""
@@ -122,8 +126,8 @@ def weigh(value: object) -> int:
     """The estimated size in bytes of a cached reading, trace, stream's bytes or comparison."""
     if isinstance(value, TraceView):
         return value.weight
-    if isinstance(value, RawLines):
-        return value.weight
+    if isinstance(value, RawLines):  # a spilled stream's file: an eighth of it, for the disk
+        return value.weight + (value.size // SPILLED_SHARE if value.spilled_to_file else 0)
     if isinstance(value, Reading):
         plain = isinstance(value.result.records, Payloads)
         return (PAYLOADS_PER_BYTE if plain else READING_PER_BYTE) * value.info.size
