@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.web.backend import rawlines
+from webapp.web.backend import rawlines, service
 from webapp.web.backend.memory.cache import Memo
 from webapp.web.backend.rawlines import RawLines
-from webapp.web.backend.service import SPILLED_SHARE, weigh
+from webapp.web.backend.service import SPILL_FROM, SPILLED_SHARE, weigh
 
 PARTS = ["data: {}", "a", "é", "\r", "\n", "\r\n", "\n\n", ": ping"]
 
@@ -91,10 +91,13 @@ def _held(lines: RawLines) -> list[object]:
     return found
 
 
-def test_the_cache_keeps_a_bounded_disk_of_spilled_streams() -> None:
+def test_the_cache_keeps_a_bounded_disk_of_spilled_streams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A spilled stream holds little memory but its whole size on disk: the cache counts an
     eighth of it, so that the files it keeps are bounded, and an evicted one's file is closed
     (deleted: it has no name)."""
+    monkeypatch.setattr(service, "SPILL_FROM", 0)  # no least weight: an eighth alone
     data = b"data: {}\n\n" * 10_000
     memo: Memo[int, object] = Memo(3 * (len(data) // SPILLED_SHARE) + 4096, weigh)
     made = [RawLines.spilled([data]) for _ in range(10)]
@@ -108,3 +111,8 @@ def test_the_cache_keeps_a_bounded_disk_of_spilled_streams() -> None:
             os.fstat(fd)
     for fd in files[7:]:
         os.fstat(fd)
+
+
+def test_a_short_spilled_stream_counts_as_half_the_spill_threshold() -> None:
+    """So that a worker's cache holds a few open files, not one per small stream."""
+    assert weigh(RawLines.spilled([b"data: {}\n\n"])) >= SPILL_FROM // 2

@@ -92,7 +92,9 @@ rather than in memory (`RawLines.spilled`); only its line index is in memory."""
 SPILLED_SHARE = 8
 """A spilled stream's file counts this fraction of its bytes in the cache's budget (its index
 is all it holds in memory, but its file holds disk, and the page cache what is read of it):
-the files a worker keeps take at most this many times `--cache-mb` of disk."""
+the files a worker keeps take at most this many times `--cache-mb` of disk. A file counts half
+`SPILL_FROM` at least, so that they are a few open files (128 at most under the default
+budget), not hundreds."""
 STORE_FROM = 256 * 1024
 """A stream of this many bytes or more keeps its assembled trace view in the store (below it,
 reading and assembling again are quick; above, loading is much faster than both)."""
@@ -127,7 +129,8 @@ def weigh(value: object) -> int:
     if isinstance(value, TraceView):
         return value.weight
     if isinstance(value, RawLines):  # a spilled stream's file: an eighth of it, for the disk
-        return value.weight + (value.size // SPILLED_SHARE if value.spilled_to_file else 0)
+        filed = max(value.size // SPILLED_SHARE, SPILL_FROM // 2) if value.spilled_to_file else 0
+        return value.weight + filed
     if isinstance(value, Reading):
         plain = isinstance(value.result.records, Payloads)
         return (PAYLOADS_PER_BYTE if plain else READING_PER_BYTE) * value.info.size
