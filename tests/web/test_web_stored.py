@@ -5,12 +5,15 @@ again, never a 500; a step's record comes from its own lines of the raw bytes.""
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+import webapp.storage.postgres
+import webapp.storage.sqlite
 import webapp.web.backend.service
 import webapp.web.backend.trace.view
 from tests.streamkit import chunk, frag, sse
@@ -19,6 +22,7 @@ from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage import tracefile
 from webapp.web.app import create_app
+from webapp.web.backend.rawlines import RawLines
 from webapp.web.backend.service import Service
 from webapp.web.backend.trace import stored
 
@@ -33,6 +37,8 @@ STREAM = sse(
     chunk(finish="tool_calls"),
 )
 """Two calls, a continuation after the second opened (an anomaly), text first."""
+PIECE = 7
+"""Bytes per piece of a stream read in pieces, in these tests (many pieces, cut anywhere)."""
 QUERIES = ("", "&policy=exact-key", "&path=server-tools&server_tools=get_time")
 
 
@@ -124,9 +130,21 @@ def _count_fetches(storage: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[
         fetched.append(("prefix", stream))
         return real_prefix(stream, size)  # type: ignore[no-any-return]
 
+    def pieces(stream: str, size: int) -> Iterator[bytes] | None:
+        fetched.append(("pieces", stream))
+        found = real_pieces(stream, size)
+        return None if found is None else (piece for piece in found if _piece(piece))
+
+    real_pieces = storage.raw_pieces
     monkeypatch.setattr(storage, "raw", raw)
     monkeypatch.setattr(storage, "raw_prefix", prefix)
+    monkeypatch.setattr(storage, "raw_pieces", pieces)
     return fetched
+
+
+def _piece(piece: bytes) -> bool:
+    assert 0 < len(piece) <= PIECE  # never the whole stream at once
+    return True
 
 
 def test_after_a_restart_the_first_steps_fetch_only_the_streams_start(
@@ -169,6 +187,95 @@ def test_a_utf16_streams_start_is_never_read_alone(
     assert fetched == [("prefix", stream_id), ("whole", stream_id)]  # at once
     for step in range(12):
         assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
+
+
+def test_a_long_streams_steps_read_their_lines_from_a_file_not_memory(
+    client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream of `SPILL_FROM` bytes or more is copied from the store, in pieces, to a
+    temporary file, and its steps' records are read from there: its bytes are never held whole,
+    and only its line index stays in memory."""
+    monkeypatch.setattr(webapp.web.backend.service, "SPILL_FROM", 0)
+    monkeypatch.setattr(webapp.storage.sqlite, "PIECE", PIECE)
+    monkeypatch.setattr(webapp.storage.postgres, "PIECE", PIECE)
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    first = _pages(client, stream_id)
+    monkeypatch.setattr(webapp.web.backend.service, "PREFIX_BYTES", STREAM.index("get_time"))
+    second = worker()
+    fetched = _count_fetches(second.app.state.service.storage, monkeypatch)  # type: ignore[attr-defined]
+    for step in range(10):
+        assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
+    assert fetched == [("prefix", stream_id), ("pieces", stream_id)]
+    service: Service = second.app.state.service  # type: ignore[attr-defined]
+    lines = service.cache.peek(("raw", stream_id, len(STREAM.encode())))
+    assert isinstance(lines, RawLines) and lines.spilled_to_file
+    assert lines.weight < len(STREAM) // 4
+
+
+def test_the_keeper_drops_the_assembled_view_before_it_loads_the_lighter_one(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view assembled for the first page, its packed bytes and the view loaded from them are
+    never all held at once: once stored, the assembled view leaves the cache and the keeper
+    before the loaded one is made (the requests that used it have ended)."""
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    released = threading.Event()
+    real_keep, real_unpacked = Service._keep, webapp.web.backend.service._unpacked
+    alive: list[bool] = []
+
+    def keep(self: Service, held: Any) -> None:
+        assert released.wait(10)  # after the page's request has ended
+        real_keep(self, held)
+
+    def unpacked(*args: Any) -> Any:
+        alive.append(assembled() is not None)
+        return real_unpacked(*args)
+
+    monkeypatch.setattr(Service, "_keep", keep)
+    monkeypatch.setattr(webapp.web.backend.service, "_unpacked", unpacked)
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    assert client.get(f"/s/{stream_id}?step=3", headers=HX).status_code == 200
+    view = service.cached_view(stream_id, Options())
+    assert view is not None
+    assembled = weakref.ref(view.recall)  # only the view holds it (the view takes no weakref)
+    del view
+    released.set()
+    service.settle()
+    assert alive == [False]  # loaded once, the assembled view no longer held by then
+    view = service.cached_view(stream_id, Options())
+    assert view is not None and view.recall is not assembled()
+    assert client.get(f"/s/{stream_id}?step=3").status_code == 200
+
+
+def test_a_long_streams_bytes_by_line_are_made_beside_its_first_page(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the keeper's thread, before the view is packed: not in the first step that needs a
+    record once the upload's reading has left the cache (that step would wait, holding the
+    view as assembled while the keeper replaces it)."""
+    monkeypatch.setattr(webapp.web.backend.service, "SPILL_FROM", 0)
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    assert client.get(f"/s/{stream_id}").status_code == 200
+    service.settle()
+    lines = service.cache.peek(("raw", stream_id, len(STREAM.encode())))
+    assert isinstance(lines, RawLines) and lines.spilled_to_file
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 100, 10**9])
+def test_the_store_reads_a_streams_bytes_in_pieces(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    monkeypatch.setattr(webapp.storage.sqlite, "PIECE", PIECE)
+    monkeypatch.setattr(webapp.storage.postgres, "PIECE", PIECE)
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    whole = service.storage.raw(stream_id)
+    pieces = service.storage.raw_pieces(stream_id, size)
+    assert whole is not None and pieces is not None
+    found = list(pieces)
+    assert b"".join(found) == whole[:size] and all(_piece(piece) for piece in found)
+    assert service.storage.raw_pieces("no-such-stream", size) is None
 
 
 @pytest.mark.parametrize("size", [0, 1, 100, 10**9])

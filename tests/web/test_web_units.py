@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import threading
+import weakref
 from urllib.parse import urlencode
 
 import pytest
@@ -71,6 +72,52 @@ def test_memo_forgets_a_failed_computation() -> None:
     with pytest.raises(RuntimeError):
         memo.get("k", boom)
     assert memo.get("k", lambda: 3) == 3
+
+
+class _Heavy:
+    """A value a weak reference can watch."""
+
+
+def test_memo_renews_a_value_without_holding_the_old_one_meanwhile() -> None:
+    """`renew` drops the kept value before making the new one (both are never held at once),
+    and a `get` meanwhile waits for the new value instead of taking the old."""
+    memo: Memo[str, _Heavy] = Memo(4)
+    old = memo.get("k", _Heavy)
+    gone = weakref.ref(old)
+    del old
+    making, asked = threading.Event(), threading.Event()
+    got: list[_Heavy] = []
+    new = _Heavy()
+
+    def make() -> _Heavy:
+        assert gone() is None  # no longer held by the memo
+        making.set()
+        assert asked.wait(5)
+        return new
+
+    def ask() -> None:
+        assert making.wait(5)
+        asked.set()
+        got.append(memo.get("k", _Heavy))
+
+    asking = threading.Thread(target=ask)
+    asking.start()
+    assert memo.renew("k", make)
+    asking.join()
+    assert got == [new] and memo.peek("k") is new
+    assert not memo.renew("missing", _Heavy) and memo.peek("missing") is None
+
+
+def test_memo_forgets_a_value_whose_renewal_failed() -> None:
+    memo: Memo[str, int] = Memo(4)
+    memo.get("k", lambda: 1)
+
+    def boom() -> int:
+        raise RuntimeError("no")
+
+    with pytest.raises(RuntimeError):
+        memo.renew("k", boom)
+    assert memo.peek("k") is None and memo.get("k", lambda: 2) == 2
 
 
 def test_clip_and_excerpt() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -57,6 +57,17 @@ class Backend(Protocol):
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
         """The first `size` bytes of a stream's stored bytes (fewer if it is shorter), read
         without reading the rest; None when there is no such stream."""
+        ...
+
+    def insert_raw(self, run: Run, stream_id: str, raw: bytes) -> None:
+        """Add the stream's row of `stream_bytes` in the transaction `run` belongs to (this
+        thread's), without copies of `raw` beyond the one the database keeps."""
+        ...
+
+    def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
+        """The first `size` bytes of a stream's stored bytes (fewer if it is shorter), in order,
+        in pieces of about a megabyte or more, never all of them in memory at once; None when
+        there is no such row (a live capture's parts are not read)."""
         ...
 
     def close(self) -> None:
@@ -154,7 +165,7 @@ class Storage:
                     delete_hash,
                 ),
             )
-            run("INSERT INTO stream_bytes (stream_id, raw) VALUES (?, ?)", (info.id, raw))
+            self.backend.insert_raw(run, info.id, raw)
         return info
 
     def info(self, stream_id: str) -> StreamInfo | None:
@@ -202,6 +213,16 @@ class Storage:
         if found is None:  # a live capture has no row of stream_bytes yet
             so_far = self.raw(stream_id)
             return None if so_far is None else so_far[:size]
+        return found
+
+    def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
+        """The first `size` stored bytes in pieces (`Backend.raw_pieces`), so that a long
+        stream is copied elsewhere without being held whole; None when there is no such
+        stream. A live capture's bytes so far come as one piece."""
+        found = self.backend.raw_pieces(stream_id, size)
+        if found is None:  # a live capture has no row of stream_bytes yet
+            so_far = self.raw(stream_id)
+            return None if so_far is None else iter((so_far[:size],))
         return found
 
     def delete_hash(self, stream_id: str) -> str | None:

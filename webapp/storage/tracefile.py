@@ -96,9 +96,12 @@ class _Interner:
                     strings.setdefault(value, len(strings))
                 elif value is not None:
                     raise TypeError("not a text")
-            codes: dict[str | None, int] = {None: -1}
-            codes.update(strings.items())
-            return array("q", map(codes.__getitem__, values))
+            codes = cast(dict[str | None, int], strings)  # None numbered for the moment only
+            codes[None] = -1  # (not a copy: a million texts' dict is tens of megabytes)
+            try:
+                return array("q", map(codes.__getitem__, values))
+            finally:
+                del codes[None]
         except TypeError:  # another value (unhashable, or not a text): one at a time, in order
             reference = self.reference
             return array("q", [reference(value) for value in values])
@@ -106,28 +109,39 @@ class _Interner:
 
 def dump(trace: Trace) -> bytes:
     """The trace as bytes (see the module docstring)."""
+    return b"".join(dump_parts(trace))
+
+
+def dump_parts(trace: Trace) -> list[bytes]:
+    """`dump`'s bytes in parts, to be joined once with others (a large trace's are tens of
+    megabytes: not copied twice)."""
     columns = trace.columns
     interner = _Interner()
-    sections: list[tuple[str, bytes | array[int] | Any]] = []
-    sections.extend((name, _integers(getattr(columns, name))) for name in _ARRAYS)
-    sections.extend((name, interner.references(getattr(columns, name))) for name in _REFERENCES)
+    out = [b""]  # the head, once the sections are counted; each section is made into bytes
+    add = out.extend  # as soon as it is found, not held beside the others' until the end
+    for name in _ARRAYS:
+        add(_section_parts(name, _integers(getattr(columns, name))))
+    for name in _REFERENCES:
+        add(_section_parts(name, interner.references(getattr(columns, name))))
     every = _every_block(trace)
-    sections.append(("block_pieces", array("q", [len(block.pieces) for block in every])))
+    add(_section_parts("block_pieces", array("q", [len(block.pieces) for block in every])))
     pieces = [piece for block in every for piece in block.pieces]
-    sections.append(("piece_text", interner.references(pieces)))
-    sections.append(("piece_steps", array("q", [s for b in every for s in b.piece_steps])))
+    add(_section_parts("piece_text", interner.references(pieces)))
+    del pieces
+    add(_section_parts("piece_steps", array("q", [s for b in every for s in b.piece_steps])))
     position = {id(block): number for number, block in enumerate(every)}
-    sections.append(("meta", _meta(trace, every, position)))
-    sections.append(("strings", list(interner.strings)))
-    sections.append(("values", interner.values))
+    add(_section_parts("meta", _meta(trace, every, position)))
+    strings = list(interner.strings)
+    interner.strings.clear()  # numbered: a million texts' dict goes before their JSON is made
+    add(_section_parts("strings", strings))
+    del strings
+    add(_section_parts("values", interner.values))
     if trace.contract is not None:  # its intended arguments repeat the text: compressed
         found = trace.contract
         contract = {**found.to_json(), "model": found.model, "error": found.error}
-        sections.append(("contract", _Compressed(contract)))
-    out = [_HEAD.pack(MAGIC, VERSION, len(sections))]
-    for name, payload in sections:
-        out.append(_section(name, payload))
-    return b"".join(out)
+        add(_section_parts("contract", _Compressed(contract)))
+    out[0] = _HEAD.pack(MAGIC, VERSION, (len(out) - 1) // 2)
+    return out
 
 
 def _every_block(trace: Trace) -> list[Block]:
@@ -191,6 +205,11 @@ class _Compressed:
 
 
 def _section(name: str, payload: Any) -> bytes:
+    return b"".join(_section_parts(name, payload))
+
+
+def _section_parts(name: str, payload: Any) -> tuple[bytes, bytes]:
+    """A section's head (name, type, length) and its payload."""
     if isinstance(payload, array):
         kind, data = _packed(payload)
     elif isinstance(payload, _Compressed):
@@ -202,7 +221,7 @@ def _section(name: str, payload: Any) -> bytes:
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         data = text.encode("utf-8", "surrogatepass")
     label = name.encode("ascii")
-    return bytes([len(label)]) + label + _SECTION.pack(ord(kind), len(data)) + data
+    return bytes([len(label)]) + label + _SECTION.pack(ord(kind), len(data)), data
 
 
 def _integers(column: array[int] | bytearray) -> array[int]:
@@ -224,8 +243,9 @@ def _packed(column: array[int]) -> tuple[str, bytes]:
     return kind, packed.tobytes()
 
 
-def load(data: bytes) -> Trace:
-    """The trace `dump` wrote; raises `TraceFileError` on anything else."""
+def load(data: bytes | memoryview) -> Trace:
+    """The trace `dump` wrote (or a view of it, not copied); raises `TraceFileError` on
+    anything else."""
     sections = _sections(data)
     try:
         return _trace(sections)
@@ -233,7 +253,7 @@ def load(data: bytes) -> Trace:
         raise TraceFileError(f"not a version-{VERSION} trace: {error!r}") from None
 
 
-def _sections(data: bytes) -> dict[str, Any]:
+def _sections(data: bytes | memoryview) -> dict[str, Any]:
     view = memoryview(data)
     if len(view) < _HEAD.size:
         raise TraceFileError("too short to be a trace")

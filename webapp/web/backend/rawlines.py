@@ -4,17 +4,26 @@ out, decoded and read (`RawLines.record`) without decoding (or parsing) the rest
 Lines break as the readers break them (`webapp.core.readers.parse.split_lines`): CRLF, lone CR or
 LF. Without a CR, a line's start is found from a sparse index (how many breaks precede each
 8 KB block, counted once in C), then by a scan of at most one block; with CRs, every line's
-start is found once, on first use, in an `array('q')`. UTF-8 bytes are kept as
-they are (a line break is one ASCII byte, so a slice between breaks decodes to the same text
-as the whole decoded then cut); UTF-16 input (it has a BOM) is decoded once and kept as text.
+start is found once, in an `array('q')`. UTF-8 bytes are kept as they are (a line break is one
+ASCII byte, so a slice between breaks decodes to the same text as the whole decoded then cut);
+UTF-16 input (it has a BOM) is decoded once and kept as text.
+
+A long stream's bytes are not kept in memory (`RawLines.spilled`): they are written, piece by
+piece as the store gives them, to an unnamed temporary file, its index made meanwhile, and a
+record's lines are read back from it (`os.pread`, one block to find a line, then its bytes).
+The file goes when its `RawLines` does.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import threading
+import weakref
 from array import array
 from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeGuard
 
 from webapp.core.readers import decode
@@ -23,44 +32,126 @@ from webapp.core.records import ReadResult, Record
 
 _BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 _BREAK_TEXT = re.compile(r"\r\n|\r|\n")
+_BOMS = (b"\xff\xfe", b"\xfe\xff")
 BLOCK = 8 * 1024
 """Characters per block of the sparse line index (8 bytes per block, and a line is found within
 one block's scan)."""
+PIECE = 1024 * 1024
+"""Bytes read at once from a spilled stream's file while its line starts are found."""
 
 
 class RawLines:
     """The bytes of one stored stream and its line starts (built on first use)."""
 
-    __slots__ = ("_blocks", "_cr", "_lock", "_starts", "complete", "data")
+    __slots__ = (
+        "__weakref__",
+        "_blocks",
+        "_cr",
+        "_data",
+        "_fd",
+        "_lock",
+        "_size",
+        "_starts",
+        "complete",
+    )
 
     def __init__(self, raw: bytes, *, complete: bool = True) -> None:
-        utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+        utf16 = raw.startswith(_BOMS)
         self.complete = complete
         """False for the first bytes of a longer stream: only lines that start and end in
         them can be read (and none of a UTF-16 stream's, whose cut may fall mid-character)."""
-        self.data: bytes | str = decode(raw) if utf16 else raw
+        self._data: bytes | str = decode(raw) if utf16 else raw
+        self._size = len(self._data)
+        self._fd = -1
+        """The spilled bytes' file (`spilled`), -1 when they are in `_data`."""
         self._starts: array[int] | None = None
         self._blocks: array[int] | None = None
         self._cr: bool | None = None
         self._lock = threading.Lock()
 
+    @classmethod
+    def spilled(cls, pieces: Iterable[bytes], folder: str | None = None) -> RawLines:
+        """The bytes `pieces` give, in order, kept in an unnamed temporary file in `folder`
+        (None: the system's), their line index made as they are written; a UTF-16 stream is
+        kept in memory, decoded (its breaks are not single bytes)."""
+        found = iter(pieces)
+        first = next(found, b"")
+        if first.startswith(_BOMS):
+            return cls(first + b"".join(found))
+        lines = cls(b"")
+        handle = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (closed by the finalizer)
+        weakref.finalize(lines, handle.close)  # holds the file open until `lines` goes
+        counts, total, size, cr = array("q", [0]), 0, 0, False
+        partial = 0  # the breaks so far in the block begun and not ended
+        for piece in _chained(first, found):
+            handle.write(piece)
+            cr = cr or b"\r" in piece
+            at, room = 0, BLOCK - size % BLOCK
+            size += len(piece)
+            while at < len(piece):
+                take = min(room, len(piece) - at)
+                partial += piece.count(b"\n", at, at + take)
+                at, room = at + take, room - take
+                if not room:
+                    total, partial, room = total + partial, 0, BLOCK
+                    counts.append(total)
+        if size % BLOCK:
+            counts.append(total + partial)
+        handle.flush()
+        lines._data, lines._size, lines._fd = b"", size, handle.fileno()
+        lines._blocks, lines._cr = counts, cr
+        if cr:
+            lines._starts = _starts_in(lines._read, size)
+        return lines
+
+    @property
+    def spilled_to_file(self) -> bool:
+        """Whether the bytes are in a temporary file rather than in memory."""
+        return self._fd >= 0
+
+    @property
+    def size(self) -> int:
+        """How many bytes (characters, for a decoded UTF-16 stream) it holds."""
+        return self._size
+
+    @property
+    def data(self) -> bytes | str:
+        """The whole stream: the bytes (the text, for UTF-16); read from the file, whole, when
+        spilled (a reading of every record, a capture's timing)."""
+        return self._read(0, self._size) if self._fd >= 0 else self._data
+
     @property
     def weight(self) -> int:
         """Its size in memory, in bytes (about)."""
-        text = self.data
+        if self._fd >= 0:  # only the index is in memory
+            return 8 * (self._size // BLOCK + 2) + 8 * len(self._starts or ())
+        text = self._data
         per = 1 if isinstance(text, bytes) or text.isascii() else 4
         return len(text) * per + 8 * (len(text) // 64 + 1)
+
+    def _read(self, begin: int, end: int) -> bytes | str:
+        """Characters `begin` to `end` (excluded)."""
+        if self._fd < 0:
+            return self._data[begin:end]
+        parts = []
+        while begin < end:
+            part = os.pread(self._fd, end - begin, begin)
+            if not part:
+                break
+            parts.append(part)
+            begin += len(part)
+        return b"".join(parts)
 
     def starts(self) -> array[int]:
         """The offset of every line's first character (line 1 at index 0)."""
         with self._lock:
             if self._starts is None:
-                self._starts = _starts(self.data)
+                self._starts = _starts_in(self._read, self._size)
             return self._starts
 
     def start(self, line: int) -> int | None:
         """The offset line `line` (1-based) starts at; None past the last line."""
-        data = self.data
+        data = self._data
         if self._cr is None:
             self._cr = b"\r" in data if isinstance(data, bytes) else "\r" in data
         if self._cr:
@@ -79,11 +170,12 @@ class RawLines:
         if before > blocks[-1]:
             return None
         block = bisect_right(blocks, before - 1) - 1  # the block holding break number `before`
-        at = block * BLOCK - 1
+        chunk = self._read(block * BLOCK, (block + 1) * BLOCK)
+        at = -1
         for _ in range(before - blocks[block]):
-            at = data.find(mark, at + 1)  # type: ignore[arg-type]
-        offset = at + 1
-        return offset if offset < len(data) else None
+            at = chunk.find(mark, at + 1)  # type: ignore[arg-type]
+        offset = block * BLOCK + at + 1
+        return offset if offset < self._size else None
 
     def text(self, first: int, stop: int | None) -> str:
         """Lines `first` to `stop` (excluded; None: to the end), 1-based, with their breaks."""
@@ -91,7 +183,7 @@ class RawLines:
         if begin is None:
             return ""
         end = self.start(stop) if stop is not None else None
-        part = self.data[begin : len(self.data) if end is None else max(begin, end)]
+        part = self._read(begin, self._size if end is None else max(begin, end))
         if isinstance(part, str):
             return part
         return decode(part) if begin == 0 else part.decode("utf-8", errors="replace")
@@ -117,6 +209,11 @@ def is_line(line: object) -> TypeGuard[int]:
     return type(line) is int and line >= 0
 
 
+def _chained(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
 def _blocks(data: bytes | str, mark: bytes | str) -> array[int]:
     """How many breaks precede each block of `BLOCK` characters, then the total."""
     counts = array("q", [0])
@@ -127,25 +224,24 @@ def _blocks(data: bytes | str, mark: bytes | str) -> array[int]:
     return counts
 
 
-def _starts(data: bytes | str) -> array[int]:
+def _starts_in(read: Callable[[int, int], bytes | str], size: int) -> array[int]:
+    """Every line's start, the text read `PIECE` characters at a time (a CRLF cut between
+    two pieces is one break)."""
     starts = array("q", [0])
-    if isinstance(data, bytes):
-        if b"\r" in data:
-            starts.extend(match.end() for match in _BREAK_BYTES.finditer(data))
-        else:
-            _after_each(data, b"\n", starts)
-    elif "\r" in data:
-        starts.extend(match.end() for match in _BREAK_TEXT.finditer(data))
-    else:
-        _after_each(data, "\n", starts)
-    if len(starts) > 1 and starts[-1] == len(data):
+    at, after_cr = 0, False
+    while at < size:
+        piece = read(at, min(size, at + PIECE))
+        if not piece:
+            break
+        pattern = _BREAK_BYTES if isinstance(piece, bytes) else _BREAK_TEXT
+        for match in pattern.finditer(piece):  # type: ignore[arg-type]
+            if after_cr and match.start() == 0 and piece[:1] in (b"\n", "\n"):
+                starts[-1] = at + 1  # the LF of a CRLF whose CR ended the last piece
+            else:
+                starts.append(at + match.end())
+            after_cr = False
+        after_cr = piece[-1:] in (b"\r", "\r")
+        at += len(piece)
+    if len(starts) > 1 and starts[-1] == size:
         starts.pop()  # a final break does not start another line
     return starts
-
-
-def _after_each(data: bytes | str, mark: bytes | str, starts: array[int]) -> None:
-    find = data.find
-    at = find(mark)  # type: ignore[arg-type]
-    while at >= 0:
-        starts.append(at + 1)
-        at = find(mark, at + 1)  # type: ignore[arg-type]

@@ -3,7 +3,8 @@
 Reading a long stream and assembling it each take a while (bench/README.md), so a trace is
 cached per (stream, canonical options), in one LRU bounded in bytes (`Settings.cache_bytes`;
 each value's size is estimated from its trace's step and fragment counts or its bytes'
-length). A cached stream is its raw bytes (`RawLines`, fetched once) and its trace; its
+length). A cached stream is its raw bytes (`RawLines`, fetched once; a long one's copied to a
+temporary file, only its line index in memory) and its trace; its
 parsed records only as a reading (`reading`, kept under the budget with its honest weight):
 an upload's, for its first views, or one that a page needing every record made (the clients'
 views, the playground's copy, the fixture, the comparison). A step's record, for the detail
@@ -49,7 +50,7 @@ from webapp.core.records import Payloads, ReaderError, ReadResult, Record
 from webapp.core.rules import Policy
 from webapp.core.trace import Trace
 from webapp.settings import Settings
-from webapp.storage import Storage, StreamInfo, open_storage
+from webapp.storage import Storage, StreamInfo, open_storage, parse_location
 from webapp.storage.capture import Captures
 from webapp.storage.store import Deleted
 from webapp.triage.compare import Comparison, compare
@@ -59,6 +60,7 @@ from webapp.web.backend.memory.cache import Memo
 from webapp.web.backend.memory.inflight import Gate, Ticket
 from webapp.web.backend.rawlines import RawLines, by_lines, is_line
 from webapp.web.backend.trace import stored
+from webapp.web.backend.trace.arguments import LongText
 from webapp.web.backend.trace.keeper import Keeper
 from webapp.web.backend.trace.view import Source, TraceView
 
@@ -84,6 +86,15 @@ RECALLED = 16
 """Steps' records a view keeps once read again (per view: the steps being looked at)."""
 PREFIX_BYTES = 1024 * 1024
 """How much of a stream's start is fetched alone to show its first steps."""
+SPILL_FROM = 8 * 1024 * 1024
+"""A stream of this many bytes or more is kept, for its steps' records, in a temporary file
+rather than in memory (`RawLines.spilled`); only its line index is in memory."""
+SPILLED_SHARE = 8
+"""A spilled stream's file counts this fraction of its bytes in the cache's budget (its index
+is all it holds in memory, but its file holds disk, and the page cache what is read of it):
+the files a worker keeps take at most this many times `--cache-mb` of disk. A file counts half
+`SPILL_FROM` at least, so that they are a few open files (128 at most under the default
+budget), not hundreds."""
 STORE_FROM = 256 * 1024
 """A stream of this many bytes or more keeps its assembled trace view in the store (below it,
 reading and assembling again are quick; above, loading is much faster than both)."""
@@ -117,8 +128,9 @@ def weigh(value: object) -> int:
     """The estimated size in bytes of a cached reading, trace, stream's bytes or comparison."""
     if isinstance(value, TraceView):
         return value.weight
-    if isinstance(value, RawLines):
-        return value.weight
+    if isinstance(value, RawLines):  # a spilled stream's file: an eighth of it, for the disk
+        filed = max(value.size // SPILLED_SHARE, SPILL_FROM // 2) if value.spilled_to_file else 0
+        return value.weight + filed
     if isinstance(value, Reading):
         plain = isinstance(value.result.records, Payloads)
         return (PAYLOADS_PER_BYTE if plain else READING_PER_BYTE) * value.info.size
@@ -154,6 +166,10 @@ class Service:
         self.gate = Gate(HEAVY_AT_ONCE, settings.cache_bytes, MAKING_WAIT)
         """Views being made or held by their requests take at most the cache's bytes again."""
         self._keeper = Keeper(lambda view: self._keep(view), self.gate.heavy_work)
+        location = parse_location(settings.db)
+        self._spill_to = str(location.path().parent) if location.dialect == "sqlite" else None
+        """Where long streams' bytes are spilled (`RawLines.spilled`): beside a SQLite store,
+        else the system's temporary folder."""
         self.max_bytes = settings.max_bytes
         """What a stored input may hold once read (a cassette's bodies inflated, its aliases
         written out), as at its upload."""
@@ -258,8 +274,30 @@ class Service:
         return Reading(info, found)
 
     def raw_lines(self, info: StreamInfo) -> RawLines:
-        """The stored bytes with their line index (cached: fetched from the store once)."""
-        return self._cached(("raw", info.id, info.size), RawLines, lambda: RawLines(self._at(info)))
+        """The stored bytes with their line index (cached: fetched from the store once; a
+        long stream's into a file, `RawLines.spilled`, not memory)."""
+        return self._cached(("raw", info.id, info.size), RawLines, lambda: self._lines_of(info))
+
+    def _lines_soon(self, info: StreamInfo) -> None:
+        """The stream's bytes by line, made now (in the keeper's thread) unless cached: its
+        first steps' records come from them once its reading leaves the cache, and a step
+        that waited for the copy would hold the view as assembled while it is replaced."""
+        self.raw_lines(info)
+
+    def _lines_of(self, info: StreamInfo) -> RawLines:
+        """The stream's first `info.size` bytes: in memory when short (or an example), else
+        copied from the store to a temporary file in pieces."""
+        if info.size < SPILL_FROM or example_of(info.id) is not None:
+            return RawLines(self._at(info))
+        pieces = self.storage.raw_pieces(info.id, info.size) if _plausible(info.id) else None
+        try:
+            lines = None if pieces is None else RawLines.spilled(pieces, self._spill_to)
+        except OSError:  # no room for the file, say: the bytes are kept in memory
+            log.warning("stream %s: its bytes stay in memory", info.id, exc_info=True)
+            lines = None
+        if lines is None or lines.size < info.size:  # deleted meanwhile? `raw` says so
+            return RawLines(self._at(info))
+        return lines
 
     def _at(self, info: StreamInfo) -> bytes:
         """The stream's first `info.size` bytes (a live capture may have more by now)."""
@@ -343,6 +381,9 @@ class Service:
             source = Source(info, replace(result, records=()), len(result.records), har_entry)
             view = TraceView.build(source, options, trace)
         self._warm_soon(view)  # first: the steps right after need it, a restart the packing
+        if by_lines(source.found) and info.size >= SPILL_FROM and example_of(info.id) is None:
+            lines = f"stream {info.id}: its bytes by line"  # before the keeping: a step that
+            self._keeper.later(lambda: self._lines_soon(info), lines)  # waits holds the view
         if example_of(info.id) is None and info.size >= STORE_FROM:
             self._keeper.soon(view)
         return view
@@ -377,39 +418,58 @@ class Service:
         and `close`)."""
         self._keeper.settle()
 
-    def _keep(self, view: TraceView) -> None:
-        """Keep the view in the store beside its stream (a failure only costs a reassembly)."""
-        info = view.source.info
+    def _keep(self, held: list[TraceView]) -> None:
+        """Keep the view `held` holds in the store beside its stream, taking it out (a failure
+        only costs a reassembly): packed, made lighter (`_lighten`), then stored. Each step
+        holds two of the three (the view as assembled, its packed bytes, the view loaded from
+        them) at most, and the store's copies of the bytes (SQLite's, of a bound blob: three
+        or four) come beside the lighter view."""
+        view = held.pop()
+        source, options = view.source, view.options
+        info = source.info
         try:
             capture = Captures(self.storage).get(info.id)
             if capture is not None and capture.live:
                 return  # of its first bytes: not kept (nor packed)
             data = view.packed()
-            if data is not None:
-                kind = stored.kind(view.source.har_entry)
-                self.storage.put_artefact(info.id, view.options.key(), kind, data, info.size)
-                self._lighten(view, data)
+            if data is None:
+                return
+            key = ("trace", info.id, source.har_entry, options, info.size, info.end)
+            if self.cache.peek(key) is view:  # not evicted, nor made again meanwhile
+                texts = view.found_texts()
+                del view  # from here on only the cache and the requests using it hold it
+                self._lighten(key, source, options, data, texts)
+            kind = stored.kind(source.har_entry)  # stored last: the store copies it twice or
+            self.storage.put_artefact(info.id, options.key(), kind, data, info.size)  # more
         except Exception:  # the stream deleted meanwhile, the store busy: not the user's error
             log.warning("stream %s: its trace was not stored", info.id, exc_info=True)
 
-    def _lighten(self, view: TraceView, data: bytes) -> None:
+    def _lighten(
+        self,
+        key: Hashable,
+        source: Source,
+        options: Options,
+        data: bytes,
+        texts: dict[int, LongText],
+    ) -> None:
         """Cache in place of the view just assembled the same view loaded from what was just
         stored, as another worker or a restart would load it: it holds less (its rows come
         back as arrays, its pieces are made together, not between the temporaries of a
-        million parses), and the memory of the assembled one goes back when the requests
-        using it end. At a million chunks the server then holds after an upload what it holds
-        after a restart (bench/README.md). The parse marks found so far move over."""
-        source = view.source
-        info = source.info
-        key = ("trace", info.id, source.har_entry, view.options, info.size, info.end)
-        if self.cache.peek(key) is not view:
-            return  # evicted, or made again meanwhile
-        fresh = _unpacked(source.info, view.options, source.har_entry, data)
-        if fresh is None:  # it did not load: the next worker assembles it again
-            return
-        fresh.adopt_texts(view)
-        fresh.recall = self._recall(source.har_entry, fresh.source, fresh.trace)
-        self.cache.swap(key, view, fresh)
+        million parses). The assembled one leaves the cache before the loaded one is made
+        (`Memo.renew`: a step asked meanwhile waits for it), so that the two are not held at
+        once, and its memory goes back when the requests using it end: at a million chunks
+        the server then holds after an upload what it holds after a restart, and no more in
+        between (bench/README.md). The parse marks found so far move over."""
+
+        def load() -> TraceView:
+            fresh = _unpacked(source.info, options, source.har_entry, data)
+            if fresh is None:  # it did not load: the next step assembles it again
+                raise Unreadable("the view just stored does not load")
+            fresh.adopt_texts(texts)
+            fresh.recall = self._recall(source.har_entry, fresh.source, fresh.trace)
+            return fresh
+
+        self.cache.renew(key, load)
 
     def _recall(
         self, har_entry: int | None, source: Source, trace: Trace

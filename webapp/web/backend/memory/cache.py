@@ -109,6 +109,34 @@ class Memo(Generic[K, V]):
                 self._weight -= dropped
             return True
 
+    def renew(self, key: K, make: Callable[[], V]) -> bool:
+        """Make the value kept for `key` again with `make`, the kept one dropped first: the two
+        are never both held here, and the old one's memory goes back once the requests using it
+        end. A `get` for `key` meanwhile waits for the new value (or, if `make` raises, makes
+        its own). Nothing when no value is kept for `key` or one is being made; whether it
+        was made."""
+        with self._lock:
+            if key not in self._values or key in self._pending:
+                return False
+            pending = self._pending[key] = _Pending()
+            pending.lock.acquire()  # a new lock: at once; `get` now waits on it
+            self._weight -= self._values.pop(key)[1]
+        try:
+            try:
+                value = make()
+                weight = max(1, self._weigh(value))
+            except BaseException:
+                with self._lock:
+                    self._pending.pop(key, None)
+                raise
+            pending.result = (value,)
+            with self._lock:
+                self._keep(key, value, weight)
+                self._pending.pop(key, None)
+        finally:
+            pending.lock.release()
+        return True
+
     def discard(self, doomed: Callable[[K], bool]) -> int:
         """Drop the kept values whose key is `doomed`; how many were dropped."""
         with self._lock:

@@ -40,11 +40,15 @@ class LongText:
         self._marks: tuple[int, int, int] | None = None
         self._once: dict[str, object] = {}
 
-    def moved(self, pieces: list[str]) -> LongText:
-        """This text over `pieces`, an equal list (another copy of the block): what was found
-        of it is kept, and the old list is no longer held."""
-        self.pieces = pieces
-        return self
+    def over(self, pieces: list[str]) -> LongText:
+        """What was found of this text (its offsets, parse marks and values) over `pieces`, an
+        equal list (another copy of the block; `[]` until there is one): a new object, which
+        does not hold this one's pieces."""
+        made = LongText([])
+        made.pieces, made.ends = pieces, self.ends
+        with self._lock:
+            made._marks, made._once = self._marks, dict(self._once)
+        return made
 
     def length(self, count: int) -> int:
         """How many characters the first `count` pieces hold."""

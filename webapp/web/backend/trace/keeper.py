@@ -22,11 +22,14 @@ log = logging.getLogger(__name__)
 
 
 class Keeper:
-    """Keeps views with `keep` (one at a time, each inside `heavy()`), after their pages."""
+    """Keeps views with `keep` (one at a time, each inside `heavy()`), after their pages.
+
+    `keep` is handed a list holding the view, and takes it out: the keeper then holds it no
+    longer than `keep` does (a large view's memory goes back as soon as it is replaced)."""
 
     def __init__(
         self,
-        keep: Callable[[TraceView], None],
+        keep: Callable[[list[TraceView]], None],
         heavy: Callable[[], AbstractContextManager[object]],
     ) -> None:
         self._keep = keep
@@ -38,9 +41,11 @@ class Keeper:
     def soon(self, view: TraceView) -> None:
         """Keep `view` from the keeper's thread (nothing when the server is stopping)."""
 
+        held = [view]
+
         def work() -> None:
             with self._heavy():
-                self._keep(view)
+                self._keep(held)
             self._trim()  # after no request: `RequestScope` trims only what ends in one
 
         with self._lock:

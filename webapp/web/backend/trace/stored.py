@@ -125,7 +125,7 @@ def pack(
             steps.byteswap()
         raw = steps.tobytes()
         out += [_LENGTH.pack(len(raw)), raw]
-    out.append(tracefile.dump(trace))
+    out += tracefile.dump_parts(trace)
     return b"".join(out)
 
 
@@ -149,7 +149,7 @@ def unpack(data: bytes) -> Stored:
                 steps.byteswap()
             rule_steps[name] = steps
             offset += length
-        trace = tracefile.load(bytes(view[offset:]))
+        trace = tracefile.load(view[offset:])  # not copied
         return Stored(
             found=found_from(head["found"]),
             records=int(head["records"]),

@@ -176,13 +176,26 @@ class TraceView:
             found = self.texts.setdefault(id(block), LongText(block.pieces))
         return found
 
-    def adopt_texts(self, other: TraceView) -> None:
-        """Take over the long texts (parse marks included) `other` made of the same trace's
-        blocks (`other` is this view as assembled, this one as loaded)."""
-        for mine, theirs in zip(self.trace.blocks, other.trace.blocks, strict=True):
-            found = other.texts.get(id(theirs))
-            if found is not None and found.pieces == mine.pieces:
-                self.texts[id(mine)] = found.moved(mine.pieces)
+    def found_texts(self) -> dict[int, LongText]:
+        """What was found of the tool-call blocks' long texts (offsets, parse marks), by the
+        block's place in `trace.blocks`, holding none of their pieces (`adopt_texts`)."""
+        texts = self.texts
+        return {
+            number: found.over([])
+            for number, block in enumerate(self.trace.blocks)
+            if (found := texts.get(id(block))) is not None
+        }
+
+    def adopt_texts(self, found: dict[int, LongText]) -> None:
+        """Take over what `found_texts` gave of another view of the same trace (this view as
+        loaded, that one as assembled): a text whose pieces differ in count or length is
+        left to be found again."""
+        blocks = self.trace.blocks
+        for number, text in found.items():
+            pieces = blocks[number].pieces if number < len(blocks) else []
+            count = len(pieces)
+            if count and len(text.ends) == count and text.length(count) == sum(map(len, pieces)):
+                self.texts[id(blocks[number])] = text.over(pieces)
 
     def long_blocks(self) -> tuple[Block, ...]:
         """The blocks whose whole text is long (`arguments.LONG` characters or more)."""
