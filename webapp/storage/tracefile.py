@@ -29,6 +29,7 @@ import sys
 import zlib
 from array import array
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any, cast
 
 from webapp.core.blocks import Block, Fold
@@ -331,21 +332,7 @@ def _trace(sections: dict[str, Any]) -> Trace:
     rows: dict[str, Any] = {name: sections[name] for name in _ARRAYS}
     rows["fragment_rule"] = _rules_by_name(rows["fragment_rule"], meta.get("rules", _FIVE))
     rows.update((name, resolve(sections[name])) for name in _REFERENCES)
-    columns = Columns.restored(
-        bool(meta["server_path"]),
-        rows,
-        {
-            "lines": ((int(step), line) for step, line in meta["lines"]),
-            "notes": ((int(step), note) for step, note in meta["notes"]),
-            "errors": ((int(step), error) for step, error in meta["errors"]),
-            "finish_reasons": ((int(step), why) for step, why in meta["finish_reasons"]),
-            "unassembled": meta["unassembled"],
-            "late": meta["late"],
-            "oddities": ((int(row), tuple(found)) for row, found in meta["oddities"]),
-            "weighed": ((int(row), text) for row, text in meta["weighed"]),
-            "event_stop": ((int(row), (why, text)) for row, why, text in meta["event_stop"]),
-        },
-    )
+    columns = Columns.restored(bool(meta["server_path"]), rows, _by_step(meta))
     every = _blocks(meta["blocks"], sections, resolve(sections["piece_text"]))
     tool_blocks = int(meta["tool_blocks"])
     numbered = {block.number: block for block in every[:tool_blocks]}
@@ -365,6 +352,21 @@ def _trace(sections: dict[str, Any]) -> Trace:
         stop_reason=meta["stop_reason"],
         contract=None if "contract" not in sections else contract_from_json(sections["contract"]),
     )
+
+
+def _by_step(meta: dict[str, Any]) -> dict[str, Iterable[Any]]:
+    """The columns' sparse rows, as `Columns.restored` takes them, from the file's meta."""
+    return {
+        "lines": ((int(step), line) for step, line in meta["lines"]),
+        "notes": ((int(step), note) for step, note in meta["notes"]),
+        "errors": ((int(step), error) for step, error in meta["errors"]),
+        "finish_reasons": ((int(step), why) for step, why in meta["finish_reasons"]),
+        "unassembled": meta["unassembled"],
+        "late": meta["late"],
+        "oddities": ((int(row), tuple(found)) for row, found in meta["oddities"]),
+        "weighed": ((int(row), text) for row, text in meta["weighed"]),
+        "event_stop": ((int(row), (why, text)) for row, why, text in meta["event_stop"]),
+    }
 
 
 _FIVE = ("exact-index", "exact-id", "continuation", "drop", "new")
