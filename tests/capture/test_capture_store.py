@@ -9,6 +9,7 @@ import pytest
 
 from webapp.storage import open_storage
 from webapp.storage.capture import LIVE, Captures, Facts, Part
+from webapp.storage.store import PARTS_AT_ONCE
 
 FACTS = Facts("default", "POST", "/v1/chat/completions", 200, "text/event-stream",
               "gpt-4o", True, ("get_weather",), None, 12.5)  # fmt: skip
@@ -42,6 +43,36 @@ def test_a_capture_grows_while_live_then_its_parts_become_its_bytes(db_url: str)
     assert captures.live() == []
     with pytest.raises(LookupError):
         captures.append(info.id, 2, Part(b"x", (28,), (40.0,)))
+    storage.close()
+
+
+def test_an_ended_capture_s_bytes_are_its_parts_read_in_pieces(db_url: str) -> None:
+    # Written once: the parts stay the bytes when it ends. A long capture is copied (to the
+    # steps' spilled file) a few parts a query, never joined whole.
+    storage = open_storage(db_url)
+    captures = Captures(storage)
+    info = captures.start(FACTS, title="t", format="sse")
+    parts = [f"data: {seq:03}\n\n".encode() * (seq % 3 + 1) for seq in range(PARTS_AT_ONCE * 2 + 5)]
+    total = 0
+    for seq, data in enumerate(parts):
+        total += len(data)
+        captures.append(info.id, seq, Part(data, (total,), (float(seq),)))
+    assert captures.finish(info.id, "complete")
+    whole = b"".join(parts)
+    assert storage.raw(info.id) == whole
+    pieces = storage.raw_pieces(info.id, len(whole))
+    assert pieces is not None and list(pieces) == parts
+    cut = len(whole) - len(parts[-1]) - 3  # inside the last part but one
+    pieces = storage.raw_pieces(info.id, cut)
+    assert pieces is not None and b"".join(pieces) == whole[:cut]
+    assert storage.raw_prefix(info.id, cut) == whole[:cut]
+    assert storage.raw_prefix(info.id, 10 * len(whole)) == whole
+    found = storage.info(info.id)
+    assert found is not None and found.size == len(whole)
+    assert storage.raw_pieces("nosuchstream", 10) is None
+    assert storage.raw_prefix("nosuchstream", 10) is None
+    assert storage.delete(info.id)
+    assert storage.raw(info.id) is None and storage.raw_pieces(info.id, 10) is None
     storage.close()
 
 

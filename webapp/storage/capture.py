@@ -4,9 +4,11 @@ A capture is a stream row (in the library at once, titled from the request) plus
 `captures`: the request's facts, its state (`live` until it ends, then how it ended) and, once
 ended, when every piece of its bytes arrived. While live its bytes arrive as parts, in bounded
 batches (`append`); `Storage.raw` joins them, so a page can ask for what has arrived so far and
-`get(...).live` says whether more may come. `finish` makes the parts the stream's bytes in one
-transaction. Credentials never reach this module: the proxy hands it facts, not headers, and
-a recorder keeps `Facts.masked()`, a kept request body with its keys masked.
+`get(...).live` says whether more may come. `finish` ends it: its parts stay its bytes (written
+once: copying them into a row of `stream_bytes` at the end was half the recording's store
+CPU, bench/README.md), their arrivals become its timing. Credentials never reach this module:
+the proxy hands it facts, not headers, and a recorder keeps `Facts.masked()`, a kept request
+body with its keys masked.
 """
 
 from __future__ import annotations
@@ -219,8 +221,9 @@ class Captures:
             run("UPDATE streams SET size = size + ? WHERE id = ?", (len(part.data), stream_id))
 
     def finish(self, stream_id: str, state: str, detail: str = "") -> bool:
-        """End a live capture: its parts become its bytes, their arrivals its timing (False
-        when there is no such live capture, e.g. it was deleted meanwhile)."""
+        """End a live capture: its parts stay its bytes (`Storage.raw` joins them, as while it
+        was live: written once, not copied into a row of their own), their arrivals become its
+        timing (False when there is no such live capture, e.g. it was deleted meanwhile)."""
         with self.storage.backend.transaction() as run:
             rows = run(
                 "UPDATE captures SET state = ?, detail = ?, ended = ? "
@@ -230,24 +233,22 @@ class Captures:
             if not rows:
                 return False
             parts = run(
-                "SELECT data, arrivals FROM capture_parts WHERE stream_id = ? ORDER BY seq",
+                "SELECT arrivals FROM capture_parts WHERE stream_id = ? ORDER BY seq",
                 (stream_id,),
             )
-            data = b"".join(bytes(row[0]) for row in parts)
             ends: list[int] = []
             ms: list[float] = []
             for row in parts:
-                kept = orjson.loads(row[1])
+                kept = orjson.loads(row[0])
                 ends += kept["ends"]
                 ms += kept["ms"]
-            run("INSERT INTO stream_bytes (stream_id, raw) VALUES (?, ?)", (stream_id, data))
             run(
                 "UPDATE captures SET arrivals = ? WHERE stream_id = ?",
                 (_arrivals_text(ends, ms, rounded=True), stream_id),
             )
-            # The library's numbers, if a listing kept them while it was live, are of fewer bytes.
-            run("UPDATE streams SET size = ?, stats = '' WHERE id = ?", (len(data), stream_id))
-            run("DELETE FROM capture_parts WHERE stream_id = ?", (stream_id,))
+            # The library's numbers, if a listing kept them while it was live, are of fewer
+            # bytes (its size has grown with each batch: `append`).
+            run("UPDATE streams SET stats = '' WHERE id = ?", (stream_id,))
             # A view made of the stream while it was live is of fewer bytes: made again.
             run("DELETE FROM artefacts WHERE stream_id = ?", (stream_id,))
         return True

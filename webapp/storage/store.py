@@ -15,6 +15,9 @@ from webapp.storage.schema import Run, migrate
 
 _COLUMNS = "id, title, created, size, format, input_format, redactions, parent"
 
+PARTS_AT_ONCE = 16
+"""A capture's parts read a query at a time when its bytes are copied in pieces (a part is a
+batch of about 64 KiB, or what came in 100 ms: `webapp.proxy.forward.Batcher`)."""
 LIVE = "live"
 """A capture's state while its bytes are arriving."""
 ENDINGS = {
@@ -192,8 +195,10 @@ class Storage:
         )
 
     def raw(self, stream_id: str) -> bytes | None:
-        """The stored bytes, exactly as stored, or None; for a capture still live, the bytes
-        that have arrived so far (its parts, read in the same statement: no gap when it ends)."""
+        """The stored bytes, exactly as stored, or None. A capture's bytes are its parts
+        (`webapp.storage.capture`), joined: while it is live, those that have arrived so far
+        (read in the same statement as a row of `stream_bytes`, which a capture ended before
+        its parts were kept has)."""
         rows = self.backend.run(
             "SELECT 0, 0, raw FROM stream_bytes WHERE stream_id = ? UNION ALL "
             "SELECT 1, seq, data FROM capture_parts WHERE stream_id = ? ORDER BY 1, 2",
@@ -210,20 +215,46 @@ class Storage:
         """The first `size` stored bytes (all of them for a shorter stream), or None; a long
         stream's first megabyte comes at once, not with the rest."""
         found = self.backend.raw_prefix(stream_id, size)
-        if found is None:  # a live capture has no row of stream_bytes yet
-            so_far = self.raw(stream_id)
-            return None if so_far is None else so_far[:size]
+        if found is None:  # a capture's bytes are its parts
+            pieces = self._parts(stream_id, size)
+            return None if pieces is None else b"".join(pieces)
         return found
 
     def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
-        """The first `size` stored bytes in pieces (`Backend.raw_pieces`), so that a long
-        stream is copied elsewhere without being held whole; None when there is no such
-        stream. A live capture's bytes so far come as one piece."""
+        """The first `size` stored bytes in pieces (`Backend.raw_pieces`, or a capture's
+        parts), so that a long stream is copied elsewhere without being held whole; None when
+        there is no such stream."""
         found = self.backend.raw_pieces(stream_id, size)
-        if found is None:  # a live capture has no row of stream_bytes yet
-            so_far = self.raw(stream_id)
-            return None if so_far is None else iter((so_far[:size],))
-        return found
+        return self._parts(stream_id, size) if found is None else found
+
+    def _parts(self, stream_id: str, size: int) -> Iterator[bytes] | None:
+        """A capture's first `size` bytes from its parts, in order, `PARTS_AT_ONCE` parts a
+        query (a deleted capture's end early); None when the stream is no capture."""
+        rows = self.backend.run(
+            "SELECT seq, data FROM capture_parts WHERE stream_id = ? ORDER BY seq LIMIT ?",
+            (stream_id, PARTS_AT_ONCE),
+        )
+        if not rows and not self.backend.run(
+            "SELECT 1 FROM captures WHERE stream_id = ?", (stream_id,)
+        ):
+            return None
+        return self._more_parts(stream_id, size, rows)
+
+    def _more_parts(
+        self, stream_id: str, left: int, rows: list[tuple[Any, ...]]
+    ) -> Iterator[bytes]:
+        while rows and left > 0:
+            for _, data in rows:
+                piece = bytes(data[:left]) if len(data) > left else bytes(data)
+                left -= len(piece)
+                yield piece
+                if left <= 0:
+                    return
+            rows = self.backend.run(
+                "SELECT seq, data FROM capture_parts WHERE stream_id = ? AND seq > ? "
+                "ORDER BY seq LIMIT ?",
+                (stream_id, rows[-1][0], PARTS_AT_ONCE),
+            )
 
     def delete_hash(self, stream_id: str) -> str | None:
         """The hash of the stream's delete token ("" when it has none), or None."""
