@@ -170,7 +170,8 @@ MIGRATIONS = (
             )""",
             "CREATE INDEX captures_state ON captures (state)",
             # While a capture is live its bytes arrive in parts (bounded batches, in order);
-            # when it ends they become its row of stream_bytes and the parts go.
+            # they stay its bytes when it ends (until 2026-12-05 they were copied into its row
+            # of stream_bytes then, which captures ended before still have).
             """CREATE TABLE capture_parts (
                 stream_id TEXT NOT NULL REFERENCES streams (id) ON DELETE CASCADE,
                 seq INTEGER NOT NULL,
