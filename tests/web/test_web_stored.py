@@ -118,6 +118,15 @@ def test_a_step_reads_only_its_own_lines_and_the_stored_bytes_once(
     assert fetched == [("prefix", stream_id)]
 
 
+def _reopened(
+    worker: Any, monkeypatch: pytest.MonkeyPatch, prefix: int
+) -> tuple[TestClient, list[tuple[str, str]]]:
+    """Another worker, whose first fetch of a stream takes `prefix` bytes, and its fetches."""
+    monkeypatch.setattr(webapp.web.backend.service, "PREFIX_BYTES", prefix)
+    second = worker()
+    return second, _count_fetches(second.app.state.service.storage, monkeypatch)
+
+
 def _count_fetches(storage: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     fetched: list[tuple[str, str]] = []
     real_raw, real_prefix = storage.raw, storage.raw_prefix
@@ -154,9 +163,7 @@ def test_after_a_restart_the_first_steps_fetch_only_the_streams_start(
     fetches the whole stream once, and every step's record is still the reader's."""
     stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
     first = _pages(client, stream_id)
-    monkeypatch.setattr(webapp.web.backend.service, "PREFIX_BYTES", STREAM.index("get_time"))
-    second = worker()
-    fetched = _count_fetches(second.app.state.service.storage, monkeypatch)  # type: ignore[attr-defined]
+    second, fetched = _reopened(worker, monkeypatch, STREAM.index("get_time"))
     for step in range(3):
         assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
     assert fetched == [("prefix", stream_id)]
@@ -180,9 +187,7 @@ def test_a_utf16_streams_start_is_never_read_alone(
     first = [client.get(f"/s/{stream_id}?step={step}", headers=HX).text for step in range(12)]
     client.app.state.service.settle()  # type: ignore[attr-defined]
     cut = data.index("in its middle".encode("utf-16-le"))  # inside the broken record's line
-    monkeypatch.setattr(webapp.web.backend.service, "PREFIX_BYTES", cut)
-    second = worker()
-    fetched = _count_fetches(second.app.state.service.storage, monkeypatch)  # type: ignore[attr-defined]
+    second, fetched = _reopened(worker, monkeypatch, cut)
     assert second.get(f"/s/{stream_id}?step=0", headers=HX).text == first[0]
     assert fetched == [("prefix", stream_id), ("whole", stream_id)]  # at once
     for step in range(12):
@@ -200,9 +205,7 @@ def test_a_long_streams_steps_read_their_lines_from_a_file_not_memory(
     monkeypatch.setattr(webapp.storage.postgres, "PIECE", PIECE)
     stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
     first = _pages(client, stream_id)
-    monkeypatch.setattr(webapp.web.backend.service, "PREFIX_BYTES", STREAM.index("get_time"))
-    second = worker()
-    fetched = _count_fetches(second.app.state.service.storage, monkeypatch)  # type: ignore[attr-defined]
+    second, fetched = _reopened(worker, monkeypatch, STREAM.index("get_time"))
     for step in range(10):
         assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
     assert fetched == [("prefix", stream_id), ("pieces", stream_id)]

@@ -75,12 +75,10 @@ class SqliteBackend:
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
         """Through SQLite's incremental blob I/O: `substr` would read the whole blob first."""
         db = self._db()
-        rows = db.execute(
-            "SELECT rowid, length(raw) FROM stream_bytes WHERE stream_id = ?", (stream_id,)
-        ).fetchall()
-        if not rows:
+        found = _bytes_row(db, stream_id)
+        if found is None:
             return None
-        rowid, length = rows[0]
+        rowid, length = found
         try:
             with db.blobopen("stream_bytes", "raw", rowid, readonly=True) as blob:
                 return blob.read(min(size, length))
@@ -105,12 +103,10 @@ class SqliteBackend:
         piece would walk its overflow pages from the start each time); the handle is closed
         when the pieces end (a row deleted meanwhile ends them early)."""
         db = self._db()
-        rows = db.execute(
-            "SELECT rowid, length(raw) FROM stream_bytes WHERE stream_id = ?", (stream_id,)
-        ).fetchall()
-        if not rows:
+        found = _bytes_row(db, stream_id)
+        if found is None:
             return None
-        rowid, length = rows[0]
+        rowid, length = found
         return _pieces(db, rowid, min(size, length))
 
     def migrating(self) -> AbstractContextManager[Run]:
@@ -143,6 +139,15 @@ class SqliteBackend:
             for db in self._opened:
                 db.close()
             self._opened.clear()
+
+
+def _bytes_row(db: sqlite3.Connection, stream_id: str) -> tuple[int, int] | None:
+    """The rowid and length of the stream's row of `stream_bytes`, or None (an upload's, or a
+    capture's from before its parts stayed its bytes)."""
+    rows = db.execute(
+        "SELECT rowid, length(raw) FROM stream_bytes WHERE stream_id = ?", (stream_id,)
+    ).fetchall()
+    return None if not rows else (int(rows[0][0]), int(rows[0][1]))
 
 
 def _pieces(db: sqlite3.Connection, rowid: int, size: int) -> Iterator[bytes]:

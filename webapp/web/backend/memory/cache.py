@@ -55,18 +55,7 @@ class Memo(Generic[K, V]):
                 found = self._hit(key)
                 if found is not None:
                     return found[0]
-            try:
-                value = make()
-                weight = max(1, self._weigh(value))
-            except BaseException:
-                with self._lock:
-                    self._pending.pop(key, None)
-                raise
-            pending.result = (value,)
-            with self._lock:
-                self._keep(key, value, weight)
-                self._pending.pop(key, None)
-            return value
+            return self._made(key, make, pending)
 
     def peek(self, key: K) -> V | None:
         """The kept value for `key` (None when it is not kept), computing nothing."""
@@ -122,20 +111,26 @@ class Memo(Generic[K, V]):
             pending.lock.acquire()  # a new lock: at once; `get` now waits on it
             self._weight -= self._values.pop(key)[1]
         try:
-            try:
-                value = make()
-                weight = max(1, self._weigh(value))
-            except BaseException:
-                with self._lock:
-                    self._pending.pop(key, None)
-                raise
-            pending.result = (value,)
-            with self._lock:
-                self._keep(key, value, weight)
-                self._pending.pop(key, None)
+            self._made(key, make, pending)
         finally:
             pending.lock.release()
         return True
+
+    def _made(self, key: K, make: Callable[[], V], pending: _Pending[V]) -> V:
+        """`make`'s value, kept for `key` and handed to those waiting on `pending` (holding its
+        lock); when `make` raises, `key` is no longer pending and the next `get` makes it."""
+        try:
+            value = make()
+            weight = max(1, self._weigh(value))
+        except BaseException:
+            with self._lock:
+                self._pending.pop(key, None)
+            raise
+        pending.result = (value,)
+        with self._lock:
+            self._keep(key, value, weight)
+            self._pending.pop(key, None)
+        return value
 
     def discard(self, doomed: Callable[[K], bool]) -> int:
         """Drop the kept values whose key is `doomed`; how many were dropped."""
