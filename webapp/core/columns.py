@@ -385,14 +385,18 @@ _INTEGERS = frozenset(
 
 
 class Steps(Sequence[Step]):
-    """A trace's steps as a read-only sequence: each `Step` is built when it is asked for."""
+    """A trace's steps as a read-only sequence: each `Step` is built when it is asked for.
 
-    __slots__ = ("_blocks", "_columns", "_content")
+    The words of the verdicts its steps were built with are kept (at most `REASONS_KEPT`):
+    along a stream they repeat, and a page builds a few hundred steps at random places."""
+
+    __slots__ = ("_blocks", "_columns", "_content", "_reasons")
 
     def __init__(self, columns: Columns, blocks: Sequence[Block], content: Sequence[Block]) -> None:
         self._columns = columns
         self._blocks = blocks
         self._content = content
+        self._reasons: dict[tuple[Any, ...], str] = {}
 
     def __len__(self) -> int:
         return len(self._columns)
@@ -429,4 +433,12 @@ class Steps(Sequence[Step]):
         return f"<{len(self)} steps>"
 
     def _build(self, number: int) -> Step:
-        return self._columns.step(number, self._blocks, self._content)
+        reasons = self._reasons
+        if len(reasons) > REASONS_KEPT:  # a stream whose verdicts do not repeat
+            reasons.clear()
+        return self._columns.step(number, self._blocks, self._content, reasons)
+
+
+REASONS_KEPT = 64
+"""The most verdicts' words a trace's `Steps` keeps for the steps it builds one at a time (a
+stream's repeat on a few keys: a continuation onto block N; about 400 bytes each)."""

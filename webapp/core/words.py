@@ -23,8 +23,16 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 def quote(text: str, limit: int = 60) -> str:
     """A JSON string literal of the first `limit` characters, `...` after it when clipped."""
-    shown = json.dumps(text[:limit], ensure_ascii=False).translate(_HIGH_CONTROLS)
+    head = text[:limit]
+    if _AS_IS.fullmatch(head):  # printable ASCII but for `"` and `\`: itself, quoted
+        shown = f'"{head}"'
+    else:
+        shown = json.dumps(head, ensure_ascii=False).translate(_HIGH_CONTROLS)
     return shown + "..." if len(text) > limit else shown
+
+
+_AS_IS = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
+"""Text that JSON writes as it is (a timeline row quotes one fragment's text a row)."""
 
 
 def excerpt(text: str, limit: int = 60) -> str:

@@ -15,6 +15,7 @@ import webapp
 from webapp.core import words
 from webapp.core.anomalies import severity_of
 from webapp.core.rules import RULES
+from webapp.web.http import markup
 from webapp.web.http.text import printable
 
 PACKAGE = Path(webapp.__file__).resolve().parent
@@ -82,6 +83,9 @@ def make_templates() -> Jinja2Templates:
     env.filters["num"] = words.number
     env.filters["plural"] = words.count
     env.filters["visible"] = words.visible
+    env.filters["badge"] = markup.badge
+    env.filters["timeline_rows"] = markup.timeline_rows
+    env.filters["strip_cells"] = markup.strip_cells
     env.globals["RULES"] = RULES
     env.globals["RULE_COUNT"] = _spelled(len(RULES))  # "the five rules", from the table
     env.globals["severity_of"] = severity_of

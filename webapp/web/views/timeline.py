@@ -6,6 +6,7 @@ Templates only loop and print; every decision about what to show is made here.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -68,7 +69,7 @@ def summary(view: TraceView) -> Summary:
     """What a person sees first: counts, rules fired, anomalies, and where the input came from."""
     trace, result, info = view.trace, view.source.found, view.source.info
     contract = trace.contract
-    chunks = view.trace.chunk_count
+    chunks = view.chunks
     calls = sum(1 for block in trace.blocks if truthy(block.name))
     facts = [
         Fact("chunks", words.number(chunks)),
@@ -180,7 +181,9 @@ def nav(view: TraceView, links: Links, step: int) -> Nav:
     )
 
 
-@dataclass(frozen=True, slots=True)
+# Badge and TimelineRow are not frozen: a page builds 120 of each, and a frozen dataclass sets
+# every field through object.__setattr__ (three times the cost). Nothing changes them after.
+@dataclass(slots=True)
 class Badge:
     """One fragment in a timeline row: its rule, the block it landed on, the text it appended."""
 
@@ -192,7 +195,7 @@ class Badge:
     """What the fragment appended, as a clipped JSON string literal ("" when nothing)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TimelineRow:
     """One step in the timeline."""
 
@@ -298,6 +301,7 @@ def _rows(
     end: a run of alike steps is one row unless it holds `selected`."""
     runs, total = view.runs, len(view.trace.steps)
     rows: list[TimelineRow | RunRow] = []
+    url = links.step_urls()
     n = start
     while n < total and (n < end or len(rows) < fill):
         run = runs.at(n)
@@ -307,7 +311,7 @@ def _rows(
             continue
         if run is not None and n == run.first:
             rows.append(_run_row(view, links, run, expanded=True))
-        rows.append(_timeline_row(view, links, view.trace.steps[n], selected, run is not None))
+        rows.append(_timeline_row(view, url, view.steps[n], selected, run is not None))
         n += 1
     return tuple(rows), n
 
@@ -366,20 +370,21 @@ def _run_row(view: TraceView, links: Links, run: Run, *, expanded: bool) -> RunR
 
 
 def _timeline_row(
-    view: TraceView, links: Links, step: Step, selected: int, in_run: bool = False
+    view: TraceView, url: Callable[[int], str], step: Step, selected: int, in_run: bool = False
 ) -> TimelineRow:
     trace = view.trace
     step_badges = badges(trace, step)
+    found = view.anomalies_by_step.get(step.step)
     return TimelineRow(
         step=step.step,
         line=step.line,
         kind=step.kind,
-        url=links.step(step.step),
+        url=url(step.step),
         selected=step.step == selected,
         assembled=step.assembled,
         badges=step_badges,
         marks=_marks(trace, step),
-        anomalies=tally(a.code for a in view.anomalies_by_step.get(step.step, ())),
+        anomalies=tally(a.code for a in found) if found else (),
         error=clipped_head(step.error, 120).head if step.error else None,
         in_run=in_run,
         quirks=view.quirks.at(step.step),

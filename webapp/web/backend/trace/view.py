@@ -14,12 +14,12 @@ from __future__ import annotations
 import copy
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from webapp.core.options import Options
 from webapp.core.records import ReadResult, Record
-from webapp.core.trace import Anomaly, Block, Trace
+from webapp.core.trace import Anomaly, Block, Step, Trace
 from webapp.storage import StreamInfo
 from webapp.web.backend.trace import stored
 from webapp.web.backend.trace.anomaly_groups import Group, groups
@@ -83,6 +83,11 @@ class TraceView:
     """Blocks' texts with their offsets and parse marks, by `id(block)`, made on first use."""
     strips: dict[Links, tuple[Cell, ...]] = field(default_factory=dict)
     """The overview's columns as drawn under some links, none current (`overview.strip`)."""
+    steps: Sequence[Step] = ()
+    """The trace's steps, one sequence for the view's life: it keeps the words of the verdicts
+    its steps were built with (a page builds 120 at random places; they repeat)."""
+    chunks: int = 0
+    """How many records were chunks (`Trace.chunk_count`, counted once: every page says it)."""
 
     @classmethod
     def build(
@@ -93,7 +98,7 @@ class TraceView:
         made: stored.Stored | None = None,
     ) -> TraceView:
         """The view with its indexes: computed from the trace, or taken from `made`."""
-        view = cls(source, options, trace)
+        view = cls(source, options, trace, steps=trace.steps, chunks=trace.chunk_count)
         view.fragments = trace.fragments_in(0, len(trace.steps))
         view.anomalies_by_step = trace.anomalies_by_step()
         view.anomaly_steps = sorted(view.anomalies_by_step)
