@@ -4,8 +4,8 @@ Everything else on a page is a Jinja template. These are template filters writte
 (`timeline_rows`, `strip_cells`, and the rows' `badge`, registered by `templating`): a long stream's
 page draws 120 rows and 300 columns, and Jinja's cost is per printed value (an attribute
 lookup, the finalize hook, an escape and a `Markup`: about 1 us each, a dozen a row): they
-were most of the page (`bench/README.md`, "Rows drawn in Python"). A row here costs what one
-printed value does there.
+were most of the page (`bench/README.md`, "Round three: a long stream's full page"). A row
+here costs what one printed value does there.
 
 They follow the templates' rules: every value from a view model is made printable (a lone
 surrogate becomes U+FFFD, as `templating._finalize` does) and escaped as markupsafe escapes
@@ -75,7 +75,8 @@ def timeline_rows(rows: Iterable[Any], noted: Collection[int] = ()) -> Markup:
 
 
 def _step_row(row: Any, noted: bool) -> str:
-    classes = f"row kind-{_text(row.kind)}"
+    kind = _text(row.kind)
+    classes = f"row kind-{kind}"
     if row.anomalies:
         classes += " flagged"
     if not row.assembled:
@@ -107,7 +108,7 @@ def _step_row(row: Any, noted: bool) -> str:
     return (
         f'<a class="{classes}" id="row-{int(row.step)}" href="{_text(row.url)}"{current}{_SWAP}>'
         f'<span class="n">{number(row.step)}</span> <span class="line">{line}</span>'
-        f' <span class="kind">{_text(row.kind)}{gap}</span>'
+        f' <span class="kind">{kind}{gap}</span>'
         f' <span class="what">{" ".join(what)}</span></a>\n'
     )
 
@@ -138,8 +139,8 @@ def _run_row(row: Any) -> str:
         what += f'<span class="stall-flag">{_text(row.stall)}</span>'
     if row.quirk_steps:
         title = f"provider quirks at {count(row.quirk_steps, 'step')} of this run"
-        steps = count(row.quirk_steps, "quirk step")
-        what += f'<span class="quirk-flag" title="{title}">\u25c6 {steps}</span>'
+        marked = count(row.quirk_steps, "quirk step")
+        what += f'<span class="quirk-flag" title="{title}">\u25c6 {marked}</span>'
     steps = number(row.last - row.first + 1)
     return (
         f'<a class="row run rule-{_text(row.rule)}" id="run-{int(row.first)}"'
