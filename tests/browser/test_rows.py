@@ -142,3 +142,30 @@ def test_a_phone_keeps_the_stepper_in_reach(watch: Callable[[int, int], Watched]
         assert box is not None and box["width"] > 200, box
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     watched.assert_clean()
+
+
+NUMBERS_FIT = (
+    "() => { const ink = el => { const r = document.createRange(); r.selectNodeContents(el);"
+    " return r.getBoundingClientRect(); };"
+    " return [...document.querySelectorAll('#timeline .row:not(.run)')].every(row => {"
+    " const [n, line, kind] = ['.n', '.line', '.kind'].map(s => ink(row.querySelector(s)));"
+    " return n.right <= line.left && line.right <= kind.left; }); }"
+)
+"""Whether every step row's number, line and kind (their text, which may overflow its cell)
+sit side by side, none over the next."""
+
+
+def test_a_long_streams_step_and_line_numbers_do_not_run_together(watched: Watched) -> None:
+    """`12,345` and `L24,691` are wider than a short stream's numbers: the columns grow."""
+    page = watched.page
+    stream_id = watched.store(long_run(12_000))
+    page.goto(f"{watched.base}/s/{stream_id}?step=11000")
+    expect(page.locator("#row-11000")).to_have_attribute("aria-current", "step")
+    expect(page.locator("#row-11000 .line")).to_have_text(re.compile(r"L2\d,\d{3}"))
+    assert page.evaluate(NUMBERS_FIT)
+    rows = page.locator("#timeline .row")
+    drawn = rows.count()
+    page.locator("#timeline .more").last.scroll_into_view_if_needed()  # rows loaded later
+    expect(rows).not_to_have_count(drawn)
+    assert page.evaluate(NUMBERS_FIT)
+    watched.assert_clean()

@@ -252,6 +252,18 @@ class Window:
     after_url: str | None
     before_page: str | None
     after_page: str | None
+    widths: str = ""
+    """The timeline's classes for its columns' widths (`column_widths`)."""
+
+
+def column_widths(view: TraceView) -> str:
+    """`n7 l9`: the characters of the widest step number and line label the timeline can show,
+    so that its columns fit them (CSS classes, `static/app.css`); each row is its own grid, so
+    the widths follow the whole stream, not the rows drawn yet."""
+    steps = view.steps
+    tail = [steps[n].line for n in range(max(0, len(steps) - 4), len(steps))]
+    last_line = max((line for line in tail if line is not None), default=0)  # records in order
+    return f"n{len(words.number(max(0, len(steps) - 1)))} l{len('L' + words.number(last_line))}"
 
 
 def window(
@@ -291,6 +303,7 @@ def window(
         else None,
         before_page=links.step(start - 1) if start > 0 else None,
         after_page=links.step(end) if end < total else None,
+        widths=column_widths(view),
     )
 
 
