@@ -260,10 +260,10 @@ def column_widths(view: TraceView) -> str:
     """`n7 l9`: the characters of the widest step number and line label the timeline can show,
     so that its columns fit them (CSS classes, `static/app.css`); each row is its own grid, so
     the widths follow the whole stream, not the rows drawn yet."""
-    steps = view.steps
-    tail = [steps[n].line for n in range(max(0, len(steps) - 4), len(steps))]
-    last_line = max((line for line in tail if line is not None), default=0)  # records in order
-    return f"n{len(words.number(max(0, len(steps) - 1)))} l{len('L' + words.number(last_line))}"
+    trace, total = view.trace, len(view.trace.steps)
+    tail = [trace.line_of(n) for n in range(max(0, total - 4), total)]  # records come in order
+    last_line = max((line for line in tail if line is not None), default=0)
+    return f"n{len(words.number(max(0, total - 1)))} l{len('L' + words.number(last_line))}"
 
 
 def window(
