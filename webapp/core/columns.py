@@ -24,7 +24,7 @@ from typing import Any, final, overload
 from webapp.core.blocks import Block
 from webapp.core.jsvalue import is_number, truthy
 from webapp.core.rules import APPENDS, RULE_EFFECTS, RULE_NAMES, Verdict, reason
-from webapp.core.steps import Event, Fragment, Step, StepKind
+from webapp.core.steps import Event, Fired, Fragment, Glance, Landing, Step, StepKind
 
 STEP_KINDS: tuple[StepKind, ...] = ("chunk", "done", "invalid", "end")
 CHUNK, DONE, INVALID, END = range(4)
@@ -283,6 +283,33 @@ class Columns:
             tuple(self.event_at(row, content) for row in self.event_rows(number)),
             self.errors.get(number),
             self.notes.get(number),
+            number not in self.unassembled,
+            self.finish_reasons.get(number),
+        )
+
+    def glance(self, number: int, blocks: Sequence[Block]) -> Glance:
+        """The step `number` as a timeline row shows it, built from its rows (see `Glance`)."""
+        landings: list[Landing] = []
+        for row in self.fragment_rows(number):
+            block = self.fragment_block[row]
+            piece = self.fragment_piece[row]
+            appended = "" if piece < 0 else blocks[block].pieces[piece]
+            rule = RULE_NAMES[self.fragment_rule[row]]
+            landings.append((rule, None if block == NONE else block, appended, row in self.late))
+        fired: list[Fired] = []
+        for row in self.event_rows(number):
+            code = self.event_type[row]
+            index = self.event_index[row]
+            why = self.event_stop[row][0] if code in STOP_EVENTS else None
+            fired.append((EVENT_TYPES[code], None if index == NONE else index, why))
+        line = self.step_line[number]
+        return Glance(
+            number,
+            self.lines.get(number) if line == NONE else line,
+            STEP_KINDS[self.step_kind[number]],
+            tuple(landings),
+            tuple(fired),
+            self.errors.get(number),
             number not in self.unassembled,
             self.finish_reasons.get(number),
         )

@@ -128,6 +128,31 @@ class Step:
         return out
 
 
+Landing = tuple[RuleName, int | None, str, bool]
+"""What a fragment did, as a timeline row shows it: its rule, its block (None when dropped), the
+text it appended ("" when none), whether it came late (`Fragment`'s fields of those names)."""
+Fired = tuple[str, int | None, str | None]
+"""An event, as a timeline row shows it: its type, its `contentIndex`, a `done` or `error`
+event's reason (`Event`'s fields of those names)."""
+
+
+@dataclass(slots=True)
+class Glance:
+    """A step as a timeline row shows it (`Trace.glance`): a `Step` without its fragments'
+    keys and reasons or its events' deltas and contents, and without their objects. A page
+    draws a hundred rows at random places of a long stream: a `Step` costs several times as
+    much to build, and its end step joins every block's whole text."""
+
+    step: int
+    line: int | None
+    kind: StepKind
+    landings: tuple[Landing, ...]
+    fired: tuple[Fired, ...]
+    error: str | None
+    assembled: bool
+    finish_reason: str | None
+
+
 class Anomaly:
     """Something a person triaging the stream should look at.
 

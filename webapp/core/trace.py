@@ -18,7 +18,7 @@ from webapp.core.blocks import Block, BlockKind, BlockState, Fold, value_as_of
 from webapp.core.columns import CHUNK, EVENT_CODES, NONE, STEP_KINDS, Columns, Steps
 from webapp.core.contract import Contract
 from webapp.core.rules import RULE_NAMES, Policy
-from webapp.core.steps import Anomaly, Event, Fragment, Step, StepKind
+from webapp.core.steps import Anomaly, Event, Fragment, Glance, Step, StepKind
 from webapp.core.stepsjson import document_parts, steps_json
 from webapp.tuning import paused_gc
 
@@ -164,6 +164,10 @@ class Trace:
             "anomalies": dict(sorted(Counter(a.code for a in self.anomalies).items())),
             "stop_reason": self.stop_reason,
         }
+
+    def glance(self, step: int) -> Glance:
+        """Step `step` as a timeline row shows it, without building its `Step` (`Glance`)."""
+        return self.columns.glance(step, self.blocks)
 
     def line_of(self, step: int) -> int | None:
         """The input line of step `step` (None for the end step or a step out of range)."""

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from webapp.core import words
 from webapp.core.jsvalue import truthy
 from webapp.core.rules import RULES
+from webapp.core.steps import Glance
 from webapp.core.trace import Step, Trace, value_as_of
 from webapp.storage import StreamInfo
 from webapp.web.backend.trace.runs import Run
@@ -312,7 +313,7 @@ def _rows(
 ) -> tuple[tuple[TimelineRow | RunRow, ...], int]:
     """The rows from `start` to `end` (past it while fewer than `fill` rows), and where they
     end: a run of alike steps is one row unless it holds `selected`."""
-    runs, total = view.runs, len(view.trace.steps)
+    runs, trace, total = view.runs, view.trace, len(view.trace.steps)
     rows: list[TimelineRow | RunRow] = []
     url = links.step_urls()
     n = start
@@ -324,7 +325,7 @@ def _rows(
             continue
         if run is not None and n == run.first:
             rows.append(_run_row(view, links, run, expanded=True))
-        rows.append(_timeline_row(view, url, view.steps[n], selected, run is not None))
+        rows.append(_timeline_row(view, url, trace.glance(n), selected, run is not None))
         n += 1
     return tuple(rows), n
 
@@ -351,16 +352,20 @@ RUN_NOUNS = {
 def badges(trace: Trace, step: Step, *, appended: bool = True) -> tuple[Badge, ...]:
     """One badge per fragment of the step: its rule, the block as of the step, what it appended."""
     return tuple(
-        Badge(
-            rule=fragment.rule,
-            label=block_label(trace, fragment.block, step.step),
-            phantom=trace.is_phantom_block(fragment.block),
-            late=fragment.late,
-            appended=words.quote(fragment.appended, APPENDED_LIMIT)
-            if appended and fragment.appended
-            else "",
-        )
-        for fragment in step.fragments
+        _badge(trace, step.step, f.rule, f.block, f.appended if appended else "", f.late)
+        for f in step.fragments
+    )
+
+
+def _badge(
+    trace: Trace, step: int, rule: str, block: int | None, appended: str, late: bool
+) -> Badge:
+    return Badge(
+        rule=rule,
+        label=block_label(trace, block, step),
+        phantom=trace.is_phantom_block(block),
+        late=late,
+        appended=words.quote(appended, APPENDED_LIMIT) if appended else "",
     )
 
 
@@ -383,39 +388,38 @@ def _run_row(view: TraceView, links: Links, run: Run, *, expanded: bool) -> RunR
 
 
 def _timeline_row(
-    view: TraceView, url: Callable[[int], str], step: Step, selected: int, in_run: bool = False
+    view: TraceView, url: Callable[[int], str], step: Glance, selected: int, in_run: bool = False
 ) -> TimelineRow:
-    trace = view.trace
-    step_badges = badges(trace, step)
-    found = view.anomalies_by_step.get(step.step)
+    trace, number = view.trace, step.step
+    found = view.anomalies_by_step.get(number)
     return TimelineRow(
-        step=step.step,
+        step=number,
         line=step.line,
         kind=step.kind,
-        url=url(step.step),
-        selected=step.step == selected,
+        url=url(number),
+        selected=number == selected,
         assembled=step.assembled,
-        badges=step_badges,
+        badges=tuple(_badge(trace, number, *landing) for landing in step.landings),
         marks=_marks(trace, step),
         anomalies=tally(a.code for a in found) if found else (),
         error=clipped_head(step.error, 120).head if step.error else None,
         in_run=in_run,
-        quirks=view.quirks.at(step.step),
+        quirks=view.quirks.at(number),
     )
 
 
-def _marks(trace: Trace, step: Step) -> tuple[str, ...]:
+def _marks(trace: Trace, step: Glance) -> tuple[str, ...]:
     marks: list[str] = []
-    types = [event.type for event in step.events]
+    types = [kind for kind, _, _ in step.fired]
     if "thinking_delta" in types:
         marks.append("thinking")
     if "text_delta" in types:
         marks.append("text")
-    for event in step.events:
-        if event.type == "toolcall_start":
-            marks.append(f"start {_content_label(trace, event.contentIndex)}")
-        elif event.type in ("done", "error"):
-            marks.append(f"{event.type}: {event.reason or '?'}")
+    for kind, content_index, reason in step.fired:
+        if kind == "toolcall_start":
+            marks.append(f"start {_content_label(trace, content_index)}")
+        elif kind in ("done", "error"):
+            marks.append(f"{kind}: {reason or '?'}")
     if step.finish_reason:
         marks.append(f"finish: {step.finish_reason}")
     if not step.assembled:
