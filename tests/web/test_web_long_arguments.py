@@ -112,6 +112,11 @@ def test_long_partial_value_is_its_heads() -> None:
     assert card.parsed_head == panels.HEAD_CHARS
     assert card.parsed is not None and len(card.parsed.head) == panels.VALUE_LIMIT
     assert card.parsed.head.startswith('{\n  "path": "a.txt",\n  "content": "')
+    # a long text holds more than a head at every step: later steps show the same head's value
+    assert panels.HEAD_CHARS < LONG
+    later = next(c for c in panels.state(view, step + 7).cards if c.number == 0)
+    assert later.parse == "partial" and later.parsed == card.parsed
+    assert later.parsed_head == panels.HEAD_CHARS
 
 
 def test_long_text_offsets() -> None:

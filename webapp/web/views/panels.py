@@ -38,7 +38,8 @@ BEFORE_LIMIT = 1200
 APPENDED_LIMIT = 1200
 """A block's text shown: the last characters before what the step appended, and that (clipped)."""
 HEAD_CHARS = 16 * VALUE_LIMIT
-"""A long partial text's value is parsed from this many characters of its head."""
+"""A long partial text's value is parsed from this many characters of its head (fewer than a
+long text's, `LONG`: every step of a long text has the same head)."""
 HEAD_MARGIN = 200
 """A head's value is shown when it runs this far past `VALUE_LIMIT` (else the whole is parsed)."""
 DETAIL_EVENTS = 100
@@ -427,15 +428,22 @@ def _long_parse(long: _Long) -> tuple[str, Clipped | None, str | None, int]:
     if state == "invalid":
         return state, None, text.once("error", lambda: classify(text.text(count)).error), 0
     if state == "partial":
-        head = text.head(count, HEAD_CHARS)
-        value = partial_head(head)
-        if value is not None:
-            shown = pretty_json(value)
-            if len(shown) > VALUE_LIMIT + HEAD_MARGIN:
-                return state, Clipped(shown[:VALUE_LIMIT]), None, len(head)
+        # a long text holds more than HEAD_CHARS at every step: one head for all of them
+        shown = text.once("head", lambda: _head_value(text.head(count, HEAD_CHARS)))
+        if shown is not None:
+            return state, Clipped(shown), None, HEAD_CHARS
         found, parsed, _ = _parse(text.text(count))
         return found, parsed, None, 0
     return state, None, None, 0
+
+
+def _head_value(head: str) -> str | None:
+    """The value of a long text's head as shown (clipped), when it runs past `VALUE_LIMIT`."""
+    value = partial_head(head)
+    if value is None:
+        return None
+    shown = pretty_json(value)
+    return shown[:VALUE_LIMIT] if len(shown) > VALUE_LIMIT + HEAD_MARGIN else None
 
 
 def _card(
