@@ -37,8 +37,12 @@ class Settings:
     """The most notes one stream may hold; one more is refused (a 422 in words)."""
     max_notes_per_step: int = 20
     """The most notes one step of a stream may hold."""
-    timeline_window: int = 120
-    """How many timeline rows one window shows, and how many each scroll loads."""
+    timeline_window: int = 60
+    """How many timeline rows one window shows, and how many each scroll loads: a laptop's
+    screen shows about 22, and a page centres its step with a third of the rows above it, so
+    the first page draws a screen and more either side; the rest loads as it scrolls into
+    view. (120 until round four: a long stream's page drew five screens no one had asked for,
+    `bench/README.md`, "Round four".)"""
     allow_origins: tuple[str, ...] = ()
     """Other sites' origins (`https://a.example`) whose pages may post to this server."""
     embed_origins: tuple[str, ...] = ()

@@ -1,7 +1,7 @@
 """The rows and columns drawn in Python (`webapp.web.http.markup`) are what the templates drew.
 
 `REFERENCE` is the Jinja the timeline rows, their badges and the overview's columns were until
-they moved to Python for speed (a long stream's page draws 120 rows and 300 columns); rendered
+they moved to Python for speed (a long stream's page draws 60 rows and 300 columns); rendered
 by the app's own environment (autoescape, the finalize hook), it is the oracle: for any view
 model values, lone surrogates and markup characters included, the filters' markup is the
 template's, whitespace between tags aside (HTML renders a run of it as one space, and the

@@ -1,11 +1,11 @@
 """The markup of what a page draws by the hundred: timeline rows and overview columns.
 
 Everything else on a page is a Jinja template. These are template filters written in Python
-(`timeline_rows`, `strip_cells`, and the rows' `badge`, registered by `templating`): a long stream's
-page draws 120 rows and 300 columns, and Jinja's cost is per printed value (an attribute
-lookup, the finalize hook, an escape and a `Markup`: about 1 us each, a dozen a row): they
-were most of the page (`bench/README.md`, "Round three: a long stream's full page"). A row
-here costs what one printed value does there.
+(`timeline_rows`, `strip_cells`, and the rows' `badge`, registered by `templating`): a long
+stream's page draws 60 rows (`Settings.timeline_window`; 120 then) and 300 columns, and Jinja's
+cost is per printed value (an attribute lookup, the finalize hook, an escape and a `Markup`:
+about 1 us each, a dozen a row): they were most of the page (`bench/README.md`, "Round three: a
+long stream's full page"). A row here costs what one printed value does there.
 
 They follow the templates' rules: every value from a view model is made printable (a lone
 surrogate becomes U+FFFD, as `templating._finalize` does) and escaped as markupsafe escapes
