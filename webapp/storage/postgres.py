@@ -72,6 +72,17 @@ class PostgresBackend:
         """A plain insert, the bytes bound (not measured for its copies: bench/README.md)."""
         run("INSERT INTO stream_bytes (stream_id, raw) VALUES (?, ?)", (stream_id, raw))
 
+    def insert_artefact(
+        self, run: Run, key: tuple[str, str, str], data: bytes, created: str
+    ) -> None:
+        """A plain upsert, the bytes bound (as `insert_raw`)."""
+        run(
+            "INSERT INTO artefacts (stream_id, options, kind, size, created, data) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (stream_id, options, kind) DO UPDATE "
+            "SET size = excluded.size, created = excluded.created, data = excluded.data",
+            (*key, len(data), created, data),
+        )
+
     def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
         """One `substring` per `PIECE` bytes; the length first (PostgreSQL knows it without
         reading the value)."""

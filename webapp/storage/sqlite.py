@@ -93,10 +93,21 @@ class SqliteBackend:
             "INSERT INTO stream_bytes (stream_id, raw) VALUES (?, zeroblob(?)) RETURNING rowid",
             (stream_id, len(raw)),
         )
-        data = memoryview(raw)
-        with self._db().blobopen("stream_bytes", "raw", rowid) as blob:
-            for at in range(0, len(data), PIECE):
-                blob.write(data[at : at + PIECE])
+        _write(self._db(), "stream_bytes", "raw", rowid, raw)
+
+    def insert_artefact(
+        self, run: Run, key: tuple[str, str, str], data: bytes, created: str
+    ) -> None:
+        """As `insert_raw`: a zeroblob in the record's last column (migration 14), replacing an
+        older one under the same key, then the bytes written into it a piece at a time."""
+        [(rowid,)] = run(
+            "INSERT INTO artefacts (stream_id, options, kind, size, created, data) "
+            "VALUES (?, ?, ?, ?, ?, zeroblob(?)) ON CONFLICT (stream_id, options, kind) DO UPDATE "
+            "SET size = excluded.size, created = excluded.created, data = excluded.data "
+            "RETURNING rowid",
+            (*key, len(data), created, len(data)),
+        )
+        _write(self._db(), "artefacts", "data", rowid, data)
 
     def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
         """Through one incremental blob handle, read in order (a blob opened again for each
@@ -139,6 +150,14 @@ class SqliteBackend:
             for db in self._opened:
                 db.close()
             self._opened.clear()
+
+
+def _write(db: sqlite3.Connection, table: str, column: str, rowid: int, data: bytes) -> None:
+    """`data` into the zeroblob of the row's column, `PIECE` bytes at a time."""
+    view = memoryview(data)
+    with db.blobopen(table, column, rowid) as blob:
+        for at in range(0, len(view), PIECE):
+            blob.write(view[at : at + PIECE])
 
 
 def _bytes_row(db: sqlite3.Connection, stream_id: str) -> tuple[int, int] | None:

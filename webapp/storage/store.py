@@ -67,6 +67,14 @@ class Backend(Protocol):
         thread's), without copies of `raw` beyond the one the database keeps."""
         ...
 
+    def insert_artefact(
+        self, run: Run, key: tuple[str, str, str], data: bytes, created: str
+    ) -> None:
+        """Add or replace the artefact of `key` (stream id, options, kind) in the transaction
+        `run` belongs to (this thread's), without copies of `data` beyond the one the database
+        keeps."""
+        ...
+
     def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
         """The first `size` bytes of a stream's stored bytes (fewer if it is shorter), in order,
         in pieces of about a megabyte or more, never all of them in memory at once; None when
@@ -305,24 +313,15 @@ class Storage:
         with `made_from` (the stream's size it was made of), only while the stream is still
         that size and no capture of it is live: a view of a live capture's first bytes is
         never kept, even when its keeping comes after the capture ended. Whether it was kept."""
-        row = (stream_id, options, kind, data, len(data), _now())
-        upsert = (
-            "ON CONFLICT (stream_id, options, kind) DO UPDATE SET data = excluded.data, "
-            "size = excluded.size, created = excluded.created RETURNING stream_id"
-        )
-        if made_from is None:
-            sql = (
-                "INSERT INTO artefacts (stream_id, options, kind, data, size, created) "
-                f"VALUES (?, ?, ?, ?, ?, ?) {upsert}"
-            )
-            return bool(self.backend.run(sql, row))
-        sql = (
-            "INSERT INTO artefacts (stream_id, options, kind, data, size, created) "
-            "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM streams WHERE id = ? AND "
-            "size = ?) AND NOT EXISTS (SELECT 1 FROM captures WHERE stream_id = ? AND "
-            f"state = 'live') {upsert}"
-        )
-        return bool(self.backend.run(sql, (*row, stream_id, made_from, stream_id)))
+        with self.backend.transaction() as run:
+            if made_from is not None and not run(
+                "SELECT 1 FROM streams WHERE id = ? AND size = ? AND NOT EXISTS "
+                "(SELECT 1 FROM captures WHERE stream_id = ? AND state = 'live')",
+                (stream_id, made_from, stream_id),
+            ):
+                return False
+            self.backend.insert_artefact(run, (stream_id, options, kind), data, _now())
+        return True
 
     def artefact(self, stream_id: str, options: str, kind: str) -> bytes | None:
         """A kept artefact's bytes, or None."""
