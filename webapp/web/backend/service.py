@@ -422,8 +422,9 @@ class Service:
         """Keep the view `held` holds in the store beside its stream, taking it out (a failure
         only costs a reassembly): packed, made lighter (`_lighten`), then stored. Each step
         holds two of the three (the view as assembled, its packed bytes, the view loaded from
-        them) at most, and the store's copies of the bytes (SQLite's, of a bound blob: three
-        or four) come beside the lighter view."""
+        them) at most. SQLite writes the bytes into their row a piece at a time (no copy of
+        them: `SqliteBackend.insert_artefact`); PostgreSQL's copies of a bound blob come
+        beside the lighter view."""
         view = held.pop()
         source, options = view.source, view.options
         info = source.info
@@ -439,8 +440,8 @@ class Service:
                 texts = view.found_texts()
                 del view  # from here on only the cache and the requests using it hold it
                 self._lighten(key, source, options, data, texts)
-            kind = stored.kind(source.har_entry)  # stored last: the store copies it twice or
-            self.storage.put_artefact(info.id, options.key(), kind, data, info.size)  # more
+            kind = stored.kind(source.har_entry)  # stored last: PostgreSQL copies it
+            self.storage.put_artefact(info.id, options.key(), kind, data, info.size)
         except Exception:  # the stream deleted meanwhile, the store busy: not the user's error
             log.warning("stream %s: its trace was not stored", info.id, exc_info=True)
 
