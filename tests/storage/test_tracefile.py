@@ -7,6 +7,7 @@ import struct
 from array import array
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -197,13 +198,16 @@ def test_a_fragments_rule_is_loaded_by_its_name_not_its_row() -> None:
     )
 )  # fmt: skip
 def test_references_number_values_as_one_at_a_time(columns: list[list[Any]]) -> None:
-    """Columns of texts and None are numbered in C; any other value makes the column go one
-    value at a time; either way the numbers, texts and values are those of `reference`."""
-    fast, slow = tracefile._Interner(), tracefile._Interner()
-    for column in columns:
-        assert fast.references(column) == array("q", [slow.reference(v) for v in column])
-    assert list(fast.strings.items()) == list(slow.strings.items())
-    assert fast.values == slow.values
+    """Columns of texts and None are numbered in C (a slice at a time: `SLICE`); any other
+    value makes the column go one value at a time; either way the numbers, texts and values
+    are those of `reference`."""
+    for size in (tracefile.SLICE, 1, 3):
+        fast, slow = tracefile._Interner(), tracefile._Interner()
+        with patch.object(tracefile, "SLICE", size):
+            for column in columns:
+                assert fast.references(column) == array("q", [slow.reference(v) for v in column])
+        assert list(fast.strings.items()) == list(slow.strings.items())
+        assert fast.values == slow.values
 
 
 def test_a_column_of_texts_is_not_numbered_value_by_value(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,3 +225,47 @@ def test_a_column_of_texts_is_not_numbered_value_by_value(monkeypatch: pytest.Mo
     column = ["abc", None, "de", "abc"] * 1000
     assert list(interner.references(column)[:5]) == [0, -1, 1, 0, 0]
     assert calls == []
+
+
+def _smallest(values: list[int]) -> str:
+    """The type `_packed` must pick: the smallest whose range holds every value."""
+    low, high = (min(values), max(values)) if values else (0, 0)
+    for kind in ("b", "h", "i", "q"):
+        bits = array(kind).itemsize * 8 - 1
+        if -(1 << bits) <= low and high < 1 << bits:
+            return kind
+    raise AssertionError("beyond 64 bits")
+
+
+@given(
+    st.lists(st.one_of(st.integers(-3, 3), st.integers(-(1 << 63), (1 << 63) - 1)), max_size=40),
+    st.sampled_from([1, 2, 3, 7, tracefile.SLICE]),
+)
+def test_a_column_is_packed_a_slice_at_a_time_in_the_smallest_type(
+    values: list[int], size: int
+) -> None:
+    """A slice is converted to the type that held the slices before it, or a larger one (a
+    conversion refuses a value out of range), and the slices before the last rise in type are
+    converted again: the bytes are those of the whole column in its smallest type."""
+    kind = _smallest(values)
+    with patch.object(tracefile, "SLICE", size):
+        assert tracefile._packed(array("q", values)) == (kind, array(kind, values).tobytes())
+        unsigned = [v % 256 for v in values]  # a byte column (`Columns` keeps bytearrays)
+        small = _smallest(unsigned)
+        packed = tracefile._packed(array("B", unsigned))
+        assert packed == (small, array(small, unsigned).tobytes())
+
+
+@SOME
+@given(any_records, any_options, st.sampled_from([1, 2, 5]))
+def test_a_trace_dumped_a_slice_at_a_time_is_the_same_bytes(
+    stream: list[Record], options: Options, size: int
+) -> None:
+    """Dumping and loading go through a column `SLICE` values at a time (a C call each, not
+    one per column: the GIL goes back to the pages between): slices of one value or a few
+    give the same bytes, and load the same trace."""
+    trace = assemble(stream, options)
+    whole = dump(trace)
+    with patch.object(tracefile, "SLICE", size):
+        assert dump(trace) == whole
+        same(load(whole), trace)

@@ -29,7 +29,7 @@ import sys
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 from webapp.core.blocks import Block, Fold
@@ -65,6 +65,12 @@ _REFERENCES = (
     "fragment_arguments",
     "event_delta",
 )
+SLICE = 1 << 16
+"""Values a column is gone through at a time by one C call (a conversion, a lookup, `min`: a
+millisecond or two each). Such a call holds the GIL until it returns, and a page served while
+the keeper packs a view waits for it at every hand-off between its threads: whole
+million-value columns (20-50 ms a call) made the pages asked in the first seconds after a
+1M-chunk upload take a second each (bench/README.md)."""
 
 
 class TraceFileError(ValueError):
@@ -92,15 +98,19 @@ class _Interner:
     def references(self, values: list[Any]) -> array[int]:
         strings = self.strings
         try:  # texts and None only, the usual column: numbered and looked up in C
-            for value in dict.fromkeys(values):
-                if type(value) is str:
-                    strings.setdefault(value, len(strings))
-                elif value is not None:
-                    raise TypeError("not a text")
+            for part in _slices(values):
+                for value in dict.fromkeys(part):
+                    if type(value) is str:
+                        strings.setdefault(value, len(strings))
+                    elif value is not None:
+                        raise TypeError("not a text")
             codes = cast(dict[str | None, int], strings)  # None numbered for the moment only
             codes[None] = -1  # (not a copy: a million texts' dict is tens of megabytes)
             try:
-                return array("q", map(codes.__getitem__, values))
+                found = array("q")
+                for part in _slices(values):
+                    found.extend(map(codes.__getitem__, part))
+                return found
             finally:
                 del codes[None]
         except TypeError:  # another value (unhashable, or not a text): one at a time, in order
@@ -119,28 +129,36 @@ def dump_parts(trace: Trace) -> list[bytes]:
     columns = trace.columns
     interner = _Interner()
     out = [b""]  # the head, once the sections are counted; each section is made into bytes
-    add = out.extend  # as soon as it is found, not held beside the others' until the end
+
+    def add(name: str, payload: Any) -> None:  # as soon as it is found, not held beside the
+        out.extend(_section_parts(name, payload))  # others' until the end
+
     for name in _ARRAYS:
-        add(_section_parts(name, _integers(getattr(columns, name))))
+        add(name, _integers(getattr(columns, name)))
     for name in _REFERENCES:
-        add(_section_parts(name, interner.references(getattr(columns, name))))
+        add(name, interner.references(getattr(columns, name)))
     every = _every_block(trace)
-    add(_section_parts("block_pieces", array("q", [len(block.pieces) for block in every])))
+    add("block_pieces", array("q", [len(block.pieces) for block in every]))
     pieces = [piece for block in every for piece in block.pieces]
-    add(_section_parts("piece_text", interner.references(pieces)))
+    add("piece_text", interner.references(pieces))
     del pieces
-    add(_section_parts("piece_steps", array("q", [s for b in every for s in b.piece_steps])))
+    piece_steps = array("q")
+    for block in every:  # copied, not converted value by value, when assembled (a loaded
+        steps = block.piece_steps  # trace's are of the smallest type that held them)
+        piece_steps.extend(steps if steps.typecode == "q" else array("q", steps))
+    add("piece_steps", piece_steps)
+    del piece_steps
     position = {id(block): number for number, block in enumerate(every)}
-    add(_section_parts("meta", _meta(trace, every, position)))
+    add("meta", _meta(trace, every, position))
     strings = list(interner.strings)
     interner.strings.clear()  # numbered: a million texts' dict goes before their JSON is made
-    add(_section_parts("strings", strings))
+    add("strings", strings)
     del strings
-    add(_section_parts("values", interner.values))
+    add("values", interner.values)
     if trace.contract is not None:  # its intended arguments repeat the text: compressed
         found = trace.contract
         contract = {**found.to_json(), "model": found.model, "error": found.error}
-        add(_section_parts("contract", _Compressed(contract)))
+        add("contract", _Compressed(contract))
     out[0] = _HEAD.pack(MAGIC, VERSION, (len(out) - 1) // 2)
     return out
 
@@ -230,14 +248,37 @@ def _integers(column: array[int] | bytearray) -> array[int]:
     return column if isinstance(column, array) else array("B", column)  # unsigned, as a byte
 
 
+def _slices(column: Any) -> Iterator[Any]:
+    """The column's values `SLICE` at a time (copies: a list's or an array's slice)."""
+    for start in range(0, len(column), SLICE):
+        yield column[start : start + SLICE]
+
+
+def _bounds(column: array[int]) -> tuple[int, int]:
+    """The column's least and greatest values ((0, 0) when empty), a slice at a time."""
+    low = high = column[0] if len(column) else 0
+    for part in _slices(column):
+        low, high = min(low, min(part)), max(high, max(part))
+    return low, high
+
+
 def _packed(column: array[int]) -> tuple[str, bytes]:
-    """The column in the smallest integer type that holds it, little-endian."""
-    low, high = (min(column), max(column)) if len(column) else (0, 0)
-    for kind in _INT_TYPES:
-        bits = array(kind).itemsize * 8 - 1
-        if -(1 << bits) <= low and high < 1 << bits:
-            break
-    packed = column if column.typecode == kind else array(kind, column)
+    """The column in the smallest integer type that holds it, little-endian: a slice at a
+    time, each in the type of the slices before it or a larger one (a conversion refuses a
+    value out of range: no passes to find the least and greatest first)."""
+    rank = 0
+    parts = []
+    for part in _slices(column):
+        while part.typecode != _INT_TYPES[rank]:
+            try:
+                part = array(_INT_TYPES[rank], part)
+            except OverflowError:
+                rank += 1
+        parts.append(part)
+    kind = _INT_TYPES[rank]
+    packed = array(kind)
+    for part in parts:  # the slices before the last rise in type: converted again
+        packed.extend(part if part.typecode == kind else array(kind, part))
     if sys.byteorder == "big":
         packed = array(kind, packed)
         packed.byteswap()
@@ -325,9 +366,13 @@ def _trace(sections: dict[str, Any]) -> Trace:
     table = [*strings, *reversed(values), None]
 
     def resolve(column: array[int]) -> list[Any]:
-        if len(column) and not (-len(values) - 1 <= min(column) and max(column) < len(strings)):
+        low, high = _bounds(column)
+        if len(column) and not (-len(values) - 1 <= low and high < len(strings)):
             raise ValueError("a reference past the strings or values")
-        return list(map(table.__getitem__, column))
+        found: list[Any] = []
+        for part in _slices(column):
+            found.extend(map(table.__getitem__, part))
+        return found
 
     rows: dict[str, Any] = {name: sections[name] for name in _ARRAYS}
     rows["fragment_rule"] = _rules_by_name(rows["fragment_rule"], meta.get("rules", _FIVE))
