@@ -17,6 +17,10 @@ loopback with a throwaway store (bench/serving.py), and measures:
   and the overview strip ask for the htmx partial; `--kinds`), p50/p95 per `--window` seconds
   against the quiet baseline's (goal 1.5x), and the server's RSS sampled every 0.1 s during
   (goal: its most under 500 MB);
+- `--pace MS`: the jumps (and the quiet baseline's) one every MS ms, as a person clicks, each
+  timed from when it was due. Back to back, a slow answer is one sample however long it
+  holds the jumps behind it (the loop asks fewer while the server is slow); paced, every jump
+  it delays counts its share of the wait;
 - `--interleaved` (the earlier first-minutes figure, issue 18): steps on the long and the small
   stream interleaved, the small one's p95 taken in the same busy server;
 - after a restart (`--no-restart` to skip): the reopen (goal 1 s), random-step p95 against the
@@ -203,25 +207,55 @@ def jump(
 
 
 def quiet_jumps(
-    client: httpx.Client, base: str, stream_id: str, last: int, kinds: list[str], n: int
+    client: httpx.Client,
+    base: str,
+    stream_id: str,
+    last: int,
+    kinds: list[str],
+    n: int,
+    pace: float = 0.0,
 ) -> Jumps:
-    """`n` random steps of each kind on a server doing nothing else."""
+    """`n` random steps of each kind on a server doing nothing else, one every `pace` seconds
+    when the long stream's jumps are paced (a server woken now and then answers slower than
+    one kept busy: the two are compared at the same pace)."""
     rng = random.Random(34)
     jumps = Jumps()
+    due = time.perf_counter()
     for _ in range(n * len(kinds)):
+        time.sleep(max(0.0, due - time.perf_counter()))
         jump(client, base, stream_id, last, kinds, rng, jumps)
+        due = (due + pace) if pace else time.perf_counter()
     return jumps
 
 
 def early_jumps(
-    client: httpx.Client, base: str, stream_id: str, last: int, kinds: list[str], seconds: float
+    client: httpx.Client,
+    base: str,
+    stream_id: str,
+    last: int,
+    kinds: list[str],
+    seconds: float,
+    pace: float = 0.0,
 ) -> tuple[Jumps, float]:
-    """Random steps for `seconds` from now: the jumps and when they started."""
+    """Random steps for `seconds` from now: the jumps and when they started. Back to back
+    when `pace` is 0; else one every `pace` seconds, as a person clicks (`--pace`), each timed
+    from when it was due (a jump due while the one before is still waiting counts that wait:
+    a slow answer is not hidden by the jumps it delays)."""
     rng = random.Random(18)
     jumps = Jumps()
     started = time.perf_counter()
-    while time.perf_counter() - started < seconds:
-        jump(client, base, stream_id, last, kinds, rng, jumps)
+    due = started
+    while due - started < seconds:
+        if not pace:
+            jump(client, base, stream_id, last, kinds, rng, jumps)
+            due = time.perf_counter()
+            continue
+        time.sleep(max(0.0, due - time.perf_counter()))
+        kind = rng.choice(kinds)
+        url = f"{base}/s/{stream_id}?step={rng.randint(0, last)}"
+        timed_get(client, url, KINDS[kind])
+        jumps.add(kind, due, time.perf_counter() - due)
+        due += pace
     return jumps, started
 
 
@@ -324,6 +358,12 @@ def main() -> int:
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when goals are missed")
     parser.add_argument("--early", type=float, default=60.0, help="seconds of jumps after upload")
     parser.add_argument("--window", type=float, default=10.0, help="seconds per jumps row")
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        help="ms between jumps, as a person clicks (default: back to back)",
+    )
     parser.add_argument("--interleaved", action="store_true",
                         help="issue 18's first minutes instead of the jumps")  # fmt: skip
     parser.add_argument("--no-restart", action="store_true", help="skip the restart's figures")
@@ -356,7 +396,8 @@ def main() -> int:
             try:
                 with httpx.Client(timeout=TIMEOUT) as client, Sampler(server.process.pid) as rss:
                     small_id = upload(client, server.base, small, "small.sse")
-                    quiet = quiet_jumps(client, server.base, small_id, lasts[0], kinds, args.steps)
+                    quiet = quiet_jumps(client, server.base, small_id, lasts[0], kinds, args.steps,
+                                        args.pace / 1000)  # fmt: skip
                     print("quiet 20-chunk jumps: " + ", ".join(
                         f"{k} p50 {quiet.p(k, 0.5) * 1000:.1f} p95 {quiet.p(k, 0.95) * 1000:.1f} ms"
                         for k in kinds))  # fmt: skip
@@ -382,8 +423,9 @@ def main() -> int:
                                         worst <= 1.5))  # fmt: skip
                     else:
                         jumps, since = early_jumps(
-                            client, server.base, long_id, lasts[1], kinds, args.early
-                        )
+                            client, server.base, long_id, lasts[1], kinds, args.early,
+                            args.pace / 1000,
+                        )  # fmt: skip
                         results += jumps_report(jumps, quiet, since, args, rss)
                     print(f"most RSS from the upload on: {rss.most(started):.0f} MB")
                 if not args.no_restart:
