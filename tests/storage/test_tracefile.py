@@ -93,6 +93,18 @@ def test_repeated_text_is_stored_once() -> None:
     assert len(dump(trace)) < 100 * 100 + 60 * 1000
 
 
+def test_a_repeated_index_is_stored_once() -> None:
+    """Every fragment of a long call carries index 0: one value, not one per fragment (a
+    million-chunk stream's `values` were a million zeros, written and read one at a time)."""
+    pieces = [chunk(frag(0, args="x")) for _ in range(1000)]
+    trace = assemble(records([chunk(frag(0, "a", "f", "")), *pieces, chunk(frag(1, "b", "g"))]))
+    same(round_trip(trace), trace)
+    assert tracefile._sections(dump(trace))["values"] == [0, 1]
+    interner = tracefile._Interner()
+    assert list(interner.references([1, True, 1, None, "1", True])) == [-2, -3, -2, -1, 0, -4]
+    assert interner.values == [1, True, True]  # a bool equals 1, and is no integer here
+
+
 def test_verdicts_on_final_blocks_keep_no_text_and_are_worded_again() -> None:
     # Bare continuations under exact-key: every one a phantom call with broken arguments.
     bare = [chunk(frag(args=f'"tail-{k}-of-the-arguments"}}')) for k in range(50)]
@@ -190,7 +202,8 @@ def test_a_fragments_rule_is_loaded_by_its_name_not_its_row() -> None:
         st.lists(
             st.one_of(
                 st.none(), st.sampled_from(["a", "b", "", "a\ud800"]), st.integers(0, 3),
-                st.just([1, "a"]), st.just({"x": None}),
+                st.just([1, "a"]), st.just({"x": None}), st.booleans(),
+                st.sampled_from([0.0, -0.0, 1.0]),
             ),
             max_size=12,
         ),
@@ -204,10 +217,14 @@ def test_references_number_values_as_one_at_a_time(columns: list[list[Any]]) -> 
     for size in (tracefile.SLICE, 1, 3):
         fast, slow = tracefile._Interner(), tracefile._Interner()
         with patch.object(tracefile, "SLICE", size):
-            for column in columns:
-                assert fast.references(column) == array("q", [slow.reference(v) for v in column])
+            numbered = [fast.references(column) for column in columns]
+        for column, numbers in zip(columns, numbered, strict=True):
+            assert numbers == array("q", [slow.reference(v) for v in column])
         assert list(fast.strings.items()) == list(slow.strings.items())
-        assert fast.values == slow.values
+        assert [repr(v) for v in fast.values] == [repr(v) for v in slow.values]
+        table = [*fast.strings, *reversed(fast.values), None]  # as `_trace` resolves them
+        for column, numbers in zip(columns, numbered, strict=True):
+            assert [repr(table[n]) for n in numbers] == [repr(v) for v in column]  # True, 1, 1.0
 
 
 def test_a_column_of_texts_is_not_numbered_value_by_value(monkeypatch: pytest.MonkeyPatch) -> None:

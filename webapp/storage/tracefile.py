@@ -10,7 +10,8 @@ smallest type that holds them), `j` (JSON text in UTF-8, lone surrogates kept) o
 same, zlib-compressed: the stream's contract, whose intended arguments repeat the text). Every text
 value of the trace (a fragment's arguments, an event's delta, a block's piece) is stored once
 in the `strings` section, and the columns that held it hold its number instead; other values
-(an index, an id of an unexpected type) go to `values`. A reference is -1 for None, k >= 0
+(an index, an id of an unexpected type) go to `values`, an integer once (every fragment's
+index refers to the one 0), any other value each time. A reference is -1 for None, k >= 0
 for `strings[k]`, and -2 - k for `values[k]`. An anomaly judged on a final block (a phantom
 call, arguments that are not a JSON object) keeps no message: it is worded again from the
 loaded block when read (version 1 kept every message).
@@ -73,16 +74,23 @@ million-value columns (20-50 ms a call) made the pages asked in the first second
 1M-chunk upload take a second each (bench/README.md)."""
 
 
+_PLAIN = frozenset({str, int, type(None)})
+"""The types of a column numbered in C (`_Interner.references`)."""
+
+
 class TraceFileError(ValueError):
     """The bytes are not a trace this version can read."""
 
 
 class _Interner:
-    """Numbers every text once, and every other value in order."""
+    """Numbers every text once, every integer once (among the values), and every other value
+    in order."""
 
     def __init__(self) -> None:
         self.strings: dict[str, int] = {}
         self.values: list[Any] = []
+        self.integers: dict[int, int] = {}
+        """The reference of each integer in `values` (an `int`: not a bool, which equals one)."""
 
     def reference(self, value: Any) -> int:
         if value is None:
@@ -92,20 +100,36 @@ class _Interner:
             if found is None:
                 found = self.strings[value] = len(self.strings)
             return found
+        if type(value) is int:
+            found = self.integers.get(value)
+            if found is None:
+                self.values.append(value)
+                found = self.integers[value] = -1 - len(self.values)
+            return found
         self.values.append(value)
         return -1 - len(self.values)
 
     def references(self, values: list[Any]) -> array[int]:
-        strings = self.strings
-        try:  # texts and None only, the usual column: numbered and looked up in C
+        strings, integers = self.strings, self.integers
+        try:  # texts, integers and None only, the usual column: numbered and looked up in C
             for part in _slices(values):
+                numbers = []
                 for value in dict.fromkeys(part):
                     if type(value) is str:
                         strings.setdefault(value, len(strings))
+                    elif type(value) is int:
+                        numbers.append(value)
                     elif value is not None:
-                        raise TypeError("not a text")
-            codes = cast(dict[str | None, int], strings)  # None numbered for the moment only
-            codes[None] = -1  # (not a copy: a million texts' dict is tens of megabytes)
+                        raise TypeError("not a text nor an integer")
+                if numbers and not _PLAIN.issuperset(map(type, part)):  # `fromkeys` hides
+                    raise TypeError("a bool or a float equal to an integer")  # True behind 1
+                for number in numbers:
+                    if number not in integers:
+                        self.values.append(number)
+                        integers[number] = -1 - len(self.values)
+            codes = cast(dict[Any, int], strings)  # None and the integers for the moment only
+            codes[None] = -1  # (not a copy: a million texts' dict is tens of megabytes; a text
+            codes.update(integers)  # and an integer are never the same key)
             try:
                 found = array("q")
                 for part in _slices(values):
@@ -113,6 +137,8 @@ class _Interner:
                 return found
             finally:
                 del codes[None]
+                for number in integers:
+                    del codes[number]
         except TypeError:  # another value (unhashable, or not a text): one at a time, in order
             reference = self.reference
             return array("q", [reference(value) for value in values])
