@@ -286,3 +286,34 @@ def test_a_trace_dumped_a_slice_at_a_time_is_the_same_bytes(
     with patch.object(tracefile, "SLICE", size):
         assert dump(trace) == whole
         same(load(whole), trace)
+
+
+@given(
+    st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=20)
+    | st.lists(st.integers(-128, 127), max_size=20),
+    st.integers(-300, 10),
+    st.integers(-10, 300),
+)
+def test_a_reference_column_is_checked_in_range_by_its_bytes_or_its_bounds(
+    values: list[int], low: int, high: int
+) -> None:
+    """A column of bytes is checked by deleting the allowed bytes (one C call), any other by
+    its least and greatest values: either way, whether every value is from `low` to `high`."""
+    kind = _smallest(values)
+    column = array(kind, values)
+    assert tracefile._within(column, low, high) == all(low <= v <= high for v in values)
+
+
+@pytest.mark.parametrize("kind", ["b", "h"])
+@pytest.mark.parametrize("past", ["strings", "values"])
+def test_a_reference_past_the_strings_or_values_is_refused(kind: str, past: str) -> None:
+    """A damaged reference column (of bytes, checked by its bytes; or wider, by its bounds)
+    is refused, not read as another text or value."""
+    trace = assemble(records([chunk(frag(0, "a", "f", '{"x": 1}')), chunk(finish="tool_calls")]))
+
+    def damage(sections: dict[str, Any]) -> None:
+        beyond = len(sections["strings"]) if past == "strings" else -len(sections["values"]) - 2
+        sections["fragment_name"] = array(kind, [beyond] * len(sections["fragment_name"]))
+
+    with pytest.raises(TraceFileError, match="past the strings or values"):
+        load(_rewritten(dump(trace), damage))

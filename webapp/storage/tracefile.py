@@ -288,6 +288,17 @@ def _bounds(column: array[int]) -> tuple[int, int]:
     return low, high
 
 
+def _within(column: array[int], low: int, high: int) -> bool:
+    """Whether every value of the column is from `low` to `high`. A column of bytes (the usual
+    reference column: a few texts and values) is checked in one C call, its bytes with the
+    allowed ones deleted (`bytes.translate`), not by its least and greatest values."""
+    if column.typecode != "b":
+        least, greatest = _bounds(column)
+        return not len(column) or (low <= least and greatest <= high)
+    allowed = bytes(value & 0xFF for value in range(max(low, -128), min(high, 127) + 1))
+    return not column.tobytes().translate(None, allowed)
+
+
 def _packed(column: array[int]) -> tuple[str, bytes]:
     """The column in the smallest integer type that holds it, little-endian: a slice at a
     time, each in the type of the slices before it or a larger one (a conversion refuses a
@@ -392,8 +403,7 @@ def _trace(sections: dict[str, Any]) -> Trace:
     table = [*strings, *reversed(values), None]
 
     def resolve(column: array[int]) -> list[Any]:
-        low, high = _bounds(column)
-        if len(column) and not (-len(values) - 1 <= low and high < len(strings)):
+        if not _within(column, -len(values) - 1, len(strings) - 1):
             raise ValueError("a reference past the strings or values")
         found: list[Any] = []
         for part in _slices(column):
