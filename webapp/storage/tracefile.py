@@ -139,8 +139,8 @@ class _Interner:
                 del codes[None]
                 for number in integers:
                     del codes[number]
-        except TypeError:  # another value (unhashable, or not a text): one at a time, in order
-            reference = self.reference
+        except TypeError:  # unhashable, neither text nor integer, or a bool beside an integer:
+            reference = self.reference  # one value at a time, in order
             return array("q", [reference(value) for value in values])
 
 
