@@ -274,10 +274,9 @@ class Columns:
         """The step `number`, built from its rows (`reasons`: see `reason`)."""
         rows = self.fragment_rows(number)
         first = rows.start
-        line = self.step_line[number]
         return Step(
             number,
-            self.lines.get(number) if line == NONE else line,
+            self.line(number),
             STEP_KINDS[self.step_kind[number]],
             tuple(self.fragment(row, row - first, blocks, reasons) for row in rows),
             tuple(self.event_at(row, content) for row in self.event_rows(number)),
@@ -292,9 +291,8 @@ class Columns:
         landings: list[Landing] = []
         for row in self.fragment_rows(number):
             block = self.fragment_block[row]
-            piece = self.fragment_piece[row]
-            appended = "" if piece < 0 else blocks[block].pieces[piece]
             rule = RULE_NAMES[self.fragment_rule[row]]
+            appended = self.appended(row, blocks)
             landings.append((rule, None if block == NONE else block, appended, row in self.late))
         fired: list[Fired] = []
         for row in self.event_rows(number):
@@ -302,10 +300,9 @@ class Columns:
             index = self.event_index[row]
             why = self.event_stop[row][0] if code in STOP_EVENTS else None
             fired.append((EVENT_TYPES[code], None if index == NONE else index, why))
-        line = self.step_line[number]
         return Glance(
             number,
-            self.lines.get(number) if line == NONE else line,
+            self.line(number),
             STEP_KINDS[self.step_kind[number]],
             tuple(landings),
             tuple(fired),
@@ -323,8 +320,7 @@ class Columns:
     ) -> Fragment:
         """The fragment in `row`, at `position` in its step's `delta.tool_calls`."""
         number: int | None = self.fragment_block[row]
-        piece = self.fragment_piece[row]
-        appended = "" if piece < 0 else blocks[self.fragment_block[row]].pieces[piece]
+        appended = self.appended(row, blocks)
         if number == NONE:
             number = None
         return Fragment(
@@ -340,6 +336,11 @@ class Columns:
             row in self.late,
             self.oddities.get(row, ()),
         )
+
+    def appended(self, row: int, blocks: Sequence[Block]) -> str:
+        """The text the fragment in `row` appended to its block ("" when none)."""
+        piece = self.fragment_piece[row]
+        return "" if piece < 0 else blocks[self.fragment_block[row]].pieces[piece]
 
     def reason(self, row: int, cache: dict[tuple[Any, ...], str] | None = None) -> str:
         """Why the fragment in `row` went where it did, in the rules table's words.
