@@ -17,7 +17,6 @@ import pytest
 
 from tests.streamkit import chunk, frag, records, tool_stream
 from webapp.cli.palette import RULE_COLOURS, rule_style
-from webapp.core import rules as table
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.records import Record
@@ -129,8 +128,12 @@ def package_sources() -> dict[str, str]:
 
 
 def header() -> str:
-    """The table's header, read from its source (the compiled module keeps no docstring)."""
-    source = Path(table.__file__).with_name("rules.py").read_text(encoding="utf-8")
+    """The table's header, read from its source (the compiled module keeps no docstring).
+
+    From the checkout, not from `rules.__file__`: a compiled module first imported by another
+    of its group (the assembler imports the rules) gets a `__file__` mypyc builds from the
+    group's library, `webapp/core/webapp/core/rules...so`, which names no real folder."""
+    source = (ROOT / "webapp" / "core" / "rules.py").read_text(encoding="utf-8")
     return ast.get_docstring(ast.parse(source)) or ""
 
 
