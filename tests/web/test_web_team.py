@@ -284,6 +284,39 @@ def test_notes_through_the_api(client: TestClient) -> None:
     assert len(client.get(url).json()["notes"]) == 1
 
 
+def test_a_stream_page_reads_its_notes_once(client: TestClient, app: FastAPI) -> None:
+    """Each read of the store hands the GIL over: beside a thread that computes (the keeper
+    packing a long stream's view), each costs a switch interval, so a page reads what it
+    needs once. An uploaded stream's page: its capture row (none), its row, its notes, its
+    minimiser jobs; the stage alone: the first three. Not its hops nor its twin (only a
+    capture has them), nor its row or notes twice."""
+    stream_id = created(client)["id"]
+    url = f"/api/streams/{stream_id}/notes"
+    for step, text in ((1, "first here"), (1, "second here"), (2, "one step on")):
+        assert client.post(url, json={"step": step, "text": text}).status_code == 201
+    client.get(f"/s/{stream_id}")  # what is made once per view (its timing) is made
+    backend = app.state.service.storage.backend
+    read: list[str] = []
+    real = backend.run
+
+    def counted(sql: str, params: Any = ()) -> Any:
+        read.append(" ".join(sql.split())[:60])
+        return real(sql, params)
+
+    backend.run = counted
+    try:
+        page = client.get(f"/s/{stream_id}?step=1")
+        assert len(read) <= 4, "\n".join(read)
+        read.clear()
+        stage = client.get(f"/s/{stream_id}?step=1", headers=HX)
+        assert len(read) <= 3, read
+    finally:
+        del backend.run
+    # what the notes were read for is all there: the list, and the step's own on its stage
+    assert all(text in page.text for text in ("first here", "second here", "one step on"))
+    assert stage.text.count('class="step-note"') == 2 and "one step on" not in stage.text
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -238,11 +238,12 @@ class Service:
     def reading(self, stream_id: str, har_entry: int | None = None) -> Reading:
         """The stream read again from its stored bytes, every record included (cached under
         the budget with its full weight); `har_entry` picks a HAR's entry."""
-        return self._reading(self.info(stream_id), har_entry)
+        return self.reading_of(self.info(stream_id), har_entry)
 
-    def _reading(self, info: StreamInfo, har_entry: int | None) -> Reading:
+    def reading_of(self, info: StreamInfo, har_entry: int | None = None) -> Reading:
         """The reading of the stream's first `info.size` bytes (all of them, but for a live
-        capture that has grown since `info` was read)."""
+        capture that has grown since `info` was read): `reading` for a caller that has read
+        the stream's row already."""
         key = ("reading", info.id, har_entry, info.size)
         reading = self._cached(key, Reading, lambda: self._read(info, har_entry))
         return reading if reading.info == info else Reading(info, reading.result)
@@ -375,7 +376,7 @@ class Service:
     def _assemble(self, info: StreamInfo, options: Options, har_entry: int | None) -> TraceView:
         """Read (or take the cached reading, an upload's say) and assemble; keep the view in the
         store. One reading for concurrent misses (cached under the byte bound), not one each."""
-        result = self._reading(info, har_entry).result
+        result = self.reading_of(info, har_entry).result
         with self._heavy_for(info):
             trace = _assembled(info, result, options)
             source = Source(info, replace(result, records=()), len(result.records), har_entry)
@@ -496,7 +497,7 @@ class Service:
                     found = lines.record(line, after, trace.kind_of(step))
                     if found is not None:
                         return found
-            records = self._reading(info, har_entry).result.records
+            records = self.reading_of(info, har_entry).result.records
             return records[step] if step < len(records) else None
 
         return lru_cache(maxsize=RECALLED)(recall)  # a page asks for its step's record twice
@@ -522,7 +523,7 @@ class Service:
 
         def make() -> _Compared:
             with self._making(info, COMPARISON_PER_BYTE):
-                reading = self._reading(info, har_entry)
+                reading = self.reading_of(info, har_entry)
                 with self._heavy_for(reading.info):
                     try:
                         made = compare(

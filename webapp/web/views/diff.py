@@ -359,10 +359,12 @@ def picker(
     owned: Sequence[str] | None,
     search: str = "",
     limit: int = PICKED,
+    title: str | None = None,
 ) -> Picker:
     """The streams stream A can be compared with: the library (`owned` None: every stream)
-    matching `search`, newest first, and the examples."""
-    title = stream_title(service.info(a_id))
+    matching `search`, newest first, and the examples. `title` is A's, when the caller has
+    read its row already."""
+    title = stream_title(service.info(a_id)) if title is None else title
     ids = None if owned is None else [i for i in reversed(owned) if i != a_id]
     found = Library(service.storage).page(search=search, ids=ids, limit=limit, offset=0)
     library = tuple(

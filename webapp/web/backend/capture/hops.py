@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from webapp.core.options import Options
-from webapp.storage.capture import Captures
+from webapp.storage.capture import Capture, Captures
 from webapp.storage.hops import HopLinks, Hops
 from webapp.triage.verdict import Gateway
 from webapp.web.backend.service import NotFound, Service, Unreadable
@@ -60,10 +60,17 @@ class StreamHops:
 
 def hops_of(service: Service, stream_id: str) -> StreamHops:
     """The stream's hops, each with what it is (none for a stream that is not a capture)."""
+    return hops_around(service, stream_id, Captures(service.storage).get(stream_id))
+
+
+def hops_around(service: Service, stream_id: str, mine: Capture | None) -> StreamHops:
+    """As `hops_of`, for a caller that has read the stream's capture row (`mine`, None when
+    it is not a capture: it has no hops, and nothing more is read)."""
+    if mine is None:
+        return StreamHops(Hops(), (), (), "")
     storage = service.storage
     hops = HopLinks(storage).of(stream_id)
     captures = Captures(storage)
-    mine = captures.get(stream_id)
 
     def hop(found: str) -> Hop:
         capture = captures.get(found)

@@ -19,10 +19,9 @@ from fastapi import Request
 from webapp.core.contract.answer import ANSWER_RECORDS
 from webapp.core.options import Options
 from webapp.core.rules import POLICIES
-from webapp.storage.capture import Captures
 from webapp.triage.compare import Comparison
 from webapp.web.appstate import minimiser_of, pace_of, service_of, settings_of
-from webapp.web.backend.capture.hops import hops_of, through
+from webapp.web.backend.capture.hops import hops_around, through
 from webapp.web.backend.capture.live import Live
 from webapp.web.backend.capture.timing import Timing
 from webapp.web.backend.capture.twin import twin_of
@@ -68,7 +67,7 @@ from webapp.web.views.quirks import QuirkPanel
 from webapp.web.views.quirks import panel as quirk_panel
 from webapp.web.views.share import Share, share_menu
 from webapp.web.views.stories import StoryView, narration, story_of
-from webapp.web.views.stream.team import StepNotes, Team, step_notes_of, team_of
+from webapp.web.views.stream.team import StepNotes, Team, notes_of, step_notes_of, team_of
 from webapp.web.views.timing import Panel as TimingPanel
 from webapp.web.views.timing import StepTime, step_time, timed_strip, timed_window
 from webapp.web.views.timing import panel as timing_panel
@@ -215,16 +214,17 @@ def stream_page(
     shown_stage = stage(view, links, step, live.timing)
     if live.live:
         shown_stage = replace(shown_stage, live_pin=step if pinned else None)
+    notes = [] if live.live and partial else notes_of(request, view)
     page = StreamPage(
         shown_stage,
         share_menu(request, links, step, stream_title(view.source.info)),
         arriving=live.live,
-        step_notes=None if live.live else step_notes_of(request, view, links, step),
+        step_notes=None if live.live else step_notes_of(request, view, links, step, notes),
     )
     if partial:
         return page
     around = _around(request, shown, live, links, step, pinned)
-    return replace(page, page=around, team=team_of(request, view, links, step))
+    return replace(page, page=around, team=team_of(request, view, links, step, notes))
 
 
 def _around(
@@ -265,29 +265,30 @@ def _around(
         minimise=None if live.live else minimise_section(links, running),
         timing=None if timing is None else timing_panel(view, timing, links, live=live.live),
         live=live_panel(live, links, step, pinned=pinned, poll_ms=settings.live_poll_ms),
-        compare=_compare_control(request, links),
-        hops=None if live.live else _hops(request, view, links),
-        twin=None if live.live else _twin(request, links),
+        compare=_compare_control(request, links, stream_title(view.source.info)),
+        hops=None if live.live else _hops(request, live, links),
+        twin=None if live.live else _twin(request, live, links),
         anomalies=anomalies_of(view, links, step, groups),
         entries=picker(service_of(request), view, links, "har_entry" in shown.query),
         story=story_of(links, "timeline"),
     )
 
 
-def _hops(request: Request, view: TraceView, links: Links) -> HopPanel | None:
+def _hops(request: Request, live: Live, links: Links) -> HopPanel | None:
     """The gateway hops of a captured stream (None for any other, and for one with none)."""
     if links.example or links.har_entry is not None:
         return None
     service = service_of(request)
-    found = hops_of(service, links.stream_id)
-    contract = view.trace.contract
+    found = hops_around(service, links.stream_id, live.capture)
+    contract = live.view.trace.contract
     codes = [] if contract is None else [found.code for found in contract.quirks]
     return hop_panel(links.stream_id, found, through(service, found, codes))
 
 
-def _twin(request: Request, links: Links) -> TwinPanel | None:
-    """The line on a captured stream's non-stream twin, when this server's proxy sent one."""
-    if links.example or links.har_entry is not None:
+def _twin(request: Request, live: Live, links: Links) -> TwinPanel | None:
+    """The line on a captured stream's non-stream twin, when this server's proxy sent one (a
+    stream that was not captured has none: its twin is not looked for)."""
+    if links.example or links.har_entry is not None or live.capture is None:
         return None
     return twin_panel(twin_of(service_of(request), links.stream_id), links)
 
@@ -299,17 +300,17 @@ def answer_of(request: Request, made: tuple[Live, Links, int]) -> AnswerPage | N
     view = live.view
     if live.live or view.source.records > ANSWER_RECORDS:
         return None
-    service = service_of(request)
-    reading = service.reading(links.stream_id, links.har_entry)
-    capture = Captures(service.storage).get(links.stream_id)
-    stream = capture.facts.twin_of if capture is not None else ""
+    reading = service_of(request).reading_of(view.source.info, links.har_entry)
+    stream = live.capture.facts.twin_of if live.capture is not None else ""
     return answer_page(stream_title(view.source.info), reading.result, links, stream)
 
 
-def _compare_control(request: Request, links: Links) -> dict[str, Any]:
-    """The "compare with..." control: the streams it offers, where it goes."""
+def _compare_control(request: Request, links: Links, title: str) -> dict[str, Any]:
+    """The "compare with..." control (on the stream titled `title`): the streams it offers,
+    where it goes."""
     listed = None if settings_of(request).list_streams else list(owned(request))
-    chosen = diff_picker(service_of(request), links.stream_id, links.har_entry, listed)
+    service = service_of(request)
+    chosen = diff_picker(service, links.stream_id, links.har_entry, listed, title=title)
     return {"picker": chosen, "action": DIFF, "paste_url": DIFF_PASTE,
             "picker_url": links.compare_with}  # fmt: skip
 

@@ -10,7 +10,13 @@ from fastapi import Request
 from webapp.storage.team import Notes, StoredNote
 from webapp.triage.report import verdict
 from webapp.web.appstate import service_of, settings_of
-from webapp.web.backend.team.notes import MAX_AUTHOR, MAX_NOTE, note_bounds, note_url, room_on
+from webapp.web.backend.team.notes import (
+    MAX_AUTHOR,
+    MAX_NOTE,
+    no_room,
+    note_bounds,
+    note_url,
+)
 from webapp.web.backend.team.owners import author_token, may_delete_note, may_edit_note, owned
 from webapp.web.backend.trace.view import TraceView
 from webapp.web.http.links import Links
@@ -101,11 +107,19 @@ def _shown(
     )
 
 
-def team_of(request: Request, view: TraceView, links: Links, step: int) -> Team:
-    """The title, the notes list, the unfurl text and the timeline's note marks."""
+def notes_of(request: Request, view: TraceView) -> list[StoredNote]:
+    """The stream's notes, read once for everything a page shows of them (each read of the
+    store is a wait for the GIL while another thread computes)."""
+    return Notes(service_of(request).storage).of(view.source.info.id)
+
+
+def team_of(
+    request: Request, view: TraceView, links: Links, step: int, notes: list[StoredNote]
+) -> Team:
+    """The title, the notes list (`notes`: the stream's), the unfurl text and the timeline's
+    note marks."""
     info = view.source.info
     storage = service_of(request).storage
-    notes = Notes(storage).of(info.id)
     parent = storage.info(info.parent) if info.parent else None
     header = Header(
         info.id,
@@ -126,19 +140,22 @@ def team_of(request: Request, view: TraceView, links: Links, step: int) -> Team:
     )
 
 
-def step_notes_of(request: Request, view: TraceView, links: Links, step: int) -> StepNotes:
-    """The notes on this step, the add-note form and the step's shareable link."""
+def step_notes_of(
+    request: Request, view: TraceView, links: Links, step: int, notes: list[StoredNote]
+) -> StepNotes:
+    """The notes on this step (of `notes`, the stream's), the add-note form and the step's
+    shareable link."""
     stream_id = view.source.info.id
     service = service_of(request)
-    notes = [note for note in Notes(service.storage).of(stream_id) if note.step == step]
-    owner = bool(notes) and stream_id in owned(request)
+    here = [note for note in notes if note.step == step]
+    owner = bool(here) and stream_id in owned(request)
     delete_hash = service.storage.delete_hash(stream_id) if owner else None
     return StepNotes(
-        step_notes=_shown(request, stream_id, notes, delete_hash),
+        step_notes=_shown(request, stream_id, here, delete_hash),
         step_link=links.step(step),
         add_note_url=links.notes,
         note_limits={"text": MAX_NOTE, "author": MAX_AUTHOR},
-        note_room=room_on(service, stream_id, step, note_bounds(settings_of(request))),
+        note_room=no_room(len(notes), len(here), note_bounds(settings_of(request))),
     )
 
 
