@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.pgserver import PgServer
 from webapp.core.options import Options
 from webapp.storage import UnsupportedDatabase, open_storage, parse_location
+from webapp.storage.postgres import LARGE, PostgresBackend
 from webapp.storage.schema import LATEST, MIGRATIONS, migrate
 
 EVERY_BYTE = bytes(range(256)) * 3 + b"\x00\xff\r\n\xef\xbb\xbfdata: {}"
@@ -273,4 +275,36 @@ def test_sqlite_stores_an_artefact_without_copying_its_bytes(tmp_path: Path) -> 
         assert store.put_artefact(info.id, Options().key(), "view", data, info.size)
         assert _sqlite_memory_peak() - before < len(data) // 4
         assert store.artefact(info.id, Options().key(), "view") == data
+    store.close()
+
+
+def test_postgresql_replaces_a_connection_that_carried_a_large_value(
+    postgres_server: PgServer,
+) -> None:
+    """libpq keeps a connection's buffers at the largest message it carried (two pooled
+    connections held 310 MB after a 217 MB upload): a statement that moves `LARGE` bytes
+    drains the pool, so no connection that carried them is handed out again. Small ones
+    keep their connection; the bytes read back are the bytes stored, in pieces too."""
+    store = open_storage(postgres_server.new_schema_url())
+    backend = store.backend
+    assert isinstance(backend, PostgresBackend)
+
+    def pids() -> set[int]:
+        """The server processes of the connections the pool hands out now (each one taken
+        while the others are held, so every pooled connection is seen)."""
+        with backend._pool.connection() as a, backend._pool.connection() as b:
+            found = [conn.execute("SELECT pg_backend_pid()").fetchall() for conn in (a, b)]
+        return {int(rows[0][0]) for rows in found}
+
+    before = pids()
+    small = store.add(b"data: {}\n\n", title="small", format="sse")
+    assert pids() == before, "a small statement keeps its connection"
+    raw = b"data: {}\n\n" * (LARGE // 10 + 1)
+    large = store.add(raw, title="large", format="sse")
+    after = pids()
+    assert after.isdisjoint(before), "the connection that carried the stream is gone"
+    assert store.raw(large.id) == raw and pids().isdisjoint(after)  # its read, the same
+    pieces = store.raw_pieces(large.id, len(raw))
+    assert pieces is not None and b"".join(pieces) == raw
+    assert store.raw(small.id) == b"data: {}\n\n"
     store.close()
