@@ -82,7 +82,7 @@ def hops_around(service: Service, stream_id: str, mine: Capture | None) -> Strea
         hops,
         tuple(hop(found) for found in hops.inner),
         tuple(hop(found) for found in hops.outer),
-        "" if mine is None else mine.facts.upstream,
+        mine.facts.upstream,
     )
 
 
