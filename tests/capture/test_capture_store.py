@@ -67,6 +67,7 @@ def test_an_ended_capture_s_bytes_are_its_parts_read_in_pieces(db_url: str) -> N
     assert pieces is not None and b"".join(pieces) == whole[:cut]
     assert storage.raw_prefix(info.id, cut) == whole[:cut]
     assert storage.raw_prefix(info.id, 10 * len(whole)) == whole
+    assert storage.range_reader(info.id) is None  # its parts are not read by offset
     found = storage.info(info.id)
     assert found is not None and found.size == len(whole)
     assert storage.raw_pieces("nosuchstream", 10) is None

@@ -308,3 +308,24 @@ def test_postgresql_replaces_a_connection_that_carried_a_large_value(
     assert pieces is not None and b"".join(pieces) == raw
     assert store.raw(small.id) == b"data: {}\n\n"
     store.close()
+
+
+def test_a_range_reader_reads_the_stored_bytes_by_offset(db_url: str) -> None:
+    """Any span (past the end too), before and after `close` (SQLite's handle kept open
+    until then, a handle per read after); a stream kept in parts, or none, has no reader; a
+    deleted stream reads as None."""
+    store = open_storage(db_url)
+    raw = EVERY_BYTE * 3000
+    info = store.add(raw, title="t", format="sse")
+    reader = store.range_reader(info.id)
+    assert reader is not None
+    spans = [(0, 0), (0, 10), (5, 5), (len(raw) - 3, len(raw) + 50), (len(raw) + 5, len(raw) + 9)]
+    spans += [(at, at + 777) for at in range(0, len(raw), len(raw) // 7)]
+    for closed in (False, True):
+        for begin, end in spans:
+            assert reader(begin, end) == raw[begin:end], (begin, end, closed)
+        reader.close()
+    assert store.range_reader("no-such-stream") is None
+    store.delete(info.id)
+    assert reader(0, 10) is None
+    store.close()

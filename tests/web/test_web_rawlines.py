@@ -53,6 +53,61 @@ def test_spilled_lines_are_the_lines_in_memory(
         rawlines.BLOCK, rawlines.PIECE = saved
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([p for p in PARTS if "\r" not in p]), max_size=60),
+    st.lists(st.integers(0, 400), max_size=8),
+    st.sampled_from([4, 8, 16, 8 * 1024]),
+    st.sampled_from([3, 16, 64 * 1024]),
+)
+def test_indexed_lines_read_from_the_store_then_their_file_are_the_lines_in_memory(
+    parts: list[str], cuts: list[int], block: int, window: int
+) -> None:
+    """Before `spill` the bytes come from the reader, a window at a time (a window cut
+    inside a line, or a span longer than one, included); after it from the file, the reader
+    no longer asked."""
+    data = "".join(parts).encode()
+    saved = rawlines.BLOCK, rawlines.WINDOW
+    rawlines.BLOCK, rawlines.WINDOW = block, window
+    asked: list[tuple[int, int]] = []
+
+    def reader(begin: int, end: int) -> bytes:
+        asked.append((begin, end))
+        return data[begin:end]
+
+    try:
+        memory = RawLines(data)
+        indexed = RawLines.indexed(_pieces(data, cuts), reader)
+        assert indexed is not None and indexed.held_out and not indexed.spilled_to_file
+        lines = data.count(b"\n") + 2
+        for spilled in (False, True):
+            if spilled:
+                assert indexed.spill(_pieces(data, cuts)) and indexed.spilled_to_file
+                asked.clear()
+            assert indexed.size == len(data) and indexed.data == data
+            for line in range(0, lines + 1):
+                assert indexed.start(line) == memory.start(line), line
+                assert indexed.text(line, line + 1) == memory.text(line, line + 1), line
+                assert indexed.text(line, None) == memory.text(line, None), line
+        assert asked == []
+    finally:
+        rawlines.BLOCK, rawlines.WINDOW = saved
+
+
+def test_bytes_with_a_cr_or_a_bom_are_not_indexed_from_the_store() -> None:
+    """Their lines start at every CR too (found from the bytes read back), or their text is
+    UTF-16: they go to their file first, as before."""
+
+    def reader(begin: int, end: int) -> bytes:
+        raise AssertionError("not read")
+
+    assert RawLines.indexed([b"data: {}\n\n", b"data: {}\r\n"], reader) is None
+    assert RawLines.indexed([b"\xff\xfed\x00"], reader) is None
+    found = RawLines.indexed([b"data: {}\n\n", b"data: {}\n\n"], reader)
+    assert found is not None and not found.spill([b"data: {}\n\n"])  # not its size: kept
+    assert found.held_out and not found.spilled_to_file
+
+
 def test_a_spilled_stream_keeps_only_its_index_in_memory() -> None:
     data = b"".join(b'data: {"n": %d}\n\n' % n for n in range(50_000))
     pieces = _pieces(data, list(range(0, len(data), 64 * 1024)))

@@ -197,9 +197,9 @@ def test_a_utf16_streams_start_is_never_read_alone(
 def test_a_long_streams_steps_read_their_lines_from_a_file_not_memory(
     client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A stream of `SPILL_FROM` bytes or more is copied from the store, in pieces, to a
-    temporary file, and its steps' records are read from there: its bytes are never held whole,
-    and only its line index stays in memory."""
+    """A stream of `SPILL_FROM` bytes or more is indexed from the store's pieces, then copied
+    in pieces to a temporary file by the keeper, and its steps' records are read from there:
+    its bytes are never held whole, and only its line index stays in memory."""
     monkeypatch.setattr(webapp.web.backend.service, "SPILL_FROM", 0)
     monkeypatch.setattr(webapp.storage.sqlite, "PIECE", PIECE)
     monkeypatch.setattr(webapp.storage.postgres, "PIECE", PIECE)
@@ -208,11 +208,69 @@ def test_a_long_streams_steps_read_their_lines_from_a_file_not_memory(
     second, fetched = _reopened(worker, monkeypatch, STREAM.index("get_time"))
     for step in range(10):
         assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
-    assert fetched == [("prefix", stream_id), ("pieces", stream_id)]
     service: Service = second.app.state.service  # type: ignore[attr-defined]
+    service.settle()
+    assert fetched == [("prefix", stream_id), ("pieces", stream_id), ("pieces", stream_id)]
     lines = service.cache.peek(("raw", stream_id, len(STREAM.encode())))
     assert isinstance(lines, RawLines) and lines.spilled_to_file
     assert lines.weight < len(STREAM) // 4
+
+
+def test_a_long_streams_steps_read_the_store_until_its_bytes_are_in_their_file(
+    client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing the file can take seconds (217 MB beside a store that has just written as
+    much), and a step's record waited for it: the index comes first, from the store's pieces,
+    and the records are read from the store by offset until the keeper has written the file.
+    The pages are the same either way; once the file is there the store is not read again."""
+    monkeypatch.setattr(webapp.web.backend.service, "SPILL_FROM", 0)
+    monkeypatch.setattr(webapp.storage.sqlite, "PIECE", PIECE)
+    monkeypatch.setattr(webapp.storage.postgres, "PIECE", PIECE)
+    monkeypatch.setattr(webapp.web.backend.rawlines, "WINDOW", 256)  # many windows
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    first = _pages(client, stream_id)
+    released = threading.Event()
+    real_spill = RawLines.spill
+
+    def spill(self: RawLines, *args: Any) -> bool:
+        assert released.wait(10)
+        return real_spill(self, *args)
+
+    monkeypatch.setattr(RawLines, "spill", spill)
+    second, _ = _reopened(worker, monkeypatch, 1)  # every step past the first megabyte
+    service: Service = second.app.state.service  # type: ignore[attr-defined]
+    ranges: list[int] = []
+    real_reader = service.storage.range_reader
+
+    def range_reader(stream: str) -> Any:
+        reader = real_reader(stream)
+        assert reader is not None
+
+        class Counted:
+            def __call__(self, begin: int, end: int) -> bytes | None:
+                ranges.append(begin)
+                return reader(begin, end)
+
+            def close(self) -> None:
+                reader.close()
+
+        return Counted()
+
+    monkeypatch.setattr(service.storage, "range_reader", range_reader)
+    try:
+        for step in (7, 2, 9, 0, 5):  # `first` holds steps 0 to 9 first
+            assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
+        lines = service.cache.peek(("raw", stream_id, len(STREAM.encode())))
+        assert isinstance(lines, RawLines) and not lines.spilled_to_file and lines.held_out
+        assert len(ranges) > 2, "the records came from the store"
+    finally:
+        released.set()
+    service.settle()
+    assert lines.spilled_to_file and lines.held_out
+    ranges.clear()
+    for step in range(10):
+        assert second.get(f"/s/{stream_id}?step={step}", headers=HX).text == first[step]
+    assert ranges == [], "from the file once it is written"
 
 
 def test_the_keeper_drops_the_assembled_view_before_it_loads_the_lighter_one(

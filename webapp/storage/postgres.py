@@ -85,9 +85,19 @@ class PostgresBackend:
 
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
         """`substring` of the bytea: PostgreSQL detoasts only the slice's chunks."""
+        return self._range(stream_id, 0, size)
+
+    def range_reader(self, stream_id: str) -> _RangeReader | None:
+        """A `substring` per read (a compressed bytea is inflated from its start to the
+        slice's end each time); nothing is kept open."""
+        if self._range(stream_id, 0, 0) is None:
+            return None
+        return _RangeReader(self, stream_id)
+
+    def _range(self, stream_id: str, begin: int, size: int) -> bytes | None:
         rows = self.run(
-            "SELECT substring(raw FROM 1 FOR ?) FROM stream_bytes WHERE stream_id = ?",
-            (size, stream_id),
+            "SELECT substring(raw FROM ? FOR ?) FROM stream_bytes WHERE stream_id = ?",
+            (begin + 1, size, stream_id),
         )
         return bytes(rows[0][0]) if rows else None
 
@@ -165,6 +175,18 @@ class PostgresBackend:
     def close(self) -> None:
         """Close the pool and its connections."""
         self._pool.close()
+
+
+class _RangeReader:
+    def __init__(self, backend: PostgresBackend, stream_id: str) -> None:
+        self._backend = backend
+        self._stream_id = stream_id
+
+    def __call__(self, begin: int, end: int) -> bytes | None:
+        return self._backend._range(self._stream_id, begin, max(0, end - begin))
+
+    def close(self) -> None:
+        """Nothing is kept open."""
 
 
 def _carried(values: Sequence[Any]) -> int:

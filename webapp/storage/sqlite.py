@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -84,6 +85,19 @@ class SqliteBackend:
                 return blob.read(min(size, length))
         except sqlite3.Error:  # deleted meanwhile
             return None
+
+    def range_reader(self, stream_id: str) -> _BlobReader | None:
+        """On a connection of its own, through one blob handle kept open until `close`: a
+        handle walks the blob's overflow pages up to where it reads, the first time (60-95 ms
+        near the end of 217 MB), then remembers them. An open handle holds a read
+        transaction, so the WAL cannot be checkpointed past it meanwhile: close it soon."""
+        found = _bytes_row(self._db(), stream_id)
+        if found is None:
+            return None
+        db = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, cached_statements=0
+        )
+        return _BlobReader(db, *found)
 
     def insert_raw(self, run: Run, stream_id: str, raw: bytes) -> None:
         """A row of zeros, then the bytes written into it through incremental blob I/O, a
@@ -158,6 +172,44 @@ def _write(db: sqlite3.Connection, table: str, column: str, rowid: int, data: by
     with db.blobopen(table, column, rowid) as blob:
         for at in range(0, len(view), PIECE):
             blob.write(view[at : at + PIECE])
+
+
+class _BlobReader:
+    """Reads one row's blob by offset through a handle opened at the first read and kept
+    until `close`; after `close`, each read opens a handle of its own and closes it."""
+
+    def __init__(self, db: sqlite3.Connection, rowid: int, length: int) -> None:
+        self._db = db
+        self._rowid = rowid
+        self._length = length
+        self._blob: sqlite3.Blob | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        weakref.finalize(self, db.close)
+
+    def __call__(self, begin: int, end: int) -> bytes | None:
+        with self._lock:
+            try:
+                blob = self._blob
+                if blob is None:
+                    blob = self._db.blobopen("stream_bytes", "raw", self._rowid, readonly=True)
+                    self._blob = None if self._closed else blob
+                try:
+                    blob.seek(min(begin, self._length))
+                    return blob.read(max(0, min(end, self._length) - begin))
+                finally:
+                    if self._blob is None:
+                        blob.close()
+            except sqlite3.Error:  # the row deleted meanwhile
+                self._blob = None
+                return None
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._blob is not None:
+                self._blob.close()
+                self._blob = None
 
 
 def _bytes_row(db: sqlite3.Connection, stream_id: str) -> tuple[int, int] | None:

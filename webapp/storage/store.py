@@ -39,6 +39,18 @@ def missing_end(state: object) -> str:
     return str(state) if cut else ""
 
 
+class RangeReader(Protocol):
+    """Reads one stream's stored bytes by offset (`Storage.range_reader`)."""
+
+    def __call__(self, begin: int, end: int) -> bytes | None:
+        """Bytes `begin` to `end` (fewer past the end); None once the stream is gone."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the reads keep open (SQLite's blob handle); it may read again."""
+        ...
+
+
 class Backend(Protocol):
     """What a database offers the store: statements with `?` placeholders, a migration lock."""
 
@@ -60,6 +72,11 @@ class Backend(Protocol):
     def raw_prefix(self, stream_id: str, size: int) -> bytes | None:
         """The first `size` bytes of a stream's stored bytes (fewer if it is shorter), read
         without reading the rest; None when there is no such stream."""
+        ...
+
+    def range_reader(self, stream_id: str) -> RangeReader | None:
+        """A reader of the stream's row of `stream_bytes` by offset; None when it has no such
+        row (a capture's bytes are its parts)."""
         ...
 
     def insert_raw(self, run: Run, stream_id: str, raw: bytes) -> None:
@@ -227,6 +244,12 @@ class Storage:
             pieces = self._parts(stream_id, size)
             return None if pieces is None else b"".join(pieces)
         return found
+
+    def range_reader(self, stream_id: str) -> RangeReader | None:
+        """A reader by offset of a stream kept whole (an upload's, or a capture's from before
+        its parts stayed its bytes), each read without the rest; None for any other (a
+        capture's parts are not read by offset). `close` it when done."""
+        return self.backend.range_reader(stream_id)
 
     def raw_pieces(self, stream_id: str, size: int) -> Iterator[bytes] | None:
         """The first `size` stored bytes in pieces (`Backend.raw_pieces`, or a capture's

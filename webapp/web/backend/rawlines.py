@@ -12,6 +12,12 @@ A long stream's bytes are not kept in memory (`RawLines.spilled`): they are writ
 piece as the store gives them, to an unnamed temporary file, its index made meanwhile, and a
 record's lines are read back from it (`os.pread`, one block to find a line, then its bytes).
 The file goes when its `RawLines` does.
+
+Writing that file can take seconds (217 MB beside a store that has just written as much: the
+disk's writeback throttles it), and a step's record waited for it. So a stream without a CR
+is first only indexed (`RawLines.indexed`, its pieces counted, 0.2 s at 217 MB), its lines
+read from the store meanwhile (`reader`, a window of `WINDOW` bytes at a time), and moved to
+the file after (`spill`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ BLOCK = 8 * 1024
 one block's scan)."""
 PIECE = 1024 * 1024
 """Bytes read at once from a spilled stream's file while its line starts are found."""
+WINDOW = 64 * 1024
+"""Bytes read at once from the store, aligned, while the bytes are not in their file yet (a
+record's three reads, its line's block, the next line's, its text, are then usually one)."""
 
 
 class RawLines:
@@ -50,8 +59,10 @@ class RawLines:
         "_data",
         "_fd",
         "_lock",
+        "_reader",
         "_size",
         "_starts",
+        "_window",
         "complete",
     )
 
@@ -68,6 +79,48 @@ class RawLines:
         self._blocks: array[int] | None = None
         self._cr: bool | None = None
         self._lock = threading.Lock()
+        self._reader: Callable[[int, int], bytes | None] | None = None
+        """Reads bytes `begin` to `end` from the store while they are in no file yet
+        (`indexed`); None otherwise."""
+        self._window: tuple[int, bytes] = (0, b"")
+        """The last `WINDOW` bytes `_reader` read, and where they start."""
+
+    @classmethod
+    def indexed(
+        cls, pieces: Iterable[bytes], reader: Callable[[int, int], bytes | None]
+    ) -> RawLines | None:
+        """The line index of the bytes `pieces` give, in order, the bytes left in the store and
+        read with `reader(begin, end)` until `spill` puts them in a file; None for bytes with a
+        CR (their every line start is found from the bytes, read back, as `spilled` does) or a
+        UTF-16 stream (kept decoded)."""
+        counted = _Counted()
+        for piece in pieces:
+            if (not counted.size and piece.startswith(_BOMS)) or b"\r" in piece:
+                return None
+            counted.add(piece)
+        lines = cls(b"")
+        lines._size, lines._blocks, lines._cr = counted.size, counted.blocks(), False
+        lines._reader = reader
+        return lines
+
+    def spill(self, pieces: Iterable[bytes], folder: str | None = None) -> bool:
+        """Write the bytes `pieces` give (this stream's, again) to an unnamed temporary file in
+        `folder` and read them from it from then on; False (the store still read) when they
+        are not this stream's size."""
+        handle = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (closed below, or by the finalizer)
+        size = 0
+        for piece in pieces:
+            handle.write(piece)
+            size += len(piece)
+        handle.flush()
+        if size != self._size or self._reader is None:
+            handle.close()
+            return False
+        weakref.finalize(self, handle.close)
+        self._fd = handle.fileno()  # before the reader goes: `_read` counts on that order
+        self._reader = None
+        self._window = (0, b"")
+        return True
 
     @classmethod
     def spilled(cls, pieces: Iterable[bytes], folder: str | None = None) -> RawLines:
@@ -81,25 +134,15 @@ class RawLines:
         lines = cls(b"")
         handle = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (closed by the finalizer)
         weakref.finalize(lines, handle.close)  # holds the file open until `lines` goes
-        counts, total, size, cr = array("q", [0]), 0, 0, False
-        partial = 0  # the breaks so far in the block begun and not ended
+        counted, cr = _Counted(), False
         for piece in _chained(first, found):
             handle.write(piece)
             cr = cr or b"\r" in piece
-            at, room = 0, BLOCK - size % BLOCK
-            size += len(piece)
-            while at < len(piece):
-                take = min(room, len(piece) - at)
-                partial += piece.count(b"\n", at, at + take)
-                at, room = at + take, room - take
-                if not room:
-                    total, partial, room = total + partial, 0, BLOCK
-                    counts.append(total)
-        if size % BLOCK:
-            counts.append(total + partial)
+            counted.add(piece)
         handle.flush()
+        size = counted.size
         lines._data, lines._size, lines._fd = b"", size, handle.fileno()
-        lines._blocks, lines._cr = counts, cr
+        lines._blocks, lines._cr = counted.blocks(), cr
         if cr:
             lines._starts = _starts_in(lines._read, size)
         return lines
@@ -110,6 +153,11 @@ class RawLines:
         return self._fd >= 0
 
     @property
+    def held_out(self) -> bool:
+        """Whether the bytes are out of memory: in their file, or still in the store."""
+        return self._fd >= 0 or self._reader is not None
+
+    @property
     def size(self) -> int:
         """How many bytes (characters, for a decoded UTF-16 stream) it holds."""
         return self._size
@@ -118,29 +166,53 @@ class RawLines:
     def data(self) -> bytes | str:
         """The whole stream: the bytes (the text, for UTF-16); read from the file, whole, when
         spilled (a reading of every record, a capture's timing)."""
-        return self._read(0, self._size) if self._fd >= 0 else self._data
+        return self._read(0, self._size) if self.held_out else self._data
 
     @property
     def weight(self) -> int:
         """Its size in memory, in bytes (about)."""
-        if self._fd >= 0:  # only the index is in memory
-            return 8 * (self._size // BLOCK + 2) + 8 * len(self._starts or ())
+        if self.held_out:  # only the index is in memory
+            window = WINDOW if self._reader is not None else 0  # what the store last gave
+            return 8 * (self._size // BLOCK + 2) + 8 * len(self._starts or ()) + window
         text = self._data
         per = 1 if isinstance(text, bytes) or text.isascii() else 4
         return len(text) * per + 8 * (len(text) // 64 + 1)
 
     def _read(self, begin: int, end: int) -> bytes | str:
         """Characters `begin` to `end` (excluded)."""
-        if self._fd < 0:
-            return self._data[begin:end]
+        fd = self._fd
+        if fd < 0:
+            reader = self._reader
+            if reader is not None:
+                return self._from_store(reader, begin, end)
+            fd = self._fd  # spilled meanwhile: `spill` sets the file before it drops the reader
+            if fd < 0:
+                return self._data[begin:end]
         parts = []
         while begin < end:
-            part = os.pread(self._fd, end - begin, begin)
+            part = os.pread(fd, end - begin, begin)
             if not part:
                 break
             parts.append(part)
             begin += len(part)
         return b"".join(parts)
+
+    def _from_store(
+        self, reader: Callable[[int, int], bytes | None], begin: int, end: int
+    ) -> bytes:
+        """Bytes `begin` to `end` through `reader`: from the last window read when it holds
+        them, else from a new one (a span longer than a window is read alone); b"" when the
+        store no longer has them (deleted meanwhile)."""
+        end = min(end, self._size)
+        low, held = self._window
+        if low <= begin and end <= low + len(held):
+            return held[begin - low : end - low]
+        if end - begin > WINDOW:
+            return reader(begin, end) or b""
+        low = begin - begin % WINDOW
+        held = reader(low, min(self._size, max(end, low + WINDOW))) or b""
+        self._window = (low, held)  # one assignment: a thread reads the old pair or the new
+        return held[begin - low : end - low]
 
     def starts(self) -> array[int]:
         """The offset of every line's first character (line 1 at index 0)."""
@@ -207,6 +279,36 @@ def by_lines(found: ReadResult) -> bool:
 def is_line(line: object) -> TypeGuard[int]:
     """Whether a step's line is one an SSE reader gives (a line number, not None or odd)."""
     return type(line) is int and line >= 0
+
+
+class _Counted:
+    """How many LF breaks precede each block of `BLOCK` bytes, counted piece by piece."""
+
+    __slots__ = ("_counts", "_partial", "_total", "size")
+
+    def __init__(self) -> None:
+        self._counts = array("q", [0])
+        self._total = 0
+        self._partial = 0  # the breaks so far in the block begun and not ended
+        self.size = 0
+
+    def add(self, piece: bytes) -> None:
+        at, room = 0, BLOCK - self.size % BLOCK
+        self.size += len(piece)
+        while at < len(piece):
+            take = min(room, len(piece) - at)
+            self._partial += piece.count(b"\n", at, at + take)
+            at, room = at + take, room - take
+            if not room:
+                self._total, self._partial, room = self._total + self._partial, 0, BLOCK
+                self._counts.append(self._total)
+
+    def blocks(self) -> array[int]:
+        """The counts (`_blocks` of `RawLines`), the last block's included."""
+        counts = array("q", self._counts)
+        if self.size % BLOCK:
+            counts.append(self._total + self._partial)
+        return counts
 
 
 def _chained(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
