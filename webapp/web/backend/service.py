@@ -4,7 +4,8 @@ Reading a long stream and assembling it each take a while (bench/README.md), so 
 cached per (stream, canonical options), in one LRU bounded in bytes (`Settings.cache_bytes`;
 each value's size is estimated from its trace's step and fragment counts or its bytes'
 length). A cached stream is its raw bytes (`RawLines`, fetched once; a long one's copied to a
-temporary file, only its line index in memory) and its trace; its
+temporary file, only its line index in memory, and read from the store by offset until the
+keeper has written that file) and its trace; its
 parsed records only as a reading (`reading`, kept under the budget with its honest weight):
 an upload's, for its first views, or one that a page needing every record made (the clients'
 views, the playground's copy, the fixture, the comparison). A step's record, for the detail
