@@ -30,7 +30,7 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeGuard
+from typing import BinaryIO, TypeGuard
 
 from webapp.core.readers import decode
 from webapp.core.readers.sse import read_sse
@@ -95,9 +95,11 @@ class RawLines:
         UTF-16 stream (kept decoded)."""
         counted = _Counted()
         for piece in pieces:
-            if (not counted.size and piece.startswith(_BOMS)) or b"\r" in piece:
+            if not counted.size and piece.startswith(_BOMS):
                 return None
             counted.add(piece)
+            if counted.cr:
+                return None
         lines = cls(b"")
         lines._size, lines._blocks, lines._cr = counted.size, counted.blocks(), False
         lines._reader = reader
@@ -107,12 +109,7 @@ class RawLines:
         """Write the bytes `pieces` give (this stream's, again) to an unnamed temporary file in
         `folder` and read them from it from then on; False (the store still read) when they
         are not this stream's size."""
-        handle = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (closed below, or by the finalizer)
-        size = 0
-        for piece in pieces:
-            handle.write(piece)
-            size += len(piece)
-        handle.flush()
+        handle, size = _written(pieces, folder)
         if size != self._size or self._reader is None:
             handle.close()
             return False
@@ -131,19 +128,12 @@ class RawLines:
         first = next(found, b"")
         if first.startswith(_BOMS):
             return cls(first + b"".join(found))
-        lines = cls(b"")
-        handle = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (closed by the finalizer)
+        lines, counted = cls(b""), _Counted()
+        handle, size = _written(_chained(first, found), folder, counted.add)
         weakref.finalize(lines, handle.close)  # holds the file open until `lines` goes
-        counted, cr = _Counted(), False
-        for piece in _chained(first, found):
-            handle.write(piece)
-            cr = cr or b"\r" in piece
-            counted.add(piece)
-        handle.flush()
-        size = counted.size
         lines._data, lines._size, lines._fd = b"", size, handle.fileno()
-        lines._blocks, lines._cr = counted.blocks(), cr
-        if cr:
+        lines._blocks, lines._cr = counted.blocks(), counted.cr
+        if counted.cr:
             lines._starts = _starts_in(lines._read, size)
         return lines
 
@@ -281,18 +271,37 @@ def is_line(line: object) -> TypeGuard[int]:
     return type(line) is int and line >= 0
 
 
-class _Counted:
-    """How many LF breaks precede each block of `BLOCK` bytes, counted piece by piece."""
+def _written(
+    pieces: Iterable[bytes], folder: str | None, each: Callable[[bytes], None] | None = None
+) -> tuple[BinaryIO, int]:
+    """An unnamed temporary file in `folder` (None: the system's) holding the bytes `pieces`
+    give, in order (`each` shown every piece as it is written), and how many there were."""
+    handle = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (the caller closes it)
+    size = 0
+    for piece in pieces:
+        handle.write(piece)
+        size += len(piece)
+        if each is not None:
+            each(piece)
+    handle.flush()
+    return handle, size
 
-    __slots__ = ("_counts", "_partial", "_total", "size")
+
+class _Counted:
+    """How many LF breaks precede each block of `BLOCK` bytes, counted piece by piece, and
+    whether any piece held a CR."""
+
+    __slots__ = ("_counts", "_partial", "_total", "cr", "size")
 
     def __init__(self) -> None:
         self._counts = array("q", [0])
         self._total = 0
         self._partial = 0  # the breaks so far in the block begun and not ended
         self.size = 0
+        self.cr = False
 
     def add(self, piece: bytes) -> None:
+        self.cr = self.cr or b"\r" in piece
         at, room = 0, BLOCK - self.size % BLOCK
         self.size += len(piece)
         while at < len(piece):
