@@ -11,6 +11,7 @@ held 200 MB more until it ran that statement again (a statement is prepared in m
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -189,20 +190,21 @@ class _BlobReader:
 
     def __call__(self, begin: int, end: int) -> bytes | None:
         with self._lock:
+            blob = self._blob
+            found: bytes | None = None
             try:
-                blob = self._blob
                 if blob is None:
                     blob = self._db.blobopen("stream_bytes", "raw", self._rowid, readonly=True)
-                    self._blob = None if self._closed else blob
-                try:
-                    blob.seek(min(begin, self._length))
-                    return blob.read(max(0, min(end, self._length) - begin))
-                finally:
-                    if self._blob is None:
-                        blob.close()
+                blob.seek(min(begin, self._length))
+                found = blob.read(max(0, min(end, self._length) - begin))
             except sqlite3.Error:  # the row deleted meanwhile
-                self._blob = None
-                return None
+                pass
+            keep = found is not None and not self._closed
+            if blob is not None and not keep:
+                with contextlib.suppress(sqlite3.Error):
+                    blob.close()
+            self._blob = blob if keep else None
+            return found
 
     def close(self) -> None:
         with self._lock:
