@@ -17,6 +17,9 @@ loopback with a throwaway store (bench/serving.py), and measures:
   and the overview strip ask for the htmx partial; `--kinds`), p50/p95 per `--window` seconds
   against the quiet baseline's (goal 1.5x), and the server's RSS sampled every 0.1 s during
   (goal: its most under 500 MB);
+- the quiet baseline again after the jumps (printed, not a goal): the 20-chunk stream's steps
+  in the server as the long stream left it, so that a ratio over the goal can be told apart
+  as the long page's cost or the server's state after a large upload;
 - `--pace MS`: the jumps (and the quiet baseline's) one every MS ms, as a person clicks, each
   timed from when it was due. Back to back, a slow answer is one sample however long it
   holds the jumps behind it (the loop asks fewer while the server is slow); paced, every jump
@@ -427,6 +430,17 @@ def main() -> int:
                             args.pace / 1000,
                         )  # fmt: skip
                         results += jumps_report(jumps, quiet, since, args, rss)
+                        again = quiet_jumps(client, server.base, small_id, lasts[0], kinds,
+                                            args.steps, args.pace / 1000)  # fmt: skip
+                        print(
+                            "the 20-chunk jumps again, after the long one's (not a goal: the "
+                            "server's state after the upload, apart from the long page): "
+                            + ", ".join(
+                                f"{k} p50 {again.p(k, 0.5) * 1000:.1f} p95 "
+                                f"{again.p(k, 0.95) * 1000:.1f} ms"
+                                for k in kinds
+                            )
+                        )
                     print(f"most RSS from the upload on: {rss.most(started):.0f} MB")
                 if not args.no_restart:
                     results += after_restart(server, ids, lasts, args.steps)
