@@ -263,9 +263,11 @@
     keepTouched();
     copyButtons();
     // an example's story, a live capture's banner, the note saying which HAR entry the page
-    // opened on and why stay in view (the rows' box still follows)
+    // opened on and why, a page opened on its findings (no step named: a paste lands there)
+    // stay in view (the rows' box still follows)
     var still = document.getElementById("story") || document.getElementById("live-view") ||
-      document.getElementById("entry-opened");
+      document.getElementById("entry-opened") ||
+      document.querySelector("#shell[data-findings-first]");
     syncTimeline(true, !!still);
   }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -16,7 +17,9 @@ from webapp.web.views.playground import decode
 
 pytestmark = pytest.mark.browser
 
-STORED = re.compile(r"/s/[\w-]{22,}\?step=0")
+STORED = re.compile(r"/s/[\w-]{22,}\?policy=")
+"""Where a paste lands: its page under its options, no step named (the findings first)."""
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 FILE = {"name": "w.sse", "mimeType": "text/plain", "buffer": CONTINUATION.encode()}
 
 
@@ -47,6 +50,27 @@ def test_the_submit_button_is_on_screen_when_the_home_page_opens(
     expect(page.locator("#submit-hint")).to_be_visible()
     expect(page.locator("#submit-hint")).to_contain_text("Enter")
     assert page.get_attribute("#text", "aria-describedby") == "submit-hint"
+    watched.assert_clean()
+
+
+def test_a_paste_lands_on_what_broke_where_and_whose_fault_on_a_laptops_first_screen(
+    watch: Callable[[int, int], Watched],
+) -> None:
+    """Every call on index 0 (a provider's quirk, two anomalies): pasted, the page opens on its
+    anomalies and the quirk's panel, each heading on screen without a scroll (the landing URL
+    named step 0, which puts the stage first: the findings were below 768 px)."""
+    watched = watch(1366, 768)
+    page = watched.page
+    page.goto(f"{watched.base}/")
+    page.fill("#text", (CORPUS / "parallel-calls-all-index-0.sse").read_text(encoding="utf-8"))
+    page.get_by_role("button", name="Show the timeline").click()
+    expect(page).to_have_url(STORED)
+    expect(page.locator("#quirks-title")).to_contain_text("Provider quirks")
+    expect(page.locator("#quirks")).to_contain_text("shared-index")
+    expect(page.locator("#anomalies")).to_contain_text("id-conflict")
+    assert page.evaluate("window.scrollY") == 0
+    for heading in ("#anomalies-title", "#quirks-title"):
+        assert in_viewport(page, heading), heading
     watched.assert_clean()
 
 

@@ -29,7 +29,7 @@ def test_paste_a_stream_and_land_on_its_timeline(watched: Watched) -> None:
     page.fill("#text", CONTINUATION)
     page.select_option("select[name=policy]", "exact-key")
     page.get_by_role("button", name="Show the timeline").click()
-    expect(page).to_have_url(re.compile(r"/s/[\w-]{22,}\?step=0&policy=exact-key&path=client$"))
+    expect(page).to_have_url(re.compile(r"/s/[\w-]{22,}\?policy=exact-key&path=client$"))
     expect(page.locator("#timeline .row")).to_have_count(6)
     expect(page.locator("#stage")).to_have_attribute("data-step", "0")
     expect(page.locator(".summary")).to_contain_text("phantom-call")

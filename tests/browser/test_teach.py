@@ -125,7 +125,7 @@ def test_the_playground_updates_live_as_the_user_types(watched: Watched) -> None
     page.locator("#chunk-1 button[value='del:1']").click()
     expect(chunks).to_have_count(count - 1)
     page.get_by_role("button", name="Save as a new stream").click()
-    expect(page).to_have_url(re.compile(r"/s/[\w-]{22,}\?step=0"))
+    expect(page).to_have_url(re.compile(r"/s/[\w-]{22,}\?policy="))  # its findings first
     watched.assert_clean()
 
 

@@ -20,7 +20,7 @@ def paste(watched: Watched, title: str) -> str:
     page.fill("#text", CONTINUATION)
     page.fill("input[name=title]", title)
     page.get_by_role("button", name="Show the timeline").click()
-    expect(page).to_have_url(re.compile(r"/s/[\w-]{22,}\?step=0"))
+    expect(page).to_have_url(re.compile(r"/s/[\w-]{22,}\?policy="))
     page.wait_for_load_state("load")  # the URL changes before app.js binds the keys
     found = re.search(r"/s/([\w-]+)\?", page.url)
     assert found

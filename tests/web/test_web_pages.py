@@ -42,7 +42,10 @@ def submit(client: TestClient, text: str = CONTINUATION, **fields: str) -> objec
     return client.post("/streams", data=data, files={"file": ("", b"", "application/octet-stream")})
 
 
-def test_submit_redirects_303_with_the_options(client: TestClient) -> None:
+def test_submit_redirects_303_to_the_findings_first_with_the_options(client: TestClient) -> None:
+    """A paste lands on what broke, where and whose fault: a URL that names no step, so that
+    the overview, the anomalies and the quirks come before the timeline and the stage (a
+    URL naming step 0 put the stage first, the findings below a laptop's first screen)."""
     response = submit(
         client, policy="exact-key", server_tools="web_search, x*", path="server-tools"
     )
@@ -51,7 +54,6 @@ def test_submit_redirects_303_with_the_options(client: TestClient) -> None:
     parts = urlsplit(location)
     assert re.fullmatch(r"/s/[A-Za-z0-9_-]{22,}", parts.path)
     assert parse_qs(parts.query) == {
-        "step": ["0"],
         "policy": ["exact-key"],
         "path": ["server-tools"],
         "server_tools": ["web_search,x*"],
@@ -59,6 +61,8 @@ def test_submit_redirects_303_with_the_options(client: TestClient) -> None:
     page = client.get(location)
     assert page.status_code == 200
     assert template(page) == "stream.html"
+    html = page.text
+    assert html.index('id="overview"') < html.index('id="anomalies"') < html.index('id="stage"')
 
 
 def test_submit_stores_the_text_verbatim(client: TestClient) -> None:

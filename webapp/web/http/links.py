@@ -179,10 +179,18 @@ class Links:
         return self._with(f"{self.page.base}/live", {"seen": seen})
 
     @property
-    def following(self) -> str:
-        """The page without a step: a live stream's page then follows its latest chunk."""
+    def landing(self) -> str:
+        """The page without a step, under these options: the findings come first (the overview,
+        the anomalies, the provider's quirks), then the timeline at step 0. Where a stream is
+        opened as a whole (a paste or an upload, a saved playground, an exported report's
+        link); a URL that names a step puts its stage first instead."""
         query = self._view_query()
         return f"{self.base}?{urlencode(query)}" if query else self.base
+
+    @property
+    def following(self) -> str:
+        """The page without a step: a live stream's page then follows its latest chunk."""
+        return self.landing
 
     def timeline(self, step: int) -> str:
         """The timeline window around `step`."""

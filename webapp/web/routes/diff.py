@@ -166,7 +166,7 @@ def _picker_context(
     except NotFound:
         raise _Unknown("A", a_id) from None
     return {"picker": chosen, "text": text, "error": error, "paste_url": DIFF_PASTE,
-            "action": DIFF, "a_url": Links(a_id, DEFAULTS, har_a).step(0),
+            "action": DIFF, "a_url": Links(a_id, DEFAULTS, har_a).landing,
             "max_bytes": settings_of(request).max_bytes}  # fmt: skip
 
 

@@ -1,8 +1,9 @@
 """The home page: the paste box, the file picker, the options and the example gallery; storing.
 
 A stream pasted or uploaded is read, checked for secrets (the user chooses what to mask when
-any are found) and stored, then the browser is sent to its timeline (303); a form that does
-not read, or holds both a paste and a file, comes back with the text and the reason.
+any are found) and stored, then the browser is sent to its page (303), its findings first
+(`Links.landing`); a form that does not read, or holds both a paste and a file, comes back
+with the text and the reason.
 """
 
 from __future__ import annotations
@@ -173,7 +174,7 @@ def _redisplayed(raw: bytes) -> str:
 
 @router.post("/streams")
 async def submit(request: Request) -> Response:
-    """Store a pasted or uploaded stream and redirect to its timeline (303).
+    """Store a pasted or uploaded stream and redirect to its page (303).
 
     The form is received first; only then does the upload take a slot (`UploadSlots`) to be
     checked and stored, so a slow sender holds none."""
@@ -227,7 +228,7 @@ async def _submit(request: Request, form: FormData, limit: int) -> Response:
         input_format=accepted.input_format,
         delete_hash=token_hash(token),
     )
-    response = RedirectResponse(Links(info.id, accepted.options).step(0), status_code=303)
+    response = RedirectResponse(Links(info.id, accepted.options).landing, status_code=303)
     remember(request, response, info.id, token)  # this browser may delete what it stored
     return response
 

@@ -44,7 +44,7 @@ def export_file(request: Request, shown: Shown) -> Response:
     doc = export(
         view,
         notes,
-        where=site_root(request) + links.step(0),
+        where=site_root(request) + links.landing,
         exported=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         verdict=verdict(view.trace),
         headline=headline(comparison),

@@ -270,7 +270,7 @@ async def play_save(request: Request) -> Response:
     info = await run_in_threadpool(
         indexing.store, service, prepared, title=None, fallback="Playground stream"
     )
-    return RedirectResponse(Links(info.id, Options()).step(0), status_code=303)
+    return RedirectResponse(Links(info.id, Options()).landing, status_code=303)
 
 
 def _busy(request: Request, error: Busy) -> Response:

@@ -90,8 +90,8 @@ class SideView:
 
     @property
     def url(self) -> str:
-        """The stream's timeline."""
-        return self.links.step(0)
+        """The stream's page, its findings first."""
+        return self.links.landing
 
     def step(self, step: int | None) -> str:
         """The stream's timeline at `step` (its start for None)."""

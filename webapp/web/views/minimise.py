@@ -186,7 +186,7 @@ def control(
         groups=tuple(groups),
         budget=budget,
         job=JobView(running) if running is not None else None,
-        listed_at=Links(stream_id, Options(policy=first), entry).step(0) if unseen else "",
+        listed_at=Links(stream_id, Options(policy=first), entry).landing if unseen else "",
         nothing=nothing,
     )
 
