@@ -10,6 +10,7 @@ import pytest
 
 from tests.cli.clikit import CLEAN, Invoke, Write
 from tests.streamkit import chunk, frag, har, sse
+from webapp.core.contract import UNFINISHED
 from webapp.core.readers.cassette import to_cassette
 from webapp.core.readers.timing import Arrivals
 
@@ -110,3 +111,28 @@ def test_a_recording_cut_short_is_not_judged_on_its_end(tmp_path: Path, invoke: 
     assert not {a["code"] for a in checked["anomalies"]} & {"missing-finish-reason"}
     assert not {q["code"] for q in checked["quirks"]} & {"no-finish"}
     assert "no-finish" in checked["end"]["withheld"]
+
+
+def test_a_file_that_shows_no_end_is_not_judged_on_it(tmp_path: Path, invoke: Invoke) -> None:
+    """A file with no recording's sidecar that stops with neither a finish_reason nor [DONE]
+    (a log's first lines, say): `trace`, `check` and `compare` say its end is not in it and
+    report nothing of that end; with [DONE] after it, no finish_reason is proven."""
+    path = tmp_path / "pasted.sse"
+    data = sse(chunk(frag(0, "c1", "get_weather", "")), chunk(frag(0, args='{"a": ')), done=False)
+    path.write_bytes(data.encode())
+    cut = _document(invoke, str(path))
+    assert not {q["code"] for q in cut["quirks"]} & {"no-finish", "arguments-not-json"}
+    assert cut["end"] == {
+        "recorded": False,
+        "why": UNFINISHED,
+        "withheld": ["arguments-not-json", "incomplete-arguments", "missing-finish-reason",
+                     "no-finish"],
+    }  # fmt: skip
+    checked = invoke("check", str(path), "--format", "json")
+    assert checked.exit_code == 0, checked.output
+    assert not json.loads(checked.stdout)["anomalies"]
+    compared = invoke("compare", str(path))
+    assert compared.exit_code == 0 and "missing-finish-reason" not in compared.output
+    path.write_bytes((data + "data: [DONE]\n\n").encode())
+    ended = _document(invoke, str(path))
+    assert "no-finish" in {q["code"] for q in ended["quirks"]} and "end" not in ended

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from tests.streamkit import chunk, frag, sse
 from tests.web.livekit import captured, events, start
+from webapp.core.contract import UNFINISHED
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage.capture import ENDINGS
@@ -56,6 +57,32 @@ def test_the_same_bytes_ended_are_judged(app: FastAPI, client: TestClient) -> No
     quirks, anomalies, end = judged(client, whole.stream_id)
     assert quirks | anomalies >= AT_END and end == {}
     assert "end was not recorded" not in client.get(f"/s/{whole.stream_id}").text
+
+
+def test_a_paste_that_shows_no_end_is_not_judged_on_it(client: TestClient) -> None:
+    """Pasted (or uploaded) bytes that stop with neither a finish_reason nor [DONE] may be a
+    log's first lines or a copy cut short: nothing is said of an end they do not hold, and
+    nobody is blamed for it. With [DONE] after them, the same bytes prove that no
+    finish_reason came; with a finish_reason and no [DONE], they hold their end."""
+
+    def pasted(text: str) -> str:
+        response = client.post("/api/streams", json={"text": text})
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
+    cut = pasted(CUT)
+    quirks, anomalies, end = judged(client, cut)
+    assert not (quirks | anomalies) & AT_END
+    assert end == {"recorded": False, "why": UNFINISHED, "withheld": sorted(AT_END)}
+    page = client.get(f"/s/{cut}").text
+    assert f"end was not recorded ({UNFINISHED})" in page and "never sent" not in page
+    report = client.get(f"/s/{cut}/report.md").text
+    assert "Nothing to file from these bytes" in report and "File with" not in report
+    quirks, anomalies, end = judged(client, pasted(CUT + "data: [DONE]\n\n"))
+    assert quirks | anomalies >= AT_END and end == {}
+    finished = CUT + sse(chunk(finish="tool_calls"), done=False)
+    quirks, _, end = judged(client, pasted(finished))
+    assert "no-finish" not in quirks and end == {}
 
 
 def test_a_view_made_while_live_is_not_served_once_the_capture_is_cut(settings: Settings) -> None:

@@ -70,13 +70,14 @@ class FileReplays:
 
     def twin(self, stream_id: str, entry: int | None) -> Any:
         """The file's non-stream twin, or why it has none."""
-        from webapp.cli.timing import missing_end
-        from webapp.core.contract import read_contract
+        from webapp.cli.timing import missing_end, sidecar
+        from webapp.core.contract import read_contract, unended
         from webapp.triage.replay import twin
 
         found, _, _ = self._reading(stream_id, entry)
         contract = read_contract(found.records)
-        why = missing_end(self.file)
+        recorded = sidecar(self.file) is not None  # a recording's end is the connection's
+        why = unended(contract, missing_end(self.file), recorded=recorded)
         if why:
             contract = contract.without_end(why)
         return twin(contract, found.records, name=self.name)

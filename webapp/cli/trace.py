@@ -18,6 +18,7 @@ from webapp.cli.output import emit, write, write_text
 from webapp.cli.render import check_lines, trace_lines
 from webapp.cli.report import check_document
 from webapp.core.assembler import assemble
+from webapp.core.contract import unended
 from webapp.core.options import Options
 from webapp.core.trace import Trace
 from webapp.core.tracejson import trace_document_stream
@@ -108,11 +109,13 @@ def _check(given: Input, chosen: Options, output: str) -> set[str]:
 
 
 def _unended(given: Input, trace: Trace) -> Trace:
-    """The trace, judged without its end when the file is a recording whose end was not
-    recorded (its `.timing.json` says it was cut): `Trace.without_end`."""
+    """The trace, judged without its end (`Trace.without_end`) when its bytes do not hold it:
+    a recording whose `.timing.json` says it was cut, or a file (or standard input) with no
+    such sidecar that shows no end (`unended`: it may be a log's first lines)."""
     beside = os.path.splitext(given.file)[0] + ".timing.json"  # `timing.sidecar`, cheaply:
     if given.file == "-" or not os.path.isfile(beside):  # `check`'s start loads no pathlib
-        return trace
+        why = unended(trace.contract, "", recorded=False)
+        return trace.without_end(why) if why else trace
     from webapp.cli.timing import missing_end
 
     why = missing_end(given.file)
@@ -125,7 +128,14 @@ def _compare(given: Input, chosen: Options, output: str) -> None:
     from webapp.triage.compare import compare as compare_policies
 
     source = given.load()
-    result = compare_policies(source.records, chosen)
+    beside = os.path.splitext(given.file)[0] + ".timing.json"
+    recorded = given.file != "-" and os.path.isfile(beside)
+    end = ""
+    if recorded:
+        from webapp.cli.timing import missing_end
+
+        end = missing_end(given.file)
+    result = compare_policies(source.records, chosen, end=end, recorded=recorded)
     write(
         output,
         lambda: compare_document(result, source),

@@ -168,7 +168,7 @@ class Captures:
         """A new live stream, in the library at once, with no bytes yet; `owner` is the
         process recording it (`webapp.storage.owners.owner_tag`)."""
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        info = StreamInfo(new_id(), title, created, 0, format, "auto", ())
+        info = StreamInfo(new_id(), title, created, 0, format, "auto", (), captured=True)
         with self.storage.backend.transaction() as run:
             run(
                 "INSERT INTO streams (id, title, created, size, format, input_format, "

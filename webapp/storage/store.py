@@ -123,6 +123,9 @@ class StreamInfo:
     end: str = ""
     """Why the stored bytes stop before the stream's end: an ended capture's state ("cut by
     the client"); "" when they reach it, when the capture is live, and for an upload."""
+    captured: bool = False
+    """The bytes were recorded off the wire by the proxy (a capture): they end where the
+    connection did, not where a paste or a file was cut (`webapp.core.contract.unended`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +220,7 @@ class Storage:
             redactions=tuple(json.loads(row[6])),
             parent=row[7],
             end=missing_end(state),
+            captured=state is not None,
         )
 
     def raw(self, stream_id: str) -> bytes | None:

@@ -42,7 +42,9 @@ from webapp.core.steps import Anomaly
 from webapp.core.trace import Trace
 
 MAGIC = b"SVZTRACE"
-VERSION = 2
+VERSION = 3
+"""3: the same sections as 2, kept since a paste's or an upload's trace that shows no end is
+judged without it (`webapp.core.contract.unended`); a view kept by 2 is assembled again."""
 _HEAD = struct.Struct("<8sII")
 _SECTION = struct.Struct("<BQ")
 _INT_TYPES = ("b", "h", "i", "q")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webapp.core.assembler import assemble
+from webapp.core.contract import unended
 from webapp.core.options import Options
 from webapp.core.records import Record
 from webapp.core.rules import Policy
@@ -87,16 +88,20 @@ def compare(
     right: Policy = "adr-0019",
     *,
     end: str = "",
+    recorded: bool = True,
 ) -> Comparison:
     """Assemble the same records under two policies and align the steps (`end`: why the
-    records stop before the stream's end, `Trace.without_end`, "" when they do not)."""
+    records stop before the stream's end, `Trace.without_end`, "" when they do not;
+    `recorded`: False for bytes not recorded off the wire, whose end is then judged only
+    when they show one, `unended`)."""
     base = options or Options()
     traces = [
         assemble(records, Options(policy, base.path, base.server_tools, base.choice))
         for policy in (left, right)
     ]
-    if end:
-        traces = [trace.without_end(end) for trace in traces]
+    why = unended(traces[0].contract, end, recorded=recorded)
+    if why:
+        traces = [trace.without_end(why) for trace in traces]
     left_trace, right_trace = traces
     left_walk, right_walk = _Landings(left_trace), _Landings(right_trace)
     with paused_gc():

@@ -31,6 +31,7 @@ __all__ = [
     "CODES",
     "QUIRK",
     "QUIRKS",
+    "UNFINISHED",
     "Call",
     "Contract",
     "ContractReader",
@@ -39,6 +40,7 @@ __all__ = [
     "Quirk",
     "contract_from_json",
     "read_contract",
+    "unended",
 ]
 
 
@@ -60,6 +62,12 @@ class Contract:
     withheld: tuple[str, ...] = ()
     """With `end`: the codes judged on the end that were found and are not reported (quirks of
     the table's `at_end` rows, anomalies of the end step)."""
+    unfinished: bool = False
+    """Neither `[DONE]`, a provider's error nor any finish_reason: the bytes stop before the
+    stream said it ended. Pasted or uploaded text may have been cut (a log's last lines, a
+    copy), so its end says nothing of the provider (`unended`); a capture's bytes end where
+    the connection did, so there it does. Not kept in a stored trace: `unended` is applied
+    before one is kept."""
 
     @property
     def codes(self) -> frozenset[str]:
@@ -95,7 +103,26 @@ class Contract:
             self.error,
             why,
             tuple(sorted(withheld | set(anomalies))),
+            self.unfinished,
         )
+
+
+UNFINISHED = "the text stops before the stream ended: no finish_reason, no [DONE]"
+"""Why a paste's or an upload's end is not judged when it shows none (`unended`)."""
+
+
+def unended(contract: Contract | None, end: str, *, recorded: bool) -> str:
+    """Why the stream's end is not in its bytes, "" when it is: `end` when the bytes are said
+    to stop before it (a capture cut, one still arriving); else, for bytes not recorded off
+    the wire by streamviz (a paste, an upload, a file without a recording's sidecar),
+    `UNFINISHED` when they show no end (`Contract.unfinished`). Its caller then judges the
+    stream without its end (`Trace.without_end`, `Contract.without_end`): no provider quirk
+    nor anomaly is reported of an end the bytes do not hold."""
+    if end:
+        return end
+    if not recorded and contract is not None and contract.unfinished:
+        return UNFINISHED
+    return ""
 
 
 def contract_from_json(value: dict[str, Any]) -> Contract:
@@ -158,4 +185,5 @@ class ContractReader:
 def _contract(wire: Wire) -> Contract:
     quirks = detect(wire)
     intended, why = intended_reading(wire, quirks)
-    return Contract(quirks, intended, why, wire.model, wire.error)
+    unfinished = wire.ended is None and not wire.finishes
+    return Contract(quirks, intended, why, wire.model, wire.error, unfinished=unfinished)

@@ -45,6 +45,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from webapp.core.assembler import assemble
+from webapp.core.contract import unended
 from webapp.core.options import Options
 from webapp.core.readers import read, read_bytes
 from webapp.core.records import Payloads, ReaderError, ReadResult, Record
@@ -558,8 +559,9 @@ class Service:
                 with self._heavy_for(reading.info):
                     try:
                         made = compare(
-                            reading.result.records, canon, left=left, right=right, end=info.end
-                        )
+                            reading.result.records, canon, left=left, right=right,
+                            end=info.end, recorded=info.captured,
+                        )  # fmt: skip
                     except Exception as error:  # a core bug must not become a 500 for the user
                         log.exception("comparing stream %s failed", stream_id)
                         raise Unreadable(
@@ -590,14 +592,16 @@ def _unpacked(
 
 
 def _assembled(info: StreamInfo, result: ReadResult, options: Options) -> Trace:
-    """The stream's records assembled; a capture cut loses what is judged at its end
-    (`Trace.without_end`). A core bug raises Unreadable, never a 500 for the user."""
+    """The stream's records assembled; one whose end is not in its bytes (a capture cut, a
+    paste that shows no end: `unended`) loses what is judged at its end (`Trace.without_end`).
+    A core bug raises Unreadable, never a 500 for the user."""
     try:
         trace = assemble(result.records, options)
     except Exception as error:
         log.exception("assembling stream %s failed", info.id)
         raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
-    return trace.without_end(info.end) if info.end else trace
+    why = unended(trace.contract, info.end, recorded=info.captured)
+    return trace.without_end(why) if why else trace
 
 
 def _as_asked(view: TraceView, info: StreamInfo, options: Options) -> TraceView:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.core.contract import read_contract
+from webapp.core.contract import read_contract, unended
 from webapp.core.options import Options
 from webapp.core.readers.timing import read_timing, record_arrivals, record_lines
 from webapp.proxy.replay import Missing, Unavailable
@@ -74,8 +74,8 @@ class StoredReplays:
         records = reading.result.records
         contract = read_contract(records)
         capture = Captures(self.service.storage).get(reading.info.id)
-        if reading.info.end:
-            contract = contract.without_end(reading.info.end)
-        elif capture is not None and capture.live:
+        if capture is not None and capture.live and not reading.info.end:
             contract = contract.without_end("it is still arriving")
+        elif why := unended(contract, reading.info.end, recorded=reading.info.captured):
+            contract = contract.without_end(why)
         return twin(contract, records, name=reading.info.id)
