@@ -131,6 +131,9 @@ def test_a_file_that_shows_no_end_is_not_judged_on_it(tmp_path: Path, invoke: In
     checked = invoke("check", str(path), "--format", "json")
     assert checked.exit_code == 0, checked.output
     assert not json.loads(checked.stdout)["anomalies"]
+    said = invoke("check", str(path)).output
+    assert "quirks: none in what was recorded (its end was not)" in said
+    assert "keeps the contract" not in said
     compared = invoke("compare", str(path))
     assert compared.exit_code == 0 and "missing-finish-reason" not in compared.output
     path.write_bytes((data + "data: [DONE]\n\n").encode())

@@ -78,6 +78,8 @@ def test_a_paste_that_shows_no_end_is_not_judged_on_it(client: TestClient) -> No
     assert f"end was not recorded ({UNFINISHED})" in page and "never sent" not in page
     report = client.get(f"/s/{cut}/report.md").text
     assert "Nothing to file from these bytes" in report and "File with" not in report
+    assert "None in what was recorded (its end was not)." in report
+    assert "keeps the contract" not in report
     quirks, anomalies, end = judged(client, pasted(CUT + "data: [DONE]\n\n"))
     assert quirks | anomalies >= AT_END and end == {}
     finished = CUT + sse(chunk(finish="tool_calls"), done=False)

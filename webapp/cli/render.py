@@ -282,7 +282,9 @@ def quirk_lines(trace: Trace, paint: Painter) -> Iterator[str]:
     contract = trace.contract
     if contract is None:
         return
-    if not contract.quirks:
+    if not contract.quirks and contract.end is not None:  # nothing said of what is missing
+        yield paint("quirks: none in what was recorded (its end was not)", "bold")
+    elif not contract.quirks:
         yield paint("quirks: none (the stream keeps the contract)", "bold green")
     else:
         yield paint(f"quirks: {len(contract.quirks)}", "bold yellow")

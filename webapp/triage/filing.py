@@ -141,6 +141,8 @@ def _means(verdict: Verdict) -> str:
 def _quirks(verdict: Verdict, most: int) -> str:
     """Each quirk on a line with its clause (once per clause) and steps, as many as fit."""
     found = verdict.contract.quirks
+    if not found and verdict.contract.end is not None:
+        return "**Quirks:** none in what was recorded (its end was not)."
     if not found:
         return "**Quirks:** none: the stream keeps the contract."
     lines = ["**Quirks** (steps are chunks of the recorded stream, from 0):"]

@@ -132,6 +132,8 @@ def _quirks(trace: Trace, links: Links | None) -> str:
     contract = trace.contract
     if contract is None:
         return "Not read."
+    if not contract.quirks and contract.end is not None:
+        return "None in what was recorded (its end was not)."
     if not contract.quirks:
         return "None: the stream keeps the contract."
     rows = ["| quirk | harm | steps | blocks | what the wire shows | seen in |",
