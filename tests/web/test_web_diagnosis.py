@@ -307,8 +307,8 @@ def test_a_har_with_several_streams_offers_each_entry(client: TestClient, store:
     assert names(first) == ["alpha"]
     offered = [(e.number, e.on, e.url) for e in first.context["entries"].links]
     assert offered == [
-        (2, True, f"/s/{stream_id}?step=0&policy=adr-0019&path=client&har_entry=2"),
-        (3, False, f"/s/{stream_id}?step=0&policy=adr-0019&path=client&har_entry=3"),
+        (2, True, f"/s/{stream_id}?policy=adr-0019&path=client&har_entry=2"),
+        (3, False, f"/s/{stream_id}?policy=adr-0019&path=client&har_entry=3"),
     ]
     assert "har_entry=3" in first.text and "other entries, not followed" not in first.text
     second = client.get(f"/s/{stream_id}?step=2&har_entry=3")

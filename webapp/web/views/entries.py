@@ -148,7 +148,7 @@ def picker(service: Service, view: TraceView, links: Links, named: bool) -> Pick
             number=number,
             label=label,
             detail=detail,
-            url=links.with_entry(number).step(0),
+            url=links.with_entry(number).landing,  # each entry a stream: its findings first
             on=number == current,
             tally=found.get(number),
         )
