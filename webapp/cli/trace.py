@@ -112,14 +112,20 @@ def _unended(given: Input, trace: Trace) -> Trace:
     """The trace, judged without its end (`Trace.without_end`) when its bytes do not hold it:
     a recording whose `.timing.json` says it was cut, or a file (or standard input) with no
     such sidecar that shows no end (`unended`: it may be a log's first lines)."""
+    recorded, end = _recorded(given)
+    why = unended(trace.contract, end, recorded=recorded)
+    return trace.without_end(why) if why else trace
+
+
+def _recorded(given: Input) -> tuple[bool, str]:
+    """Whether the file is a recording (a `.timing.json` beside it), and why its bytes stop
+    before the stream's end when the sidecar says so ("" otherwise)."""
     beside = os.path.splitext(given.file)[0] + ".timing.json"  # `timing.sidecar`, cheaply:
     if given.file == "-" or not os.path.isfile(beside):  # `check`'s start loads no pathlib
-        why = unended(trace.contract, "", recorded=False)
-        return trace.without_end(why) if why else trace
+        return False, ""
     from webapp.cli.timing import missing_end
 
-    why = missing_end(given.file)
-    return trace.without_end(why) if why else trace
+    return True, missing_end(given.file)
 
 
 def _compare(given: Input, chosen: Options, output: str) -> None:
@@ -128,13 +134,7 @@ def _compare(given: Input, chosen: Options, output: str) -> None:
     from webapp.triage.compare import compare as compare_policies
 
     source = given.load()
-    beside = os.path.splitext(given.file)[0] + ".timing.json"
-    recorded = given.file != "-" and os.path.isfile(beside)
-    end = ""
-    if recorded:
-        from webapp.cli.timing import missing_end
-
-        end = missing_end(given.file)
+    recorded, end = _recorded(given)
     result = compare_policies(source.records, chosen, end=end, recorded=recorded)
     write(
         output,
