@@ -107,7 +107,7 @@ class Contract:
         )
 
 
-UNFINISHED = "the text stops before the stream ended: no finish_reason, no [DONE]"
+UNFINISHED = "the text stops before any finish_reason or [DONE]"
 """Why a paste's or an upload's end is not judged when it shows none (`unended`)."""
 
 
