@@ -14,6 +14,8 @@ from webapp.core.contract import UNFINISHED
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage.capture import ENDINGS
+from webapp.web.backend.intake.ingest import prepare
+from webapp.web.backend.library import indexing
 from webapp.web.backend.service import Service
 
 CUT = sse(
@@ -85,6 +87,18 @@ def test_a_paste_that_shows_no_end_is_not_judged_on_it(client: TestClient) -> No
     finished = CUT + sse(chunk(finish="tool_calls"), done=False)
     quirks, _, end = judged(client, pasted(finished))
     assert "no-finish" not in quirks and end == {}
+
+
+def test_a_minimised_stream_is_judged_on_its_end(app: FastAPI, client: TestClient) -> None:
+    """The minimiser's output ends where it chose to (it keeps what a property needs, a
+    missing finish_reason included): a stream with a parent is judged on its end, as a capture
+    that ended is, though its bytes show no end."""
+    service: Service = app.state.service
+    parent = client.post("/api/streams", json={"text": CUT}).json()["id"]
+    prepared = prepare(CUT.encode(), "auto", 1 << 20)
+    made = indexing.store(service, prepared, title="minimised", parent=parent)
+    quirks, anomalies, end = judged(client, made.id)
+    assert quirks | anomalies >= AT_END and end == {}
 
 
 def test_a_view_made_while_live_is_not_served_once_the_capture_is_cut(settings: Settings) -> None:

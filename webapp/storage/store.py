@@ -124,8 +124,15 @@ class StreamInfo:
     """Why the stored bytes stop before the stream's end: an ended capture's state ("cut by
     the client"); "" when they reach it, when the capture is live, and for an upload."""
     captured: bool = False
-    """The bytes were recorded off the wire by the proxy (a capture): they end where the
-    connection did, not where a paste or a file was cut (`webapp.core.contract.unended`)."""
+    """The bytes were recorded off the wire by the proxy (a capture)."""
+
+    @property
+    def recorded(self) -> bool:
+        """The bytes end where the stream did, not where a paste or a file may have been cut
+        (`webapp.core.contract.unended`): recorded off the wire by the proxy (a capture), or
+        made whole by the minimiser (`parent`), which keeps what a property needs, its end
+        included."""
+        return self.captured or bool(self.parent)
 
 
 @dataclass(frozen=True, slots=True)

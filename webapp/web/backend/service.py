@@ -560,7 +560,7 @@ class Service:
                     try:
                         made = compare(
                             reading.result.records, canon, left=left, right=right,
-                            end=info.end, recorded=info.captured,
+                            end=info.end, recorded=info.recorded,
                         )  # fmt: skip
                     except Exception as error:  # a core bug must not become a 500 for the user
                         log.exception("comparing stream %s failed", stream_id)
@@ -600,7 +600,7 @@ def _assembled(info: StreamInfo, result: ReadResult, options: Options) -> Trace:
     except Exception as error:
         log.exception("assembling stream %s failed", info.id)
         raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
-    why = unended(trace.contract, info.end, recorded=info.captured)
+    why = unended(trace.contract, info.end, recorded=info.recorded)
     return trace.without_end(why) if why else trace
 
 

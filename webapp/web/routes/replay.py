@@ -76,6 +76,6 @@ class StoredReplays:
         capture = Captures(self.service.storage).get(reading.info.id)
         if capture is not None and capture.live and not reading.info.end:
             contract = contract.without_end("it is still arriving")
-        elif why := unended(contract, reading.info.end, recorded=reading.info.captured):
+        elif why := unended(contract, reading.info.end, recorded=reading.info.recorded):
             contract = contract.without_end(why)
         return twin(contract, records, name=reading.info.id)

@@ -228,7 +228,7 @@ class ClientJobs:
         with service.gate.heavy_for(reading.info.size < LIGHT_BELOW):
             result = reading.result
             contract = read_contract(result.records)
-            why = unended(contract, reading.info.end, recorded=reading.info.captured)
+            why = unended(contract, reading.info.end, recorded=reading.info.recorded)
             if why:  # a capture cut, a paste that shows no end: what is judged at it is not
                 contract = contract.without_end(why)
             gateway = None if har_entry is not None else gateway_of(
