@@ -115,8 +115,8 @@ def test_a_recording_cut_short_is_not_judged_on_its_end(tmp_path: Path, invoke: 
 
 def test_a_file_that_shows_no_end_is_not_judged_on_it(tmp_path: Path, invoke: Invoke) -> None:
     """A file with no recording's sidecar that stops with neither a finish_reason nor [DONE]
-    (a log's first lines, say): `trace`, `check` and `compare` say its end is not in it and
-    report nothing of that end; with [DONE] after it, no finish_reason is proven."""
+    (a log's first lines, say): `trace`, `check`, `compare` and `report` say its end is not
+    in it and report nothing of that end; with [DONE] after it, no finish_reason is proven."""
     path = tmp_path / "pasted.sse"
     data = sse(chunk(frag(0, "c1", "get_weather", "")), chunk(frag(0, args='{"a": ')), done=False)
     path.write_bytes(data.encode())
@@ -136,6 +136,8 @@ def test_a_file_that_shows_no_end_is_not_judged_on_it(tmp_path: Path, invoke: In
     assert "keeps the contract" not in said
     compared = invoke("compare", str(path))
     assert compared.exit_code == 0 and "missing-finish-reason" not in compared.output
+    reported = invoke("report", str(path)).output
+    assert "nothing is filed" in reported and "None in what was recorded" in reported
     path.write_bytes((data + "data: [DONE]\n\n").encode())
     ended = _document(invoke, str(path))
     assert "no-finish" in {q["code"] for q in ended["quirks"]} and "end" not in ended

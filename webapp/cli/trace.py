@@ -88,7 +88,7 @@ def _trace(given: Input, chosen: Options, output: str) -> None:
 
         timing = input_timing(given.file, source)
     # JSON needs only the records' count: each payload's text goes once it is assembled.
-    result = _unended(given, assemble(source.records, chosen, consume=output == "json"))
+    result = unended_trace(given, assemble(source.records, chosen, consume=output == "json"))
     if output == "json":
         document = with_timing(trace_document_stream(result, source), timing)
         emit(itertools.chain(document, [b"\n"]))
@@ -98,7 +98,7 @@ def _trace(given: Input, chosen: Options, output: str) -> None:
 
 def _check(given: Input, chosen: Options, output: str) -> set[str]:
     source = given.load()
-    result = _unended(given, assemble(source.records, chosen, consume=True))  # count shown
+    result = unended_trace(given, assemble(source.records, chosen, consume=True))  # count shown
     write(
         output,
         lambda: check_document(result, source),
@@ -108,16 +108,16 @@ def _check(given: Input, chosen: Options, output: str) -> set[str]:
     return found | ({"quirk"} if result.contract is not None and result.contract.quirks else set())
 
 
-def _unended(given: Input, trace: Trace) -> Trace:
+def unended_trace(given: Input, trace: Trace) -> Trace:
     """The trace, judged without its end (`Trace.without_end`) when its bytes do not hold it:
     a recording whose `.timing.json` says it was cut, or a file (or standard input) with no
     such sidecar that shows no end (`unended`: it may be a log's first lines)."""
-    recorded, end = _recorded(given)
+    recorded, end = recorded_end(given)
     why = unended(trace.contract, end, recorded=recorded)
     return trace.without_end(why) if why else trace
 
 
-def _recorded(given: Input) -> tuple[bool, str]:
+def recorded_end(given: Input) -> tuple[bool, str]:
     """Whether the file is a recording (a `.timing.json` beside it), and why its bytes stop
     before the stream's end when the sidecar says so ("" otherwise)."""
     beside = os.path.splitext(given.file)[0] + ".timing.json"  # `timing.sidecar`, cheaply:
@@ -134,7 +134,7 @@ def _compare(given: Input, chosen: Options, output: str) -> None:
     from webapp.triage.compare import compare as compare_policies
 
     source = given.load()
-    recorded, end = _recorded(given)
+    recorded, end = recorded_end(given)
     result = compare_policies(source.records, chosen, end=end, recorded=recorded)
     write(
         output,

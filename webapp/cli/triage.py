@@ -195,9 +195,12 @@ def report(
     """Print a Markdown report: input, verdict, anomalies, offending chunks, final calls."""
     links = _links(public_url, har_entry)
     chosen = options(policy, None, None, 0)
-    source = Input(file, input_format, har_entry, redact).load()
+    from webapp.cli.trace import unended_trace
+
+    given = Input(file, input_format, har_entry, redact)
+    source = given.load()
     other = "exact-key" if policy == "adr-0019" else "adr-0019"
-    trace = assemble(source.records, chosen)
+    trace = unended_trace(given, assemble(source.records, chosen))  # a cut end is not judged
     text = render(
         source,
         trace,
