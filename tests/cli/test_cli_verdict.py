@@ -15,6 +15,7 @@ from tests.cli.test_cli_errors import assert_usage_error
 from tests.lenses.fakes import answering
 from tests.streamkit import chunk, frag, sse
 from tests.triage.streams import TWO_HEADERS
+from webapp.core.contract import UNFINISHED
 from webapp.core.readers import read
 from webapp.triage.fingerprint import fingerprint
 from webapp.triage.report import cell
@@ -242,3 +243,15 @@ def test_fixture_of_a_har_entry_writes_that_entry(
     assert "get_weather" in stream and "get_time" not in stream
     expected = json.loads((out / "expected.adr-0019.json").read_text(encoding="utf-8"))
     assert [q["code"] for q in expected["quirks"]] == ["missing-index", "bare-continuation"]
+
+
+def test_clients_files_nothing_for_a_file_that_shows_no_end(
+    invoke: Invoke, write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that stops before any finish_reason or [DONE] (no recording's sidecar beside
+    it): the clients still run, and the verdict says its end is not in it, filing nothing."""
+    _fakes(monkeypatch)
+    cut = sse(chunk(frag(0, "call_1", "get_weather", "")), chunk(frag(args='{"ci')), done=False)
+    found = _json(invoke("clients", write(cut), "--format", "json"))
+    assert found["verdict"].startswith(f"The stream's end was not recorded ({UNFINISHED})")
+    assert not {q["code"] for q in found["quirks"]} & {"no-finish", "arguments-not-json"}

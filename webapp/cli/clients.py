@@ -39,8 +39,18 @@ def clients(
     On another API's own stream (Gemini's, Bedrock's, ...) the libraries, chat-completions
     clients all, are not run: their columns are skipped and say why.
     """
+    from webapp.cli.trace import recorded_end
+    from webapp.core.contract import read_contract, unended
+
     source = load(file, input_format, har_entry)
-    verdict = clients_verdict(source.records, timeout=timeout, model=source.model)
+    contract = read_contract(source.records)
+    recorded, end = recorded_end(file)
+    why = unended(contract, end, recorded=recorded)  # a cut end: nothing judged, nor filed
+    if why:
+        contract = contract.without_end(why)
+    verdict = clients_verdict(
+        source.records, timeout=timeout, model=source.model, contract=contract
+    )
     if output == "json":
         write_json({**verdict.to_json(), "input": input_json(source)})
     else:

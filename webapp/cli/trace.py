@@ -112,20 +112,20 @@ def unended_trace(given: Input, trace: Trace) -> Trace:
     """The trace, judged without its end (`Trace.without_end`) when its bytes do not hold it:
     a recording whose `.timing.json` says it was cut, or a file (or standard input) with no
     such sidecar that shows no end (`unended`: it may be a log's first lines)."""
-    recorded, end = recorded_end(given)
+    recorded, end = recorded_end(given.file)
     why = unended(trace.contract, end, recorded=recorded)
     return trace.without_end(why) if why else trace
 
 
-def recorded_end(given: Input) -> tuple[bool, str]:
-    """Whether the file is a recording (a `.timing.json` beside it), and why its bytes stop
+def recorded_end(file: str) -> tuple[bool, str]:
+    """Whether FILE is a recording (a `.timing.json` beside it), and why its bytes stop
     before the stream's end when the sidecar says so ("" otherwise)."""
-    beside = os.path.splitext(given.file)[0] + ".timing.json"  # `timing.sidecar`, cheaply:
-    if given.file == "-" or not os.path.isfile(beside):  # `check`'s start loads no pathlib
+    beside = os.path.splitext(file)[0] + ".timing.json"  # `timing.sidecar`, cheaply:
+    if file == "-" or not os.path.isfile(beside):  # `check`'s start loads no pathlib
         return False, ""
     from webapp.cli.timing import missing_end
 
-    return True, missing_end(given.file)
+    return True, missing_end(file)
 
 
 def _compare(given: Input, chosen: Options, output: str) -> None:
@@ -134,7 +134,7 @@ def _compare(given: Input, chosen: Options, output: str) -> None:
     from webapp.triage.compare import compare as compare_policies
 
     source = given.load()
-    recorded, end = recorded_end(given)
+    recorded, end = recorded_end(given.file)
     result = compare_policies(source.records, chosen, end=end, recorded=recorded)
     write(
         output,
