@@ -40,14 +40,11 @@ def clients(
     clients all, are not run: their columns are skipped and say why.
     """
     from webapp.cli.trace import recorded_end
-    from webapp.core.contract import read_contract, unended
+    from webapp.core.contract import read_contract
 
     source = load(file, input_format, har_entry)
-    contract = read_contract(source.records)
-    recorded, end = recorded_end(file)
-    why = unended(contract, end, recorded=recorded)  # a cut end: nothing judged, nor filed
-    if why:
-        contract = contract.without_end(why)
+    recorded, end = recorded_end(file)  # a cut end: nothing judged of it, nothing filed
+    contract = read_contract(source.records).as_recorded(end, recorded=recorded)
     verdict = clients_verdict(
         source.records, timeout=timeout, model=source.model, contract=contract
     )

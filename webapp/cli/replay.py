@@ -70,16 +70,13 @@ class FileReplays:
 
     def twin(self, stream_id: str, entry: int | None) -> Any:
         """The file's non-stream twin, or why it has none."""
-        from webapp.cli.timing import missing_end, sidecar
-        from webapp.core.contract import read_contract, unended
+        from webapp.cli.trace import recorded_end
+        from webapp.core.contract import read_contract
         from webapp.triage.replay import twin
 
         found, _, _ = self._reading(stream_id, entry)
-        contract = read_contract(found.records)
-        recorded = sidecar(self.file) is not None  # a recording's end is the connection's
-        why = unended(contract, missing_end(self.file), recorded=recorded)
-        if why:
-            contract = contract.without_end(why)
+        recorded, end = recorded_end(self.file)  # a recording's end is the connection's
+        contract = read_contract(found.records).as_recorded(end, recorded=recorded)
         return twin(contract, found.records, name=self.name)
 
 

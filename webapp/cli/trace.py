@@ -18,7 +18,6 @@ from webapp.cli.output import emit, write, write_text
 from webapp.cli.render import check_lines, trace_lines
 from webapp.cli.report import check_document
 from webapp.core.assembler import assemble
-from webapp.core.contract import unended
 from webapp.core.options import Options
 from webapp.core.trace import Trace
 from webapp.core.tracejson import trace_document_stream
@@ -113,8 +112,7 @@ def unended_trace(given: Input, trace: Trace) -> Trace:
     a recording whose `.timing.json` says it was cut, or a file (or standard input) with no
     such sidecar that shows no end (`unended`: it may be a log's first lines)."""
     recorded, end = recorded_end(given.file)
-    why = unended(trace.contract, end, recorded=recorded)
-    return trace.without_end(why) if why else trace
+    return trace.as_recorded(end, recorded=recorded)
 
 
 def recorded_end(file: str) -> tuple[bool, str]:

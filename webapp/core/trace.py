@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from webapp.core.blocks import Block, BlockKind, BlockState, Fold, value_as_of
 from webapp.core.columns import CHUNK, EVENT_CODES, NONE, STEP_KINDS, Columns, Steps
-from webapp.core.contract import Contract
+from webapp.core.contract import Contract, unended
 from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.steps import Anomaly, Event, Fragment, Glance, Step, StepKind
 from webapp.core.stepsjson import document_parts, steps_json
@@ -66,6 +66,12 @@ class Trace:
     contract: Contract | None = None
     """The stream's quirks and intended reading (`webapp.core.contract`), read from the records
     and the same under every policy and path; `assemble` sets it."""
+
+    def as_recorded(self, end: str, *, recorded: bool) -> Trace:
+        """This trace as far as its bytes hold the stream: without its end (`without_end`)
+        when `webapp.core.contract.unended` says they stop before it, else the same."""
+        why = unended(self.contract, end, recorded=recorded)
+        return self.without_end(why) if why else self
 
     def without_end(self, why: str) -> Trace:
         """This trace of a stream whose end was not recorded (`why`: a capture cut, or still

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from webapp.core.assembler import assemble
-from webapp.core.contract import unended
 from webapp.core.options import Options
 from webapp.core.records import Record
 from webapp.core.rules import Policy
@@ -99,9 +98,7 @@ def compare(
         assemble(records, Options(policy, base.path, base.server_tools, base.choice))
         for policy in (left, right)
     ]
-    why = unended(traces[0].contract, end, recorded=recorded)
-    if why:
-        traces = [trace.without_end(why) for trace in traces]
+    traces = [trace.as_recorded(end, recorded=recorded) for trace in traces]
     left_trace, right_trace = traces
     left_walk, right_walk = _Landings(left_trace), _Landings(right_trace)
     with paused_gc():

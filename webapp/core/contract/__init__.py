@@ -64,10 +64,10 @@ class Contract:
     the table's `at_end` rows, anomalies of the end step)."""
     unfinished: bool = False
     """Neither `[DONE]`, a provider's error nor any finish_reason: the bytes stop before the
-    stream said it ended. Pasted or uploaded text may have been cut (a log's last lines, a
-    copy), so its end says nothing of the provider (`unended`); a capture's bytes end where
-    the connection did, so there it does. Not kept in a stored trace: `unended` is applied
-    before one is kept."""
+    stream said it ended. Pasted or uploaded text may have been cut (a log's first lines, a
+    partial copy), so its end says nothing of the provider (`unended`); a capture's bytes end
+    where the connection did, so there it does. Not kept in a stored trace: `as_recorded` is
+    applied before one is kept."""
 
     @property
     def codes(self) -> frozenset[str]:
@@ -85,6 +85,12 @@ class Contract:
         if self.end is not None:
             out["end"] = {"recorded": False, "why": self.end, "withheld": list(self.withheld)}
         return out
+
+    def as_recorded(self, end: str, *, recorded: bool) -> Contract:
+        """This contract as far as its bytes hold the stream: without its end (`without_end`)
+        when `unended` says they stop before it, else the same."""
+        why = unended(self, end, recorded=recorded)
+        return self.without_end(why) if why else self
 
     def without_end(self, why: str, anomalies: Iterable[str] = ()) -> Contract:
         """This contract of a stream whose end was not recorded (`why`, "cut by the client"):
@@ -115,9 +121,9 @@ def unended(contract: Contract | None, end: str, *, recorded: bool) -> str:
     """Why the stream's end is not in its bytes, "" when it is: `end` when the bytes are said
     to stop before it (a capture cut, one still arriving); else, for bytes not recorded off
     the wire by streamviz (a paste, an upload, a file without a recording's sidecar),
-    `UNFINISHED` when they show no end (`Contract.unfinished`). Its caller then judges the
-    stream without its end (`Trace.without_end`, `Contract.without_end`): no provider quirk
-    nor anomaly is reported of an end the bytes do not hold."""
+    `UNFINISHED` when they show no end (`Contract.unfinished`). The stream is then judged
+    without its end (`Contract.as_recorded`, `Trace.as_recorded`): no provider quirk nor
+    anomaly is reported of an end the bytes do not hold."""
     if end:
         return end
     if not recorded and contract is not None and contract.unfinished:

@@ -45,7 +45,6 @@ from functools import lru_cache
 from typing import TypeVar
 
 from webapp.core.assembler import assemble
-from webapp.core.contract import unended
 from webapp.core.options import Options
 from webapp.core.readers import read, read_bytes
 from webapp.core.records import Payloads, ReaderError, ReadResult, Record
@@ -600,8 +599,7 @@ def _assembled(info: StreamInfo, result: ReadResult, options: Options) -> Trace:
     except Exception as error:
         log.exception("assembling stream %s failed", info.id)
         raise Unreadable(f"the assembler failed on this stream: {error!r}") from error
-    why = unended(trace.contract, info.end, recorded=info.recorded)
-    return trace.without_end(why) if why else trace
+    return trace.as_recorded(info.end, recorded=info.recorded)
 
 
 def _as_asked(view: TraceView, info: StreamInfo, options: Options) -> TraceView:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.core.contract import read_contract, unended
+from webapp.core.contract import read_contract
 from webapp.core.options import Options
 from webapp.core.readers.timing import read_timing, record_arrivals, record_lines
 from webapp.proxy.replay import Missing, Unavailable
@@ -76,6 +76,6 @@ class StoredReplays:
         capture = Captures(self.service.storage).get(reading.info.id)
         if capture is not None and capture.live and not reading.info.end:
             contract = contract.without_end("it is still arriving")
-        elif why := unended(contract, reading.info.end, recorded=reading.info.recorded):
-            contract = contract.without_end(why)
+        else:
+            contract = contract.as_recorded(reading.info.end, recorded=reading.info.recorded)
         return twin(contract, records, name=reading.info.id)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import webapp.lenses
-from webapp.core.contract import read_contract, unended
+from webapp.core.contract import read_contract
 from webapp.core.readers.foreign import own_api
 from webapp.lenses import Lens, LensResult, lenses_key
 from webapp.lenses.feed import sse_text
@@ -227,10 +227,10 @@ class ClientJobs:
         reading = service.reading(stream_id, har_entry)
         with service.gate.heavy_for(reading.info.size < LIGHT_BELOW):
             result = reading.result
-            contract = read_contract(result.records)
-            why = unended(contract, reading.info.end, recorded=reading.info.recorded)
-            if why:  # a capture cut, a paste that shows no end: what is judged at it is not
-                contract = contract.without_end(why)
+            contract = read_contract(result.records).as_recorded(  # a capture cut, a paste
+                reading.info.end,
+                recorded=reading.info.recorded,  # that shows no end
+            )
             gateway = None if har_entry is not None else gateway_of(
                 service, stream_id, contract.codes
             )  # fmt: skip
