@@ -68,6 +68,17 @@ def test_offending_chunks_and_both_policies_final_calls() -> None:
     assert "the arguments are not valid JSON" in text
 
 
+def test_offending_chunks_say_none_of_a_stream_without_anomalies() -> None:
+    """Only a stream whose anomalies are all at its end has them "about the stream as a
+    whole"; one without any has no offending chunk, and the report says no more."""
+    text = _report([chunk(frag(0, "a", "f", "{}")), chunk(finish="tool_calls")])
+    section = text.split("## Offending chunks\n\n", 1)[1].split("\n\n", 1)[0]
+    assert section == "None."
+    unfinished = _report([chunk(frag(0, "a", "f", '{"x'))])  # its anomalies at the end step
+    section = unfinished.split("## Offending chunks\n\n", 1)[1].split("\n\n", 1)[0]
+    assert section == "None: the anomalies are about the stream as a whole (its end)."
+
+
 def test_notes_are_listed_by_step_and_escaped() -> None:
     notes = [Note(3, "", "later"), Note(2, "ana <b>", "look | <script>x</script>")]
     text = _report(TWO_HEADERS, notes=notes)

@@ -259,6 +259,8 @@ def _anomalies(trace: Trace, links: Links | None) -> str:
 
 def _chunks(source: ReadResult, trace: Trace, links: Links | None) -> str:
     steps = [step for step in trace.anomalies_by_step() if step < len(source.records)]
+    if not trace.anomalies:
+        return "None."
     if not steps:
         return "None: the anomalies are about the stream as a whole (its end)."
     shown: list[str] = []
