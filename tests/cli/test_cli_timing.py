@@ -116,7 +116,8 @@ def test_a_recording_cut_short_is_not_judged_on_its_end(tmp_path: Path, invoke: 
 def test_a_file_that_shows_no_end_is_not_judged_on_it(tmp_path: Path, invoke: Invoke) -> None:
     """A file with no recording's sidecar that stops with neither a finish_reason nor [DONE]
     (a log's first lines, say): `trace`, `check`, `compare` and `report` say its end is not
-    in it and report nothing of that end; with [DONE] after it, no finish_reason is proven."""
+    in it and report nothing of that end (`check` exits 0, and 1 with --strict: it cannot
+    call the stream clean); with [DONE] after it, no finish_reason is proven."""
     path = tmp_path / "pasted.sse"
     data = sse(chunk(frag(0, "c1", "get_weather", "")), chunk(frag(0, args='{"a": ')), done=False)
     path.write_bytes(data.encode())
@@ -132,8 +133,10 @@ def test_a_file_that_shows_no_end_is_not_judged_on_it(tmp_path: Path, invoke: In
     assert checked.exit_code == 0, checked.output
     assert not json.loads(checked.stdout)["anomalies"]
     said = invoke("check", str(path)).output
+    assert "anomalies: none in what was recorded (its end was not)" in said
     assert "quirks: none in what was recorded (its end was not)" in said
     assert "keeps the contract" not in said
+    assert invoke("check", str(path), "--strict").exit_code == 1
     compared = invoke("compare", str(path))
     assert compared.exit_code == 0 and "missing-finish-reason" not in compared.output
     reported = invoke("report", str(path)).output

@@ -254,9 +254,14 @@ def delivered_lines(trace: Trace, paint: Painter) -> Iterator[str]:
 
 
 def anomaly_lines(trace: Trace, paint: Painter) -> Iterator[str]:
-    """The anomalies: code, step, input line, block, message; or "no anomalies"."""
+    """The anomalies: code, step, input line, block, message; or "none" (in what was recorded,
+    when the stream's end was not: those the end decides were not looked for)."""
     if not trace.anomalies:
-        yield paint("anomalies: none", "bold green")
+        unended = trace.contract is not None and trace.contract.end is not None
+        if unended:
+            yield paint("anomalies: none in what was recorded (its end was not)", "bold")
+        else:
+            yield paint("anomalies: none", "bold green")
         return
     errors = sum(1 for anomaly in trace.anomalies if anomaly.severity == "error")
     warnings = len(trace.anomalies) - errors

@@ -42,8 +42,9 @@ def trace(stream: Stream) -> None:
 @click.command()
 @stream_options(with_policy=True)
 @click.option("--strict", is_flag=True,
-              help="Exit 1 on any anomaly, warnings included, and on any quirk (a place where "
-              "the provider's stream departs from the contract).")  # fmt: skip
+              help="Exit 1 on any anomaly, warnings included, on any quirk (a place where "
+              "the provider's stream departs from the contract), and when the stream's end is "
+              "not in the file.")  # fmt: skip
 @click.option("--expect", type=click.Path(dir_okay=False), metavar="TRACE.json",
               help="Compare with this trace (a fixture's): exit 1 when it changed.")  # fmt: skip
 def check(stream: Stream, strict: bool, expect: str | None) -> None:
@@ -51,8 +52,10 @@ def check(stream: Stream, strict: bool, expect: str | None) -> None:
     calls the stream means; exit 1 on an error.
 
     Meant for CI on recorded streams: exit 0 means no error-level anomaly (with --strict: no
-    anomaly and no quirk at all), 1 at least one, 2 the input could not be read. Quirks alone
-    never change the exit code without --strict.
+    anomaly and no quirk at all, and the stream's end in the file), 1 at least one, 2 the
+    input could not be read. Quirks alone never change the exit code without --strict; nor
+    does a file that stops before the stream's end (nothing of that end is judged, so
+    nothing is proven against it), which --strict fails: it cannot say the stream is clean.
     """
     if expect is not None:
         from webapp.cli.triage import check_expected  # a fixture's replay: triage's work
@@ -61,7 +64,8 @@ def check(stream: Stream, strict: bool, expect: str | None) -> None:
     with paused_gc():
         severities = _check(stream.input, stream.options, stream.output)
     ending()
-    if "error" in severities or (strict and severities):  # "quirk" counts only with --strict
+    # "quirk" and "unended" count only with --strict
+    if "error" in severities or (strict and severities):
         sys.exit(1)
 
 
@@ -104,7 +108,12 @@ def _check(given: Input, chosen: Options, output: str) -> set[str]:
         lambda paint: check_lines(result, source, paint),
     )
     found = {anomaly.severity for anomaly in result.anomalies}
-    return found | ({"quirk"} if result.contract is not None and result.contract.quirks else set())
+    contract = result.contract
+    if contract is not None and contract.quirks:
+        found.add("quirk")
+    if contract is not None and contract.end is not None:  # the end is not in the file
+        found.add("unended")
+    return found
 
 
 def unended_trace(given: Input, trace: Trace) -> Trace:
