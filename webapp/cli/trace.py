@@ -107,7 +107,7 @@ def _check(given: Input, chosen: Options, output: str) -> set[str]:
         lambda: check_document(result, source),
         lambda paint: check_lines(result, source, paint),
     )
-    found = {anomaly.severity for anomaly in result.anomalies}
+    found: set[str] = {anomaly.severity for anomaly in result.anomalies}
     contract = result.contract
     if contract is not None and contract.quirks:
         found.add("quirk")
