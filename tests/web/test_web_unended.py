@@ -4,6 +4,8 @@ trace JSON, the report and the library say the end is missing instead of reporti
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -14,6 +16,9 @@ from webapp.core.contract import UNFINISHED
 from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage.capture import ENDINGS
+from webapp.storage.search import Search
+from webapp.storage.team import Library
+from webapp.web.app import create_app
 from webapp.web.backend.intake.ingest import prepare
 from webapp.web.backend.library import indexing
 from webapp.web.backend.service import Service
@@ -27,6 +32,8 @@ CUT = sse(
 """What a capture holds when the exchange stopped mid-arguments: no finish_reason, no [DONE]."""
 
 AT_END = {"no-finish", "arguments-not-json", "missing-finish-reason", "incomplete-arguments"}
+OLD_STATS = ("chunks", "calls", "errors", "warnings", "model", "tools", "quirks")
+"""A library row's numbers as builds before the end of a paste was judged kept them."""
 
 
 def judged(client: TestClient, stream_id: str) -> tuple[set[str], set[str], dict[str, object]]:
@@ -119,3 +126,36 @@ def test_a_view_made_while_live_is_not_served_once_the_capture_is_cut(settings: 
     finally:
         recorder.close()
         other.close()
+
+
+def test_the_library_says_a_pastes_end_is_missing_and_counts_nothing_of_it(
+    settings: Settings,
+) -> None:
+    """The library's row of a paste cut short counts no anomaly of its end, says the end was
+    not recorded, and its search does not find it by a code of that end; numbers and terms
+    made before that end was judged (an older build's) are made again."""
+    listing = replace(settings, list_streams=True)
+    with TestClient(create_app(listing)) as client:
+        cut = client.post("/api/streams", json={"text": CUT}).json()["id"]
+        ended = client.post("/api/streams", json={"text": CUT + "data: [DONE]\n\n"}).json()["id"]
+        rows = {row["id"]: row for row in client.get("/api/streams").json()["streams"]}
+        assert rows[cut]["end"] == UNFINISHED and rows[ended]["end"] is None
+        assert rows[cut]["errors"] == 0 and not set(rows[cut]["quirks"]) & AT_END
+        assert rows[ended]["errors"] and set(rows[ended]["quirks"]) & AT_END
+        found = [row["id"] for row in client.get("/api/streams?q=no-finish").json()["streams"]]
+        assert found == [ended]
+        page = client.get("/streams").text
+        assert page.count("end not recorded") == 1 and "none in what was recorded" in page
+        # what an older build kept: the numbers and terms of the end, judged as if it were there
+        storage = client.app.state.service.storage  # type: ignore[attr-defined]
+        old = {key: value for key, value in rows[ended].items() if key in OLD_STATS}
+        size = client.app.state.service.info(cut).size  # type: ignore[attr-defined]
+        assert Library(storage).keep_stats(cut, old, size)
+        assert Search(storage).index(cut, {"quirk": ["no-finish"]})
+        storage.backend.run("UPDATE streams SET terms_version = 2 WHERE id = ?", (cut,))
+        rows = {row["id"]: row for row in client.get("/api/streams").json()["streams"]}
+        assert rows[cut]["end"] == UNFINISHED and rows[cut]["errors"] == 0
+    with TestClient(create_app(listing)) as client:
+        assert client.app.state.backfill.finished.wait(30)  # type: ignore[attr-defined]
+        found = [row["id"] for row in client.get("/api/streams?q=no-finish").json()["streams"]]
+        assert found == [ended]

@@ -17,9 +17,11 @@ from typing import Any
 
 from webapp.storage.store import LIVE, Storage
 
-TERMS_VERSION = 2
+TERMS_VERSION = 3
 """Streams whose terms are of an older version (0: stored before there were terms, 1: before
-the arguments' values) are indexed again by `webapp.web.backend.library.indexing.Backfill`."""
+the arguments' values, 2: before a paste that stops short was judged without its end, whose
+terms named the anomalies and quirks of that end) are indexed again, their library numbers
+too, by `webapp.web.backend.library.indexing.Backfill`."""
 KINDS = ("model", "tool", "call", "anomaly", "quirk", "value")
 MAX_TERM = 120
 """A longer name or id is kept cut to this many characters (a search word is a prefix)."""

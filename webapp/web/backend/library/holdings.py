@@ -140,9 +140,12 @@ def title(trace: Trace, found: ReadResult, fallback: str) -> str:
 
 
 def stats(trace: Trace, found: ReadResult) -> dict[str, Any]:
-    """A library row's numbers: chunks, named calls, errors, warnings; the model and tools."""
+    """A library row's numbers: chunks, named calls, errors, warnings; the model and tools;
+    `end`, why the stream's end is not in its bytes (None when it is: the anomalies and quirks
+    are then of the whole stream, not only of what was recorded)."""
     severities = [severity_of(anomaly.code) for anomaly in trace.anomalies]
     model = model_of(trace, found)
+    contract = trace.contract
     return {
         "chunks": trace.chunk_count,
         "calls": sum(1 for block in trace.blocks if truthy(block.name)),
@@ -150,5 +153,12 @@ def stats(trace: Trace, found: ReadResult) -> dict[str, Any]:
         "warnings": len(severities) - severities.count("error"),
         "model": model,
         "tools": called_tools(trace)[:TOOLS_SHOWN],
-        "quirks": sorted(trace.contract.codes) if trace.contract is not None else [],
+        "quirks": sorted(contract.codes) if contract is not None else [],
+        "end": contract.end if contract is not None else None,
     }
+
+
+def current(kept: dict[str, Any] | None) -> bool:
+    """Whether a row's kept numbers were made by this version: those made before the end of
+    a paste was judged (they have no `end`) may count anomalies of an end it does not hold."""
+    return kept is not None and "end" in kept

@@ -184,7 +184,7 @@ def _stats(service: Service, stream_id: str) -> tuple[dict[str, Any], int]:
     try:
         view = service.view(stream_id, Options())
     except Unreadable as error:
-        return {"unreadable": str(error)[:200]}, service.info(stream_id).size
+        return {"unreadable": str(error)[:200], "end": None}, service.info(stream_id).size
     return holdings.stats(view.trace, view.source.found), view.source.info.size
 
 

@@ -19,6 +19,7 @@ from starlette.requests import Request
 
 from webapp.settings import Settings
 from webapp.storage.team import Library, Listed
+from webapp.web.backend.library.holdings import current
 from webapp.web.backend.library.indexing import filled_stats
 from webapp.web.backend.service import Service
 from webapp.web.backend.team.notes import clean_line
@@ -101,6 +102,11 @@ def lists_captures(settings: Settings) -> bool:
     return bool(settings.upstreams) and settings.list_captures
 
 
+def _kept(listed: Listed) -> dict[str, Any] | None:
+    """The row's kept numbers, if this version made them (else they are made again)."""
+    return listed.stats if current(listed.stats) else None
+
+
 def _page(stream_id: str) -> str:
     return Links(stream_id, DEFAULTS).base
 
@@ -119,7 +125,7 @@ def shelf(request: Request, service: Service, settings: Settings) -> Shelf:
     rows = tuple(
         Row(
             listed,
-            {} if listed.live else listed.stats or filled_stats(service, listed.id),
+            {} if listed.live else _kept(listed) or filled_stats(service, listed.id),
             Links(listed.id, DEFAULTS).base,
             here_because(request, listed.id),
         )
