@@ -13,7 +13,7 @@ from tests.streamkit import chunk, frag
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.readers import read
-from webapp.core.readers.logs import looks_like_log
+from webapp.core.readers.logs import carries_chunks, looks_like_log
 from webapp.core.records import ReaderError
 
 CHUNKS = [
@@ -73,3 +73,41 @@ def test_streams_are_no_logs() -> None:
     assert not looks_like_log(sse)
     assert not looks_like_log("\n".join(_json(c) for c in CHUNKS))
     assert not looks_like_log("2026-01-01 one stamped line\n" + sse)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "chunk {chunk}",  # console.log("chunk", JSON.stringify(chunk))
+        "DEBUG:app.stream:chunk: {chunk}",  # Python's logging, no time in its format
+        "message\t{chunk}\t12:00:00.{n}",  # a table's rows copied: type, data, time
+    ],
+)
+def test_lines_that_carry_a_chunk_after_some_words_are_read_as_its_chunks(line: str) -> None:
+    """Read as JSON, such lines were an invalid-chunk error per word and per time, and the
+    chunks were lost among them (a trace of errors and no call)."""
+    lines = [line.format(chunk=_json(c), n=100 + n) for n, c in enumerate(CHUNKS)]
+    text = "\n".join(["starting the agent", *lines, "done"])
+    assert carries_chunks(text)
+    result = read(text)
+    assert [(record.kind, record.line) for record in result.records] == [
+        ("chunk", 2), ("chunk", 3), ("chunk", 4),
+    ]  # fmt: skip
+    assert result.notes[0].startswith("this looks like a log: 3 of its 5 lines carry chunks")
+    trace = assemble(result.records, Options())
+    assert [(block.name, block.text) for block in trace.blocks] == [
+        ("get_weather", '{"city":"Paris"}')
+    ]
+    assert not trace.anomalies
+
+
+def test_json_that_starts_its_lines_is_no_such_log() -> None:
+    """JSON Lines, and an array with a chunk per line, start their lines with the JSON: they
+    stay JSON's to read."""
+    assert not carries_chunks("\n".join(_json(c) for c in CHUNKS))
+    listed = "[\n" + ",\n".join(f"  {_json(c)}" for c in CHUNKS) + "\n]"
+    assert not carries_chunks(listed)
+    assert read(listed).format == "json"
+    assert not carries_chunks(
+        f"chunk {_json(CHUNKS[0])}\nsome words\nmore words\nand more"
+    )  # one line of four: not most

@@ -12,7 +12,7 @@ from webapp.core.readers.cassette import looks_like_cassette, read_cassette
 from webapp.core.readers.har import entries_of as _har_entries
 from webapp.core.readers.har import looks_like_har, might_be_har, read_har, read_har_value
 from webapp.core.readers.jsontext import read_any_json, read_json, read_jsonl
-from webapp.core.readers.logs import looks_like_log, read_log
+from webapp.core.readers.logs import carries_chunks, looks_like_log, read_log
 from webapp.core.readers.parse import first_nonblank, parse_json, snippet
 from webapp.core.readers.pyrepr import has_repr_line, read_repr
 from webapp.core.readers.refusal import http_body, unparsed
@@ -72,6 +72,8 @@ def _detect(text: str, har_entry: int | None, limit: int | None) -> ReadResult:
         return read_repr(text)
     if foreign.is_langchain(text):
         raise ReaderError(foreign.langchain_message())
+    if carries_chunks(text):  # as JSON, an error per word, the chunks lost among them
+        return read_log(text)
     result = read_any_json(text)
     if _found(result):
         return result

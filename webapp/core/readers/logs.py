@@ -1,4 +1,5 @@
-"""Logs: lines that start with a timestamp, some of which carry a stream's chunks.
+"""Logs: lines that start with a timestamp, or carry a chunk after some words, some of which
+carry a stream's chunks.
 
 A pasted application log is no stream, but it often holds one: a client's debug log writes
 each chunk after its timestamp, as `data: {...}` or as the bare JSON object. Read as JSON, a
@@ -7,13 +8,19 @@ mostly start with a timestamp is read here instead: each line's `data:` payload 
 the line), else its JSON object that looks like a chunk (it has "choices" or "delta"), one
 record per line with the line's own number, and a note says so. A log that carries none
 is refused with what to paste instead.
+
+So is a text whose lines mostly carry a chunk after some words and no timestamp
+(`carries_chunks`): `console.log("chunk", JSON.stringify(chunk))`, Python's logging without
+a time (`DEBUG:app:chunk: {...}`), rows copied from a table (`message<TAB>{...}<TAB>12:00:01`).
+As JSON they read as an error per word, and the chunks were lost in them; they read here
+instead, words before and after the chunk skipped.
 """
 
 from __future__ import annotations
 
 import re
 
-from webapp.core.readers.parse import parse_json, snippet, split_lines
+from webapp.core.readers.parse import JsonError, scan_json, snippet, split_lines
 from webapp.core.readers.sse import payload_record
 from webapp.core.records import ReaderError, ReadResult, Record
 from webapp.core.words import count, number
@@ -29,6 +36,7 @@ STAMP = re.compile(
 """A line that starts with a timestamp (a log's line; `refusal` names one so too)."""
 _DATA = re.compile(r"\bdata: ?")
 _CHUNK_KEYS = ("choices", "delta")
+_NOT_AFTER_WORDS = ("{", "[", "data:")
 
 WHAT_TO_PASTE = (
     "paste the stream itself: the response body's data: lines (in Chrome or Firefox, the "
@@ -45,6 +53,22 @@ def looks_like_log(text: str) -> bool:
     return stamped >= 2 and 2 * stamped >= len(lines)
 
 
+def carries_chunks(text: str) -> bool:
+    """Whether most of the text's first lines (at least two) carry a chunk after some words:
+    a `data:` payload or a JSON object with "choices" or "delta" that the line does not start
+    with (a line that starts with its JSON is JSON Lines', or a pretty-printed array's; one
+    that starts with an indented `data:` is refused with its own hint, `detect._unrecognised`)."""
+    lines = [line for line in text[:200_000].splitlines()[: LINES_LOOKED_AT * 4] if line.strip()]
+    lines = lines[:LINES_LOOKED_AT]
+    carrying = 0
+    for at, line in enumerate(lines, 1):
+        if line.lstrip().startswith(_NOT_AFTER_WORDS):
+            continue
+        record = _chunk_of(line, at)
+        carrying += record is not None and record.kind in ("chunk", "done")
+    return carrying >= 2 and 2 * carrying >= len(lines)
+
+
 def _chunk_of(line: str, number: int) -> Record | None:
     """The line's chunk: its `data:` payload (even one that is not JSON), else a JSON object
     with "choices" or "delta" from its first `{` on; None when it carries neither."""
@@ -57,12 +81,15 @@ def _chunk_of(line: str, number: int) -> Record | None:
     brace = rest.find("{")
     if brace < 0:
         return None
-    value, error = parse_json(rest[brace:].strip())
-    if error is not None or not isinstance(value, dict):
+    try:  # the object, and not what follows it on the line (a copied table's next column)
+        value, end = scan_json(rest, brace)
+    except JsonError:
+        return None
+    if not isinstance(value, dict):
         return None
     if not any(key in value or key in _first_choice(value) for key in _CHUNK_KEYS):
         return None
-    return payload_record(rest[brace:].strip(), number)
+    return payload_record(rest[brace:end], number)
 
 
 def _first_choice(value: dict[str, object]) -> dict[str, object]:
@@ -83,7 +110,7 @@ def read_log(text: str) -> ReadResult:
         record = _chunk_of(line, at)
         if record is not None:
             records.append(record)
-    if not records:
+    if not records:  # only a log of stamped lines can carry none (`carries_chunks` saw two)
         first = next((line for line in split_lines(text) if line.strip()), "")
         raise ReaderError(
             f"this looks like a log, not a stream: its lines start with a timestamp "
