@@ -17,6 +17,17 @@ from webapp.core.readers import read, read_plain
 from webapp.core.readers.refusal import EXPECTED
 from webapp.core.records import ReaderError
 
+NODE_INSPECTED = """{
+  id: 'chatcmpl-AB1',
+  object: 'chat.completion.chunk',
+  created: 1733300000,
+  model: 'gpt-4o-2024-08-06',
+  choices: [ { index: 0, delta: [Object], logprobs: null, finish_reason: null } ]
+}
+"""
+"""What `for await (const chunk of stream) console.log(chunk)` prints with openai-node: keys
+unquoted, and the delta (three levels down) cut to [Object]."""
+
 REFUSED = [
     pytest.param(
         TRACEBACK,
@@ -80,6 +91,19 @@ REFUSED = [
         '[{"id": 1}, {"id": 2}]',
         ["it reads as 2 records, none an object shaped like a chunk"],
         id="a-json-array-of-other-objects",
+    ),
+    pytest.param(
+        NODE_INSPECTED,
+        [
+            "this is Node's console.log of chunk objects (JavaScript, not JSON; what is nested "
+            "deeper, the deltas and their calls, is cut to [Object]): log JSON.stringify(chunk)"
+        ],
+        id="node-console-log-of-chunks",
+    ),
+    pytest.param(
+        NODE_INSPECTED.replace("[Object]", "{ tool_calls: [ { index: 0 } ] }"),
+        ["this is Node's console.log of chunk objects (JavaScript, not JSON): log JSON"],
+        id="node-console-dir-deep",
     ),
 ]
 

@@ -13,9 +13,9 @@ log line, an HTML error page, JSON objects of another shape) would be assembled 
 trace and accused of the provider quirks of a stream that never was.
 
 What was seen is named from the text when it is a known kind of non-stream (a traceback, an
-HTML page, a log line) and was not read as SSE (the bytes of a plain SSE stream are read
-without their text: both readings must say the same) nor out of a HAR or a cassette; else
-from the records.
+HTML page, a log line, Node's printing of chunk objects) and was not read as SSE (the bytes
+of a plain SSE stream are read without their text: both readings must say the same) nor out
+of a HAR or a cassette; else from the records.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ _TITLE = re.compile(r"(?is)<(title|h1)[^>]*>([^<]{1,200})</\1>")
 _SERVER = re.compile(
     r"(?i)\b(nginx|openresty|cloudflare|apache|envoy|caddy|varnish|microsoft-iis|awselb)\b"
 )
+_INSPECTED = re.compile(r"(?m)^[ \t]*(?:object|choices|delta|tool_calls): ['\[{]")
+"""An unquoted key of a chunk at a line's start: Node's `console.log` of the object (its
+`util.inspect`), JavaScript and not JSON."""
 _LEVEL = re.compile(r"\s*\[?(?:DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|TRACE)\]?:?\s")
 
 
@@ -139,7 +142,8 @@ def seen_in(text: str) -> str | None:
     """'this is a Python traceback (ending "…")', an HTML page, a log line, or "this holds"
     several of them, in their order; None when the text is none of these."""
     head = text[:_LOOK]
-    found = [part for part in (_traceback(head), _html(head), _log_line(head)) if part]
+    parts = (_traceback(head), _html(head), _log_line(head), _inspected(head))
+    found = [part for part in parts if part]
     if not found:
         return None
     found.sort()
@@ -147,6 +151,18 @@ def seen_in(text: str) -> str | None:
     if len(parts) == 1:
         return f"this is {parts[0]}"
     return f"this holds {', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def _inspected(text: str) -> tuple[int, str] | None:
+    """Node's `console.log(chunk)`: its keys unquoted, and what is nested deeper than two
+    levels printed as `[Object]`, the deltas with it."""
+    match = _INSPECTED.search(text)
+    if match is None:
+        return None
+    said = "Node's console.log of chunk objects (JavaScript, not JSON"
+    if "[Object]" in text or "[Array]" in text:
+        said += "; what is nested deeper, the deltas and their calls, is cut to [Object]"
+    return match.start(), said + "): log JSON.stringify(chunk) instead"
 
 
 def _traceback(text: str) -> tuple[int, str] | None:
