@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pprint
+
 import pytest
 
+from webapp.core.assembler import assemble
+from webapp.core.options import Options
 from webapp.core.readers import read
 from webapp.core.readers.pyrepr import read_repr
 from webapp.core.records import ReaderError
@@ -74,6 +78,28 @@ def test_a_pprinted_repr_spans_lines() -> None:
         "created": -1,
         "model": "m",
     }
+
+
+@pytest.mark.parametrize("spread", [False, True], ids=["print", "pprint"])
+def test_chunks_printed_as_python_dicts_are_read(spread: bool) -> None:
+    """`print(chunk.model_dump())` (or `pprint`, which spreads each over lines and splits a
+    long string in two literals): single quotes, None; as JSON they did not parse."""
+    finish = {**VALUE, "choices": [{"delta": {}, "finish_reason": "tool_calls", "index": 0}]}
+    shown = [
+        pprint.pformat(value, width=60) if spread else repr(value) for value in (VALUE, finish)
+    ]
+    result = read("\n".join(shown) + "\n")
+    assert result.format == "repr"
+    assert [record.value for record in result.records] == [VALUE, finish]
+    assert [record.line for record in result.records] == [1, 1 + shown[0].count("\n") + 1]
+    trace = assemble(result.records, Options())
+    assert [block.name for block in trace.blocks] == ["get_weather"]
+    assert [anomaly.code for anomaly in trace.anomalies] == ["empty-arguments"]  # as sent
+
+
+def test_a_python_dict_of_another_shape_is_no_repr() -> None:
+    with pytest.raises(ReaderError):
+        read("{'status': 'queued'}\n{'status': 'done'}\n")
 
 
 def test_a_bare_list_of_tool_calls() -> None:

@@ -95,7 +95,8 @@ def _unrecognised(text: str, json_error: str) -> str:
         "not a stream streamviz can read: tried HAR (not a HAR object), "
         "cassette (no top-level interactions:), "
         'HTTP dump (no status line), SSE (no line starts with "data:"), '
-        "openai-python repr (no line starts with ChatCompletionChunk( or ChoiceDelta...), "
+        "openai-python repr (no line starts with ChatCompletionChunk( or ChoiceDelta..., nor a "
+        "chunk's dict as Python prints it), "
         f"JSON/JSON Lines ({json_error}){where}"
     )
 

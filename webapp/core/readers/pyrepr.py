@@ -6,6 +6,11 @@ indented or start with a closing bracket (pprint spreads one repr over several t
 other line at column 0 starts a record of its own, reported as invalid if it does not parse.
 A call's keyword arguments become an object's keys; constants, lists, tuples and dicts with
 string keys are allowed, nothing else.
+
+So are the chunks' dicts as Python prints them (`print(chunk.model_dump())`,
+`pprint(chunk.to_dict())`): single-quoted keys, `None`, `True`; as JSON they did not parse. A
+text is read so when a line starts with such a dict (`{'`, or `[{'`) and it names a chunk's
+key (`'choices'`, `'delta'` or `'tool_calls'`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from webapp.core.records import ReadResult, Record
 
 _NAMES = r"(?:ChatCompletionChunk|ChoiceDeltaToolCall|ChoiceDelta|Choice)\("
 _ANY_START = re.compile(r"(?:^|[\r\n])\[?" + _NAMES)
+_DICT_START = re.compile(r"(?:^|[\r\n])\[?\{'")
+_CHUNK_KEYS = ("'choices'", "'delta'", "'tool_calls'")
 MAX_RECORD = 1_000_000
 """Characters in one repr record beyond which it is not parsed (`ast` is memory-hungry)."""
 
@@ -30,10 +37,16 @@ class ReprError(ValueError):
 
 
 def has_repr_line(text: str) -> bool:
-    """Whether some line starts like an openai-python streaming object's repr."""
-    if "ChatCompletionChunk(" not in text and "Choice" not in text:
-        return False  # substring tests are far cheaper than the regex on a large input
-    return _ANY_START.search(text) is not None
+    """Whether some line starts like an openai-python streaming object's repr, or a chunk's
+    dict as Python prints it."""
+    if ("ChatCompletionChunk(" in text or "Choice" in text) and _ANY_START.search(text):
+        return True  # substring tests are far cheaper than the regex on a large input
+    head = text[:200_000]
+    return (
+        "{'" in head
+        and any(key in head for key in _CHUNK_KEYS)
+        and _DICT_START.search(head) is not None
+    )
 
 
 def _constant(node: ast.Constant) -> Any:

@@ -142,8 +142,8 @@ def seen_in(text: str) -> str | None:
     """'this is a Python traceback (ending "…")', an HTML page, a log line, or "this holds"
     several of them, in their order; None when the text is none of these."""
     head = text[:_LOOK]
-    parts = (_traceback(head), _html(head), _log_line(head), _inspected(head))
-    found = [part for part in parts if part]
+    kinds = (_traceback(head), _html(head), _log_line(head), _inspected(head))
+    found = [kind for kind in kinds if kind]
     if not found:
         return None
     found.sort()
