@@ -40,7 +40,7 @@ def clients_lines(verdict: Verdict, source: ReadResult | None, paint: Painter) -
     if contract.intended is not None:
         yield f"{paint('means', 'bold')}    {escape(contract.intended.describe())}"
     else:
-        yield f"{paint('means', 'bold')}    no single reading: {escape(contract.why or '')}"
+        yield f"{paint('means', 'bold')}    {contract.no_reading}: {escape(contract.why or '')}"
     for party in verdict.parties:
         yield f"{paint('file', 'bold')}     {escape(party.says)}"
         yield f"{paint('where', 'bold')}    {escape(_where(party))}"

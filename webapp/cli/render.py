@@ -302,7 +302,7 @@ def quirk_lines(trace: Trace, paint: Painter) -> Iterator[str]:
         line = escape(f"intended: {contract.intended.describe()}")
         yield paint(line, "bold") + escape(repairs if contract.intended.repairs else "")
     else:
-        yield paint("intended: no single reading: ", "bold red") + escape(contract.why or "")
+        yield paint(f"intended: {contract.no_reading}: ", "bold red") + escape(contract.why or "")
 
 
 def step_input_line(trace: Trace, step: int) -> int | None:

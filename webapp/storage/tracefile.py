@@ -42,9 +42,12 @@ from webapp.core.steps import Anomaly
 from webapp.core.trace import Trace
 
 MAGIC = b"SVZTRACE"
-VERSION = 3
-"""3: the same sections as 2, kept since a paste's or an upload's trace that shows no end is
-judged without it (`webapp.core.contract.unended`); a view kept by 2 is assembled again."""
+VERSION = 4
+"""4: the same sections as 2 and 3, kept since a call cut where the finish_reason says the
+generation stopped (the token limit, the content filter) is no provider quirk
+(`Contract.stopped`); 3: since a paste's or an upload's trace that shows no end is judged
+without it (`webapp.core.contract.unended`). A view kept by an older version is assembled
+again."""
 _HEAD = struct.Struct("<8sII")
 _SECTION = struct.Struct("<BQ")
 _INT_TYPES = ("b", "h", "i", "q")

@@ -132,7 +132,7 @@ def _received(verdict: Verdict, party: Party) -> str:
 def _means(verdict: Verdict) -> str:
     contract = verdict.contract
     if contract.intended is None:
-        return f"no single reading: {contract.why}."
+        return f"{contract.no_reading}: {contract.why}."
     repairs = contract.intended.repairs
     fixed = f" (repaired: {', '.join(repairs)})" if repairs else ""
     return f"{contract.intended.describe()}{fixed}."

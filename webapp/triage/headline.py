@@ -2,7 +2,8 @@
 characters.
 
 The headline names the party at fault (the provider and its quirk codes, a client library,
-nobody; or says that the stream's end was not recorded, so that nothing is judged on it), then
+nobody, or nobody because the finish_reason says what cut the last call; or says that the
+stream's end was not recorded, so that nothing is judged on it), then
 every column's grade by name: `Damaged silently: pi-ai, langchain. Flagged: openai-python.`
 What each client gets is its grade's detail, the evidence is in its party's lines to paste
 (`webapp.triage.verdict`): the headline repeats neither. It is what the clients page shows
@@ -73,6 +74,9 @@ def _who(
     if contract.end is not None:
         return (f"The stream's end was not recorded ({fit(contract.end, MESSAGE_SHOWN)}): "
                 "nothing is judged on how it ends, and nothing is filed.")  # fmt: skip
+    if contract.stopped is not None and not contract.quirks and contract.error is None:
+        return (f"Nobody broke the contract: {fit(contract.stopped, room - 50)}; nothing is "
+                "filed.")  # fmt: skip
     ran = [g for g in grades if g.grade is not None]
     gateway = next((party.name for party in parties if party.kind == "gateway"), None)
     if gateway is not None:  # the stream came through a gateway that broke it

@@ -157,7 +157,7 @@ def _intended(trace: Trace) -> str:
     if contract is None:
         return "Not read."
     if contract.intended is None:
-        return f"No single reading: {cell(contract.why or '')}"
+        return f"{contract.no_reading.capitalize()}: {cell(contract.why or '')}"
     lines = [
         f"{'(no id)' if call.id is None else dumps(call.id).decode()} "
         f"{call.name if isinstance(call.name, str) else '(no name)'} {call.arguments}"
@@ -178,7 +178,8 @@ def _grades(judged: Verdict) -> str:
 
 def _file(judged: Verdict, links: Links | None) -> str:
     if not judged.parties:
-        return cell(judged.unfiled) if judged.grades or judged.contract.end else (
+        shown = judged.grades or judged.contract.end or judged.contract.stopped
+        return cell(judged.unfiled) if shown else (
             "Nothing to file from the quirks alone: run the clients (`--clients`) to see "
             "whether any of them mishandles the stream."
         )  # fmt: skip

@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from webapp.core.assembler import assemble
-from webapp.core.contract import Contract
+from webapp.core.contract import Contract, contract_of
 from webapp.core.contract.answer import Answer, answer_in, as_records
-from webapp.core.contract.intended import Intended, intended_reading
-from webapp.core.contract.quirks import ENTRY_TESTS, detect, restating_runs
+from webapp.core.contract.intended import Intended
+from webapp.core.contract.quirks import ENTRY_TESTS, restating_runs
 from webapp.core.contract.wire import STEPS_KEPT, Part, Wire, read_wire
 from webapp.core.options import Options
 from webapp.core.readers.timing import har_timing, timing_document
@@ -248,9 +248,8 @@ def side_of(
     """`side` from traces already assembled (the client path: adr-0019, and exact-key when at
     hand) and the records they were assembled from (read again for the contract)."""
     wire = read_wire(records, adr.choice, ENTRY_TESTS, STEPS_KEPT)
-    quirks = detect(wire)
-    intended, why = intended_reading(wire, quirks)
-    contract = Contract(quirks, intended, why, wire.model, wire.error)
+    contract = contract_of(wire)
+    intended = contract.intended
     ours = [trace_result(trace) for trace in (adr, exact) if trace is not None]
     names = {column.client for column in lenses}
     columns = [*lenses, *(column for column in ours if column.client not in names)]

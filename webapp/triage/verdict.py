@@ -157,6 +157,8 @@ class Verdict:
         if self.contract.end is not None:
             return (f"Nothing to file from these bytes: the stream's end was not recorded "
                     f"({self.contract.end}); capture it again to its end.")  # fmt: skip
+        if self.contract.stopped is not None:
+            return f"Nothing to file: {self.contract.stopped}."
         if not any(g.grade is not None for g in self.grades):
             return "Nothing to file that this report can show (no client ran)."
         return "Nothing to file: every client that ran reads it as it means."
@@ -339,6 +341,8 @@ def _parties(
     error; else, with no quirk, each library that is not intact."""
     if contract.end is not None:
         return ()  # the bytes hold part of a stream: who cut it is no bug they prove
+    if contract.stopped is not None and not contract.quirks and contract.error is None:
+        return ()  # the finish_reason says what cut the last call: the contract was kept
     ran = [g for g in grades if g.grade is not None]
     hurt = [g for g in ran if g.grade != "intact"]
     harmful = [found for found in contract.quirks if found.harm != "none"]

@@ -23,6 +23,7 @@ from webapp.core.contract.quirks import (
     Found,
     Quirk,
     detect,
+    stopped_in,
 )
 from webapp.core.contract.wire import STEPS_KEPT, Wire, WireReader, read_wire
 from webapp.core.records import Record
@@ -39,6 +40,7 @@ __all__ = [
     "Intended",
     "Quirk",
     "contract_from_json",
+    "contract_of",
     "read_contract",
     "unended",
 ]
@@ -62,12 +64,23 @@ class Contract:
     withheld: tuple[str, ...] = ()
     """With `end`: the codes judged on the end that were found and are not reported (quirks of
     the table's `at_end` rows, anomalies of the end step)."""
+    stopped: str | None = None
+    """Why the generation stopped inside its last call's arguments, when the finish_reason
+    says it stopped early (the token limit, the content filter: `quirks.stopped_in`): that
+    call's cut arguments are no quirk, there is no intended reading (the call is not whole),
+    and nobody broke the contract. None otherwise."""
     unfinished: bool = False
     """Neither `[DONE]`, a provider's error nor any finish_reason: the bytes stop before the
     stream said it ended. Pasted or uploaded text may have been cut (a log's first lines, a
     partial copy), so its end says nothing of the provider (`unended`); a capture's bytes end
     where the connection did, so there it does. Not kept in a stored trace: `as_recorded` is
     applied before one is kept."""
+
+    @property
+    def no_reading(self) -> str:
+        """What is said before `why` when there is no intended reading: "no whole reading"
+        when the generation stopped inside a call, else "no single reading"."""
+        return "no whole reading" if self.stopped is not None else "no single reading"
 
     @property
     def codes(self) -> frozenset[str]:
@@ -84,6 +97,8 @@ class Contract:
         }
         if self.end is not None:
             out["end"] = {"recorded": False, "why": self.end, "withheld": list(self.withheld)}
+        if self.stopped is not None:
+            out["stopped"] = self.stopped
         return out
 
     def as_recorded(self, end: str, *, recorded: bool) -> Contract:
@@ -109,6 +124,7 @@ class Contract:
             self.error,
             why,
             tuple(sorted(withheld | set(anomalies))),
+            None,  # how it stopped is the end's, which was not recorded
             self.unfinished,
         )
 
@@ -155,6 +171,7 @@ def contract_from_json(value: dict[str, Any]) -> Contract:
     return Contract(
         quirks, intended, value["why"], value.get("model"), value.get("error"),
         None if end is None else end["why"], tuple(end["withheld"]) if end else (),
+        value.get("stopped"),
     )  # fmt: skip
 
 
@@ -162,7 +179,7 @@ def read_contract(
     records: Iterable[Record], choice: int = 0, *, steps_kept: int = STEPS_KEPT
 ) -> Contract:
     """The stream's quirks and intended reading, following choice `choice`."""
-    return _contract(read_wire(records, choice, ENTRY_TESTS, steps_kept))
+    return contract_of(read_wire(records, choice, ENTRY_TESTS, steps_kept))
 
 
 class ContractReader:
@@ -185,11 +202,19 @@ class ContractReader:
 
     def finish(self, steps: int) -> Contract:
         """The contract of the `steps` records fed (the trace's `end` step has this number)."""
-        return _contract(self.reader.end(steps))
+        return contract_of(self.reader.end(steps))
 
 
-def _contract(wire: Wire) -> Contract:
+def contract_of(wire: Wire) -> Contract:
+    """The contract of a pass over the wire: its quirks, its intended reading (none when the
+    generation stopped inside its last call), how it ended."""
     quirks = detect(wire)
     intended, why = intended_reading(wire, quirks)
     unfinished = wire.ended is None and not wire.finishes
-    return Contract(quirks, intended, why, wire.model, wire.error, unfinished=unfinished)
+    cut = stopped_in(wire)
+    if cut is not None and intended is not None:  # its last call is not whole: no reading
+        intended, why = None, cut[0]
+    stopped = None if cut is None else cut[0]
+    return Contract(
+        quirks, intended, why, wire.model, wire.error, stopped=stopped, unfinished=unfinished
+    )

@@ -380,9 +380,12 @@ def _not_json(wire: Wire) -> Iterator[Hit]:
     if wire.guesses:
         return  # which call a piece belongs to is a guess: its arguments are not the wire's
     glued = wire.marks.get("headerless-entry", {})
+    stopped = stopped_in(wire)
     for part in wire.parts:
         if part.freeform or part.after or part.block in glued:
             continue  # more came after the value closed, or pieces of no call: said already
+        if stopped is not None and part is stopped[1]:
+            continue  # cut where the finish_reason says the generation stopped: no quirk
         text = repaired_text(part)
         if not text.strip(" \t\n\r"):
             continue
@@ -433,6 +436,36 @@ def _restating_runs(part: Part) -> list[tuple[int, int]] | None:
     if not any(end - start >= 2 for start, end in runs):
         return None
     return runs
+
+
+STOPS = {
+    "length": ("the generation stopped at its token limit", ": raise the request's max_tokens"),
+    "content_filter": ("the provider's content filter stopped the generation", ""),
+}
+"""The finish_reasons that say the generation stopped before it was done: what they say, and
+what to do about it."""
+
+
+def stopped_in(wire: Wire) -> tuple[str, Part] | None:
+    """Why the generation stopped inside its last call's arguments, and that call, when the
+    stream's finish_reason says it stopped early (`STOPS`: the token limit, the content
+    filter) and the call opened last holds the start of a JSON value, cut where it stopped:
+    the finish_reason says what cut it, so that is no quirk of the provider's. None otherwise
+    (a finish_reason of another kind, arguments that are no JSON's start, nothing cut)."""
+    if not wire.finishes or not wire.parts:
+        return None
+    step, reason = wire.finishes[-1]
+    words = STOPS.get(reason)
+    part = wire.parts[-1]
+    if words is None or part.freeform or part.after or part.opened > step:
+        return None
+    text = repaired_text(part)
+    if not text.strip(" \t\n\r") or classify(text).state != "partial":
+        return None
+    said, remedy = words
+    why = (f'{said} (finish_reason "{reason}") in {_label(part)}\'s arguments, cut at '
+           f"{excerpt(text, 40)}{remedy}")  # fmt: skip
+    return why, part
 
 
 def repaired_text(part: Part) -> str:

@@ -128,6 +128,9 @@ class Reading:
 
     unended: bool = False
     """There is none because the stream's end was not recorded (a capture cut short)."""
+    stopped: bool = False
+    """There is none because the generation stopped inside its last call (its finish_reason
+    says why: the token limit, the content filter)."""
 
     @property
     def ambiguous(self) -> bool:
@@ -139,6 +142,8 @@ class Reading:
         """What the panel says before `why` when there is no single reading."""
         if self.unended:
             return "What this stream means is not read:"
+        if self.stopped:
+            return "What this stream means is not whole:"
         return "This stream admits more than one reading:"
 
 
@@ -235,7 +240,12 @@ def reading(contract: Contract) -> Reading:
     if intended is None:
         why = clipped_head(one_line(contract.why or "the stream does not say"), MESSAGE_SHOWN)
         return Reading(
-            None, (), why.head + ("…" if why.hidden else ""), 0, contract.end is not None
+            None,
+            (),
+            why.head + ("…" if why.hidden else ""),
+            0,
+            contract.end is not None,
+            contract.stopped is not None,
         )
     calls = tuple(
         IntendedCall(
