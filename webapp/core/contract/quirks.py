@@ -452,6 +452,13 @@ def stopped_in(wire: Wire) -> tuple[str, Part] | None:
     filter) and the call opened last holds the start of a JSON value, cut where it stopped:
     the finish_reason says what cut it, so that is no quirk of the provider's. None otherwise
     (a finish_reason of another kind, arguments that are no JSON's start, nothing cut)."""
+    if wire.stopped is UNSET:
+        wire.stopped = _stopped_in(wire)
+    stopped: tuple[str, Part] | None = wire.stopped
+    return stopped
+
+
+def _stopped_in(wire: Wire) -> tuple[str, Part] | None:
     if not wire.finishes or not wire.parts:
         return None
     step, reason = wire.finishes[-1]

@@ -197,6 +197,8 @@ class Wire:
     error: str | None = None
     """The provider's error message, when one ended the stream."""
     steps_kept: int = STEPS_KEPT
+    stopped: Any = UNSET
+    """`webapp.core.contract.quirks.stopped_in` of the wire, once asked."""
 
     def mark(self, code: str, block: int | None, step: int, detail: str) -> None:
         """Note that quirk `code` showed at `step` on `block`."""

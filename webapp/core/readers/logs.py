@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from webapp.core.readers.parse import JsonError, scan_json, snippet, split_lines
+from webapp.core.readers.parse import JsonError, parse_json, scan_json, snippet, split_lines
 from webapp.core.readers.sse import payload_record
 from webapp.core.records import ReaderError, ReadResult, Record
 from webapp.core.words import count, number
@@ -45,10 +45,15 @@ WHAT_TO_PASTE = (
 )
 
 
+def _first_lines(text: str) -> list[str]:
+    """The text's first `LINES_LOOKED_AT` non-blank lines (from its first 200,000 characters)."""
+    lines = [line for line in text[:200_000].splitlines()[: LINES_LOOKED_AT * 4] if line.strip()]
+    return lines[:LINES_LOOKED_AT]
+
+
 def looks_like_log(text: str) -> bool:
     """Whether most of the text's first lines (at least two) start with a timestamp."""
-    lines = [line for line in text[:200_000].splitlines()[: LINES_LOOKED_AT * 4] if line.strip()]
-    lines = lines[:LINES_LOOKED_AT]
+    lines = _first_lines(text)
     stamped = sum(1 for line in lines if STAMP.match(line))
     return stamped >= 2 and 2 * stamped >= len(lines)
 
@@ -58,8 +63,7 @@ def carries_chunks(text: str) -> bool:
     a `data:` payload or a JSON object with "choices" or "delta" that the line does not start
     with (a line that starts with its JSON is JSON Lines', or a pretty-printed array's; one
     that starts with an indented `data:` is refused with its own hint, `detect._unrecognised`)."""
-    lines = [line for line in text[:200_000].splitlines()[: LINES_LOOKED_AT * 4] if line.strip()]
-    lines = lines[:LINES_LOOKED_AT]
+    lines = _first_lines(text)
     carrying = 0
     for at, line in enumerate(lines, 1):
         if line.lstrip().startswith(_NOT_AFTER_WORDS):
@@ -81,10 +85,13 @@ def _chunk_of(line: str, number: int) -> Record | None:
     brace = rest.find("{")
     if brace < 0:
         return None
-    try:  # the object, and not what follows it on the line (a copied table's next column)
-        value, end = scan_json(rest, brace)
-    except JsonError:
-        return None
+    end = len(rest.rstrip())
+    value, error = parse_json(rest[brace:end])
+    if error is not None:  # the object, and not what follows it (a copied table's next column)
+        try:
+            value, end = scan_json(rest, brace)
+        except JsonError:
+            return None
     if not isinstance(value, dict):
         return None
     if not any(key in value or key in _first_choice(value) for key in _CHUNK_KEYS):
