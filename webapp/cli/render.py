@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from webapp.cli.palette import rule_style
+from webapp.core.contract.answer import answer_or_none
 from webapp.core.jsoncheck import dumps
 from webapp.core.jsvalue import js_string, truthy
 from webapp.core.records import ReadResult
@@ -202,7 +203,7 @@ def trace_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iter
     yield ""
     yield from anomaly_lines(trace, paint)
     yield ""
-    yield from quirk_lines(trace, paint)
+    yield from contract_lines(trace, source, paint)
     yield ""
     yield summary_line(trace, paint)
 
@@ -282,6 +283,21 @@ def anomaly_row(trace: Trace, anomaly: Anomaly, paint: Painter) -> str:
     return f"{code} {where} {escape(anomaly.message)}"
 
 
+def contract_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iterator[str]:
+    """The quirks and the calls a stream means; a non-stream answer's own calls instead (it is
+    no stream: no contract of a stream's holds it, and no step of the assembly reads them)."""
+    found = None if source is None else answer_or_none(source, trace.choice)
+    if found is None:
+        yield from quirk_lines(trace, paint)
+        return
+    calls = "; ".join(f"{show(call.name)} {shorten(call.arguments, 80)}" for call in found.calls)
+    finish = f", finish_reason {found.finish_reason}" if found.finish_reason else ""
+    yield paint("answer:", "bold") + escape(
+        f" a non-stream chat.completion, no stream: {count(len(found.calls), 'call')}"
+        f"{': ' + calls if calls else ''}{finish}"
+    )
+
+
 def quirk_lines(trace: Trace, paint: Painter) -> Iterator[str]:
     """Where the provider's stream departs from the contract, and the calls it means."""
     contract = trace.contract
@@ -331,5 +347,5 @@ def check_lines(trace: Trace, source: ReadResult | None, paint: Painter) -> Iter
     yield from input_lines(source, paint)
     yield options_line(trace, paint)
     yield from anomaly_lines(trace, paint)
-    yield from quirk_lines(trace, paint)
+    yield from contract_lines(trace, source, paint)
     yield summary_line(trace, paint)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote as url_quote
 
+from webapp.core.contract.answer import Answer, answer_or_none
+from webapp.core.contract.intended import Call
 from webapp.core.jsoncheck import dumps
 from webapp.core.readers.writer import record_text
 from webapp.core.records import ReadResult
@@ -92,6 +94,9 @@ def render(
     says so from the quirks alone. `clients` (or `judged.matrix`), when the client libraries
     were run on the stream, adds their matrix.
     """
+    answer = answer_or_none(source, trace.choice)
+    if answer is not None:
+        return _answer_report(source, trace, answer, title, notes, links)
     if judged is None:
         judged = _unjudged(trace)
     matrix = clients if clients is not None else judged.matrix if judged else None
@@ -113,6 +118,33 @@ def render(
         *(("## Grades", _grades(judged)) if judged and judged.grades else ()),
         *(("## Every client's view", _clients(matrix)) if matrix is not None else ()),
         *(("## Where to file", _file(judged, links)) if judged else ()),
+        "## Notes",
+        _notes(notes, links),
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def _answer_report(
+    source: ReadResult,
+    trace: Trace,
+    answer: Answer,
+    title: str,
+    notes: Sequence[Note],
+    links: Links | None,
+) -> str:
+    """A non-stream answer's report: its calls, and no verdict of a stream (no chunk of one
+    was read: no quirk, anomaly or client grade is about it)."""
+    finish = f" (finish_reason {cell(answer.finish_reason)})" if answer.finish_reason else ""
+    lines = [_call_line(call) for call in answer.calls]
+    held = f"{count(len(lines), 'call')}{finish}:\n\n{fence(chr(10).join(lines))}"
+    parts = [
+        f"# {cell(title)}",
+        _input(source, trace),
+        "**Verdict:** this is a non-stream `chat.completion` answer, not a stream: nothing of a "
+        "stream's assembly, quirks or clients applies to it. To hold it to the stream it "
+        "answers, diff the two (`streamviz diff STREAM ANSWER`, or /diff).",
+        "## Its calls",
+        held if lines else f"No tool call{finish}.",
         "## Notes",
         _notes(notes, links),
     ]
@@ -158,14 +190,16 @@ def _intended(trace: Trace) -> str:
         return "Not read."
     if contract.intended is None:
         return f"{contract.no_reading.capitalize()}: {cell(contract.why or '')}"
-    lines = [
-        f"{'(no id)' if call.id is None else dumps(call.id).decode()} "
-        f"{call.name if isinstance(call.name, str) else '(no name)'} {call.arguments}"
-        for call in contract.intended.calls
-    ]
+    lines = [_call_line(call) for call in contract.intended.calls]
     body = fence("\n".join(lines)) if lines else "No tool call."
     repairs = "".join(f"\n- {cell(repair)}" for repair in contract.intended.repairs)
     return body + (f"\n\nRepaired:{repairs}" if repairs else "")
+
+
+def _call_line(call: Call) -> str:
+    """`"call_1" get_weather {"city": "Paris"}`: a call's id, name and arguments text."""
+    name = call.name if isinstance(call.name, str) else "(no name)"
+    return f"{'(no id)' if call.id is None else dumps(call.id).decode()} {name} {call.arguments}"
 
 
 def _grades(judged: Verdict) -> str:

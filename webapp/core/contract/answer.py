@@ -26,6 +26,7 @@ __all__ = [
     "OBJECT",
     "Answer",
     "answer_in",
+    "answer_or_none",
     "as_records",
     "is_answer",
     "looks_like_answer",
@@ -72,6 +73,14 @@ def answer_in(result: ReadResult, choice: int = 0) -> Answer | None:
         model=model if isinstance(model, str) else None,
         line=record.line,
     )
+
+
+def answer_or_none(result: ReadResult, choice: int = 0) -> Answer | None:
+    """`answer_in`, None also for an answer whose calls cannot be read (its reading says so)."""
+    try:
+        return answer_in(result, choice)
+    except ReaderError:
+        return None
 
 
 def _calls(tool_calls: Any, where: str) -> tuple[Call, ...]:
