@@ -71,3 +71,21 @@ def test_what_the_stop_does_not_explain_is_still_a_quirk() -> None:
 def test_a_whole_call_before_the_limit_is_read_as_it_means() -> None:
     whole = _contract(chunk(frag(0, "call_1", "f", '{"a": 1}')), chunk(finish="length"))
     assert whole.stopped is None and whole.intended is not None
+
+
+def test_a_client_that_flags_nothing_is_said_to() -> None:
+    """With no intended reading the clients are "guessed"; one that hands the calls and flags
+    none is said to, the generation having stopped inside the last call."""
+    from webapp.lenses.results import Call as LensCall
+    from webapp.lenses.results import LensResult
+
+    contract = _contract(
+        chunk(frag(0, "call_1", "write_file", "")), chunk(frag(0, args=CUT)), chunk(finish="length")
+    )
+    handed = (LensCall("call_1", "write_file", CUT + '"}'),)
+    column = LensResult("langchain", "1.0", "ok", calls=handed)
+    (graded,) = judge(contract, (column,)).grades
+    assert graded.grade == "guessed"
+    assert graded.detail.endswith(
+        "flagging none, though the generation stopped inside the last call"
+    )

@@ -191,7 +191,8 @@ def judge(
     party's text to file carries a repro of `records` when given (`webapp.triage.filing`)."""
     from webapp.triage.filing import filed  # it minimises, through the fingerprint's grades
 
-    grades = tuple(grade(column, contract.intended) for column in columns)
+    stopped = contract.stopped is not None
+    grades = tuple(grade(column, contract.intended, stopped=stopped) for column in columns)
     provider = model or contract.model
     parties = _parties(contract, grades, provider)
     found = Verdict(contract, grades, headline(contract, grades, parties, provider), parties,
@@ -215,8 +216,10 @@ def through(verdict: Verdict, gateway: Gateway, provider: str | None = None) -> 
 # Grading one column.
 
 
-def grade(column: LensResult, intended: Intended | None) -> Graded:
-    """A column's grade against the intended reading (None: the stream has none)."""
+def grade(column: LensResult, intended: Intended | None, *, stopped: bool = False) -> Graded:
+    """A column's grade against the intended reading (None: the stream has none). With
+    `stopped` (the generation stopped inside the stream's last call, `Contract.stopped`), a
+    client's detail says that it flags none of the calls it hands."""
     client, version = column.client, column.version
     if column.status == "skipped":  # another API's stream: no bytes this client reads
         return Graded(client, version, None, column.error or "not run", skipped=True)
@@ -235,6 +238,8 @@ def grade(column: LensResult, intended: Intended | None) -> Graded:
         if flags:
             return Graded(client, version, "flagged",
                           f"{chose}, flagging {count(len(flags), 'call')}")  # fmt: skip
+        if stopped and column.calls:
+            chose += ", flagging none, though the generation stopped inside the last call"
         return Graded(client, version, "guessed", chose)
     silent, flagged = _problems(intended, column.calls)
     if silent:
