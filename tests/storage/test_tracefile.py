@@ -273,6 +273,40 @@ def test_a_column_is_packed_a_slice_at_a_time_in_the_smallest_type(
         assert packed == (small, array(small, unsigned).tobytes())
 
 
+_TYPECODES = ("b", "B", "h", "H", "i", "I", "l", "L", "q", "Q")
+
+
+@st.composite
+def _typed_values(draw: st.DrawFn) -> tuple[str, list[int]]:
+    """A typecode and values in its range, near the edges of the smaller types often."""
+    kind = draw(st.sampled_from(_TYPECODES))
+    bits = array(kind).itemsize * 8
+    low, high = (0, (1 << bits) - 1) if kind.isupper() else (-(1 << bits - 1), (1 << bits - 1) - 1)
+    powers = (0, 1 << 7, 1 << 8, 1 << 15, 1 << 16, 1 << 31, 1 << 32)
+    edges = [power + d for power in powers for d in (-1, 0)]
+    near = st.sampled_from([v for e in edges for v in (e, -e) if low <= v <= high])
+    return kind, draw(st.lists(near | st.integers(low, high), max_size=12))
+
+
+@given(_typed_values(), st.sampled_from(["b", "h", "i", "q"]))
+def test_a_slice_is_converted_by_its_bytes_as_array_converts_it(
+    typed: tuple[str, list[int]], kind: str
+) -> None:
+    """`_converted` narrows or widens a slice by its bytes (strided copies and comparisons in
+    C): the values and type `array(kind, part)` gives, or the OverflowError it raises."""
+    source = array(typed[0], typed[1])
+    try:
+        expected: array[int] | None = array(kind, source)
+    except OverflowError:
+        expected = None
+    if expected is None:
+        with pytest.raises(OverflowError):
+            tracefile._converted(source, kind)
+    else:
+        converted = tracefile._converted(source, kind)
+        assert (converted.typecode, converted) == (kind, expected)
+
+
 @SOME
 @given(any_records, any_options, st.sampled_from([1, 2, 5]))
 def test_a_trace_dumped_a_slice_at_a_time_is_the_same_bytes(
