@@ -79,6 +79,8 @@ million-value columns (20-50 ms a call) made the pages asked in the first second
 1M-chunk upload take a second each (bench/README.md)."""
 
 
+_MIXED = object()
+"""A slice that holds more than one value (`_Interner.references`)."""
 _PLAIN = frozenset({str, int, type(None)})
 """The types of a column numbered in C (`_Interner.references`)."""
 
@@ -116,10 +118,13 @@ class _Interner:
 
     def references(self, values: list[Any]) -> array[int]:
         strings, integers = self.strings, self.integers
+        alone: list[Any] = []  # each slice's one value when it holds only one, else _MIXED
         try:  # texts, integers and None only, the usual column: numbered and looked up in C
             for part in _slices(values):
                 numbers = []
-                for value in dict.fromkeys(part):
+                distinct = dict.fromkeys(part)
+                alone.append(next(iter(distinct)) if len(distinct) == 1 else _MIXED)
+                for value in distinct:
                     if type(value) is str:
                         strings.setdefault(value, len(strings))
                     elif type(value) is int:
@@ -137,8 +142,11 @@ class _Interner:
             codes.update(integers)  # and an integer are never the same key)
             try:
                 found = array("q")
-                for part in _slices(values):
-                    found.extend(map(codes.__getitem__, part))
+                for part, one in zip(_slices(values), alone, strict=True):
+                    if one is _MIXED:
+                        found.extend(map(codes.__getitem__, part))
+                    else:  # a column of None or of one id, say: repeated in C
+                        found.extend(array("q", [codes[one]]) * len(part))
                 return found
             finally:
                 del codes[None]
@@ -447,7 +455,11 @@ def _trace(sections: dict[str, Any]) -> Trace:
             raise ValueError("a reference past the strings or values")
         found: list[Any] = []
         for part in _slices(column):
-            found.extend(map(table.__getitem__, part))
+            raw = part.tobytes()
+            if raw == raw[: part.itemsize] * len(part):  # one value (None, say): repeated in C
+                found.extend([table[part[0]]] * len(part))
+            else:
+                found.extend(map(table.__getitem__, part))
         return found
 
     rows: dict[str, Any] = {name: sections[name] for name in _ARRAYS}
