@@ -10,13 +10,18 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import webapp.web.views.timeline
+from tests.core.test_properties import any_options, any_records
 from tests.streamkit import chunk, frag, sse
 from tests.web.webkit import CONTINUATION, HX, Store
 from webapp.core.assembler import assemble
 from webapp.core.options import Options
 from webapp.core.readers import read
+from webapp.core.records import Record
+from webapp.core.steps import Step
 from webapp.settings import Settings
 from webapp.web.app import create_app
 from webapp.web.backend.trace.runs import find_runs
@@ -133,6 +138,50 @@ def test_an_anomaly_a_finish_or_a_name_breaks_a_run(store: Store) -> None:
     assert runs.at(7) is None and runs.at(4) is runs.runs[0] and runs.at(13) is runs.runs[1]
     assert runs.at(14) is None and runs.at(0) is None
     assert [run.first for run in find_runs(trace, [1]).runs] == [8]  # 2-6 is too short
+
+
+def _quiet(step: Step) -> tuple[str, int | None] | None:
+    """A step's (rule, block) when it is quiet, from the step itself: what a run's steps are."""
+    fragments = step.fragments
+    alike = {(fragment.rule, fragment.block) for fragment in fragments}
+    if (
+        step.kind != "chunk"
+        or not step.assembled
+        or step.note
+        or step.error
+        or step.finish_reason
+        or len(alike) != 1
+        or any(fragment.late or fragment.oddities for fragment in fragments)
+        or any(event.type != "toolcall_delta" for event in step.events)
+    ):
+        return None
+    return alike.pop()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(any_records, any_options, st.integers(1, 4), st.sets(st.integers(0, 30), max_size=4))
+def test_runs_are_the_alike_quiet_steps_the_steps_show(
+    stream: list[Record], options: Options, minimum: int, flagged: set[int]
+) -> None:
+    """The runs found from the columns in one compiled pass (`Columns.quiet_runs`) are the
+    stretches of at least `minimum` steps alike and quiet as the built steps show them, cut at
+    the flagged steps and at a block's naming."""
+    trace = assemble(stream, options)
+    renaming = {at for b in trace.blocks for history in (b.names, b.ids) for at, _ in history}
+    breaks = flagged | renaming
+    verdicts = [None if s.step in breaks else _quiet(s) for s in trace.steps]
+    expected = []
+    first = 0
+    for number in range(len(verdicts) + 1):
+        verdict = verdicts[number] if number < len(verdicts) else None
+        if verdict is None or verdict != verdicts[first]:
+            held = verdicts[first] if first < len(verdicts) else None
+            if held is not None and number - first >= minimum:
+                fragments = sum(len(trace.steps[n].fragments) for n in range(first, number))
+                expected.append((first, number - 1, *held, fragments))
+            first = number
+    found = find_runs(trace, flagged, minimum).runs
+    assert [(r.first, r.last, r.rule, r.block, r.fragments) for r in found] == expected
 
 
 def test_short_runs_stay_rows(client: TestClient, store: Store) -> None:

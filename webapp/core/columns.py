@@ -244,12 +244,60 @@ class Columns:
 
     def steps_by_rule(self) -> dict[str, list[int]]:
         """For each rule, the steps with a fragment it resolved, in order."""
-        found: dict[str, list[int]] = {name: [] for name in RULE_NAMES}
-        rules = self.fragment_rule
-        for step in range(len(self.step_kind)):
-            rows = self.fragment_rows(step)
-            for code in set(rules[rows.start : rows.stop]):
-                found[RULE_NAMES[code]].append(step)
+        by_code: list[list[int]] = [[] for _ in RULE_NAMES]
+        rules, firsts = self.fragment_rule, self.step_fragment
+        total, rows_end = len(self.step_kind), len(rules)
+        for step in range(total):
+            start: int = firsts[step]
+            stop: int = firsts[step + 1] if step + 1 < total else rows_end
+            if stop - start == 1:  # most steps of a long stream: one fragment
+                by_code[rules[start]].append(step)
+            elif stop > start:
+                for code in set(rules[start:stop]):
+                    by_code[code].append(step)
+        return {name: by_code[code] for code, name in enumerate(RULE_NAMES)}
+
+    def quiet_runs(self, minimum: int, breaks: Iterable[int]) -> list[tuple[int, int, int, int]]:
+        """The runs of at least `minimum` consecutive quiet steps alike, as (first step, last
+        step, rule code, block: `NONE` when dropped). A step is quiet when it is an assembled
+        chunk whose fragments all went by one rule onto one block, none late or odd, with no
+        event but `toolcall_delta` and no note, error or finish reason, and is not in
+        `breaks`. One pass over the rows (the timeline folds each run into one row)."""
+        kinds, firsts, event_firsts = self.step_kind, self.step_fragment, self.step_event
+        rules, blocks, types = self.fragment_rule, self.fragment_block, self.event_type
+        odd = self.late | {row for row, found in self.oddities.items() if found}
+        loud = set(self.unassembled) | set(breaks)
+        for marked in (self.errors, self.notes, self.finish_reasons):
+            loud.update(step for step, text in marked.items() if text)
+        total, rows_end, events_end = len(kinds), len(rules), len(types)
+        width: int = len(RULE_NAMES)
+        chunk: int = CHUNK  # locals: a module's global is looked up by name at each use
+        delta: int = TOOLCALL_DELTA
+        found: list[tuple[int, int, int, int]] = []
+        first, current = 0, -1  # the run's first step and its (rule, block) code; -1: none
+        stop: int = firsts[0] if total else rows_end  # each step's first row: the last's end
+        last_event: int = event_firsts[0] if total else events_end
+        for number in range(total + 1):
+            code = -1
+            if number < total:
+                start, event = stop, last_event
+                stop = firsts[number + 1] if number + 1 < total else rows_end
+                last_event = event_firsts[number + 1] if number + 1 < total else events_end
+                if kinds[number] != chunk or number in loud:
+                    pass
+                elif stop - start == 1 and last_event - event == 1:  # most steps of a long
+                    if types[event] == delta and start not in odd:  # stream: one of each
+                        code = rules[start] + width * (blocks[start] + 1)
+                elif (
+                    stop > start
+                    and _only_deltas(types, event, last_event)
+                    and _one_verdict(rules, blocks, start, stop, odd)
+                ):
+                    code = rules[start] + width * (blocks[start] + 1)
+            if code == -1 or code != current:
+                if current != -1 and number - first >= minimum:
+                    found.append((first, number - 1, current % width, current // width - 1))
+                first, current = number, code
         return found
 
     def fragment_rows(self, step: int) -> range:
@@ -470,3 +518,20 @@ class Steps(Sequence[Step]):
 REASONS_KEPT = 64
 """The most verdicts' words a trace's `Steps` keeps for the steps it builds one at a time (a
 stream's repeat on a few keys: a continuation onto block N; about 400 bytes each)."""
+
+
+def _only_deltas(types: Sequence[int], start: int, stop: int) -> bool:
+    """Whether the event rows from `start` to `stop` are all `toolcall_delta`."""
+    return all(types[row] == TOOLCALL_DELTA for row in range(start, stop))
+
+
+def _one_verdict(
+    rules: Sequence[int], blocks: Sequence[int], start: int, stop: int, odd: set[int]
+) -> bool:
+    """Whether every fragment row from `start` to `stop` has the first one's rule and block,
+    none of them odd."""
+    rule, block = rules[start], blocks[start]
+    for row in range(start, stop):
+        if rules[row] != rule or blocks[row] != block or row in odd:
+            return False
+    return True

@@ -9,13 +9,12 @@ replaying the stream or storing a snapshot per step.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from webapp.core.blocks import Block, BlockKind, BlockState, Fold, value_as_of
-from webapp.core.columns import CHUNK, EVENT_CODES, NONE, STEP_KINDS, Columns, Steps
+from webapp.core.columns import CHUNK, NONE, STEP_KINDS, Columns, Steps
 from webapp.core.contract import Contract, unended
 from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.steps import Anomaly, Event, Fragment, Glance, Step, StepKind
@@ -219,50 +218,16 @@ class Trace:
             number is not None and 0 <= number < len(self.blocks) and self.blocks[number].is_phantom
         )
 
-    def quiet_verdicts(self) -> Iterator[tuple[str, int | None] | None]:
-        """For each step in order, (rule, block) when the step is a quiet chunk: assembled, its
-        fragments all taken by one rule onto one block (None: dropped), none late or odd, no
-        event but `toolcall_delta`, no note, error or finish reason; else None. (The timeline
-        folds runs of alike quiet steps into one row.)"""
-        columns = self.columns
-        kinds, step_fragment, step_event = (
-            columns.step_kind,
-            columns.step_fragment,
-            columns.step_event,
-        )
-        rules, blocks, types = columns.fragment_rule, columns.fragment_block, columns.event_type
-        odd = columns.late | {row for row, found in columns.oddities.items() if found}
-        loud = set(columns.unassembled)
-        for marked in (columns.errors, columns.notes, columns.finish_reasons):
-            loud.update(step for step, text in marked.items() if text)
-        total, rows_end, events_end = len(columns), len(rules), len(types)
-        verdicts: dict[int, tuple[str, int | None]] = {}  # one tuple per (rule, block)
-        width = len(RULE_NAMES)
-        for number in range(total):
-            if kinds[number] != CHUNK or number in loud:
-                yield None
-                continue
-            start = step_fragment[number]
-            stop = step_fragment[number + 1] if number + 1 < total else rows_end
-            event = step_event[number]
-            last_event = step_event[number + 1] if number + 1 < total else events_end
-            if stop - start == 1 and last_event - event == 1:  # most steps of a long stream
-                quiet = types[event] == _TOOLCALL_DELTA and start not in odd
-            else:
-                quiet = stop > start and _only_deltas(types, event, last_event)
-                quiet = quiet and _one_verdict(rules, blocks, start, stop, odd)
-            if not quiet:
-                yield None
-                continue
-            code = rules[start] + width * (blocks[start] + 1)
-            verdict = verdicts.get(code)
-            if verdict is None:
-                block = blocks[start]
-                verdict = verdicts[code] = (
-                    RULE_NAMES[rules[start]],
-                    None if block == NONE else block,
-                )
-            yield verdict
+    def quiet_runs(
+        self, minimum: int, breaks: Iterable[int]
+    ) -> list[tuple[int, int, str, int | None]]:
+        """The runs of at least `minimum` consecutive quiet steps alike, as (first step, last
+        step, rule, block: None when dropped); a step in `breaks` is in none
+        (`Columns.quiet_runs`: the timeline folds each run into one row)."""
+        return [
+            (first, last, RULE_NAMES[rule], None if block == NONE else block)
+            for first, last, rule, block in self.columns.quiet_runs(minimum, breaks)
+        ]
 
     def _fragment_row(self, step: int) -> int:
         """The first fragment row of `step`; the number of rows for the step past the last."""
@@ -286,25 +251,3 @@ def _block_json(block: Block) -> dict[str, Any]:
         "delivered": delivered.arguments,
         "delivered_error": delivered.error,
     }
-
-
-_TOOLCALL_DELTA = EVENT_CODES["toolcall_delta"]
-
-
-def _only_deltas(types: Sequence[int], start: int, stop: int) -> bool:
-    """Whether the event rows from `start` to `stop` are all `toolcall_delta`."""
-    if stop - start == 1:
-        return types[start] == _TOOLCALL_DELTA
-    return all(types[row] == _TOOLCALL_DELTA for row in range(start, stop))
-
-
-def _one_verdict(
-    rules: Sequence[int], blocks: Sequence[int], start: int, stop: int, odd: AbstractSet[int]
-) -> bool:
-    """Whether every fragment row from `start` to `stop` has the first one's rule and block,
-    none of them odd."""
-    rule, block = rules[start], blocks[start]
-    for row in range(start, stop):
-        if rules[row] != rule or blocks[row] != block or row in odd:
-            return False
-    return True

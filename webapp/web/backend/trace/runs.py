@@ -9,7 +9,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import chain
 
 from webapp.core.trace import Block, Trace
 
@@ -56,25 +55,16 @@ class Runs:
 
 
 def find_runs(trace: Trace, flagged: Iterable[int], minimum: int = MIN_RUN) -> Runs:
-    """The runs of at least `minimum` alike quiet steps (`Trace.quiet_verdicts`); `flagged`
+    """The runs of at least `minimum` alike quiet steps (`Trace.quiet_runs`); `flagged`
     steps (anomalies) break them, and so does a step that names or renames a block.
 
-    No `Step` is built: one pass over the steps' verdicts.
+    No `Step` is built: one compiled pass over the steps' rows.
     """
     breaks = set(flagged) | _renaming_steps(trace.blocks)
-    found: list[Run] = []
-    first = 0
-    current: tuple[str, int | None] | None = None
-    verdicts = trace.quiet_verdicts()
-    for number, verdict in enumerate(chain(verdicts, (None,))):
-        key = None if number in breaks else verdict
-        if key is None or key != current:
-            if current is not None and number - first >= minimum:
-                rule, block = current
-                fragments = trace.fragments_in(first, number)
-                found.append(Run(first, number - 1, rule, block, fragments))
-            first, current = number, key
-    return Runs(found)
+    return Runs(
+        Run(first, last, rule, block, trace.fragments_in(first, last + 1))
+        for first, last, rule, block in trace.quiet_runs(minimum, breaks)
+    )
 
 
 def _renaming_steps(blocks: Iterable[Block]) -> set[int]:
