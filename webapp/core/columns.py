@@ -283,17 +283,14 @@ class Columns:
                 start, event = stop, last_event
                 stop = firsts[number + 1] if number + 1 < total else rows_end
                 last_event = event_firsts[number + 1] if number + 1 < total else events_end
-                if kinds[number] != chunk or number in loud:
-                    pass
-                elif stop - start == 1 and last_event - event == 1:  # most steps of a long
-                    if types[event] == delta and start not in odd:  # stream: one of each
+                if kinds[number] == chunk and number not in loud:
+                    if stop - start == 1 and last_event - event == 1:  # most steps of a long
+                        quiet = types[event] == delta and start not in odd  # stream
+                    else:
+                        quiet = stop > start and _only_deltas(types, event, last_event)
+                        quiet = quiet and _one_verdict(rules, blocks, start, stop, odd)
+                    if quiet:
                         code = rules[start] + width * (blocks[start] + 1)
-                elif (
-                    stop > start
-                    and _only_deltas(types, event, last_event)
-                    and _one_verdict(rules, blocks, start, stop, odd)
-                ):
-                    code = rules[start] + width * (blocks[start] + 1)
             if code == -1 or code != current:
                 if current != -1 and number - first >= minimum:
                     found.append((first, number - 1, current % width, current // width - 1))
