@@ -97,6 +97,29 @@ def test_a_run_of_alike_steps_is_one_row_that_links_to_its_steps(
     assert 'line 0 "' in shown["row-1"]
 
 
+def test_a_thought_or_a_text_in_many_chunks_is_one_row_each(
+    client: TestClient, store: Store
+) -> None:
+    """A reasoning model's thinking, then its words, then its call: each stretch of one-piece
+    chunks folds into one row, so the call is on the first screen."""
+    stream_id = store(
+        sse(
+            chunk(role="assistant"),
+            *(chunk(reasoning_content=f"think {i} ") for i in range(30)),
+            *(chunk(content=f"word{i} ") for i in range(12)),
+            chunk(frag(0, "call_1", "get_weather", '{"city": "Paris"}')),
+            chunk(finish="tool_calls"),
+        )
+    )
+    page = client.get(f"/s/{stream_id}?step=0").text
+    shown = rows(page)
+    # the first piece of each opens its block (a start event too): a row of its own
+    assert list(shown)[:6] == ["row-0", "row-1", "run-2", "row-31", "run-32", "row-43"]
+    assert f"steps 2{DASH}30: 29 thinking deltas" in shown["run-2"]
+    assert f"steps 32{DASH}42: 11 text deltas" in shown["run-32"]
+    assert "get_weather" in shown["row-43"]
+
+
 def test_a_run_holding_the_selected_step_is_shown_around_it(
     client: TestClient, store: Store
 ) -> None:
@@ -141,16 +164,18 @@ def test_an_anomaly_a_finish_or_a_name_breaks_a_run(store: Store) -> None:
 
 
 def _quiet(step: Step) -> tuple[str, int | None] | None:
-    """A step's (rule, block) when it is quiet, from the step itself: what a run's steps are."""
+    """A step's (rule, block) when it is quiet, from the step itself: what a run's steps are;
+    ("text" or "thinking", None) for a step with no fragment and one delta of either."""
     fragments = step.fragments
     alike = {(fragment.rule, fragment.block) for fragment in fragments}
+    if step.kind != "chunk" or not step.assembled or step.note or step.error or step.finish_reason:
+        return None
+    types = [event.type for event in step.events]
+    if not fragments:
+        prose = types in (["text_delta"], ["thinking_delta"])
+        return (types[0].removesuffix("_delta"), None) if prose else None
     if (
-        step.kind != "chunk"
-        or not step.assembled
-        or step.note
-        or step.error
-        or step.finish_reason
-        or len(alike) != 1
+        len(alike) != 1
         or any(fragment.late or fragment.oddities for fragment in fragments)
         or any(event.type != "toolcall_delta" for event in step.events)
     ):
@@ -164,8 +189,9 @@ def test_runs_are_the_alike_quiet_steps_the_steps_show(
     stream: list[Record], options: Options, minimum: int, flagged: set[int]
 ) -> None:
     """The runs found from the columns in one compiled pass (`Columns.quiet_runs`) are the
-    stretches of at least `minimum` steps alike and quiet as the built steps show them, cut at
-    the flagged steps and at a block's naming."""
+    stretches of at least `minimum` steps alike and quiet as the built steps show them (a
+    tool call's fragments by one rule onto one block, or one piece of a text or a thought),
+    cut at the flagged steps and at a block's naming."""
     trace = assemble(stream, options)
     renaming = {at for b in trace.blocks for history in (b.names, b.ids) for at, _ in history}
     breaks = flagged | renaming

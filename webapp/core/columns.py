@@ -48,6 +48,8 @@ TOOLCALL_START = EVENT_CODES["toolcall_start"]
 TOOLCALL_DELTA = EVENT_CODES["toolcall_delta"]
 END_EVENTS = frozenset(code for code, name in enumerate(EVENT_TYPES) if name.endswith("_end"))
 STOP_EVENTS = frozenset((EVENT_CODES["done"], EVENT_CODES["error"]))
+PROSE_DELTAS = frozenset((EVENT_CODES["text_delta"], EVENT_CODES["thinking_delta"]))
+"""The events of a chunk that carries a text's or a thought's piece, and no tool call."""
 NOT_WAITING = "no other block was waiting for arguments"
 """What a continuation's reason ends with when no other block could have taken it."""
 NONE = -1
@@ -259,10 +261,13 @@ class Columns:
 
     def quiet_runs(self, minimum: int, breaks: Iterable[int]) -> list[tuple[int, int, int, int]]:
         """The runs of at least `minimum` consecutive quiet steps alike, as (first step, last
-        step, rule code, block: `NONE` when dropped). A step is quiet when it is an assembled
-        chunk whose fragments all went by one rule onto one block, none late or odd, with no
-        event but `toolcall_delta` and no note, error or finish reason, and is not in
-        `breaks`. One pass over the rows (the timeline folds each run into one row)."""
+        step, what, block: `NONE` when dropped or none). A step is quiet when it is an
+        assembled chunk with no note, error or finish reason, not in `breaks`, and either its
+        fragments all went by one rule onto one block, none late or odd, and it fired no event
+        but `toolcall_delta` (`what` is the rule's code), or it carries no fragment and fired
+        one `text_delta` or `thinking_delta` (`what` is `len(RULE_NAMES)` plus the event's
+        code: a reasoning model's hundreds of thinking chunks before its call are one run).
+        One pass over the rows (the timeline folds each run into one row)."""
         kinds, firsts, event_firsts = self.step_kind, self.step_fragment, self.step_event
         rules, blocks, types = self.fragment_rule, self.fragment_block, self.event_type
         odd = self.late | {row for row, found in self.oddities.items() if found}
@@ -273,8 +278,10 @@ class Columns:
         width: int = len(RULE_NAMES)
         chunk: int = CHUNK  # locals: a module's global is looked up by name at each use
         delta: int = TOOLCALL_DELTA
+        prose = PROSE_DELTAS
         found: list[tuple[int, int, int, int]] = []
-        first, current = 0, -1  # the run's first step and its (rule, block) code; -1: none
+        first, current = 0, -1  # the run's first step and its code: (rule, block), or a prose
+        # delta's below -1; -1 for none
         stop: int = firsts[0] if total else rows_end  # each step's first row: the last's end
         last_event: int = event_firsts[0] if total else events_end
         for number in range(total + 1):
@@ -286,14 +293,21 @@ class Columns:
                 if kinds[number] == chunk and number not in loud:
                     if stop - start == 1 and last_event - event == 1:  # most steps of a long
                         quiet = types[event] == delta and start not in odd  # stream
+                    elif stop == start:  # no fragment: a text's or a thought's delta?
+                        quiet = False
+                        if last_event - event == 1 and types[event] in prose:
+                            code = -2 - types[event]  # below -1: a tool call's codes are not
                     else:
-                        quiet = stop > start and _only_deltas(types, event, last_event)
+                        quiet = _only_deltas(types, event, last_event)
                         quiet = quiet and _one_verdict(rules, blocks, start, stop, odd)
                     if quiet:
                         code = rules[start] + width * (blocks[start] + 1)
             if code == -1 or code != current:
                 if current != -1 and number - first >= minimum:
-                    found.append((first, number - 1, current % width, current // width - 1))
+                    if current < -1:  # a text's or a thought's deltas: no block
+                        found.append((first, number - 1, width - 2 - current, NONE))
+                    else:
+                        found.append((first, number - 1, current % width, current // width - 1))
                 first, current = number, code
         return found
 

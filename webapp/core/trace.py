@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from webapp.core.blocks import Block, BlockKind, BlockState, Fold, value_as_of
-from webapp.core.columns import CHUNK, NONE, STEP_KINDS, Columns, Steps
+from webapp.core.columns import CHUNK, EVENT_TYPES, NONE, STEP_KINDS, Columns, Steps
 from webapp.core.contract import Contract, unended
 from webapp.core.rules import RULE_NAMES, Policy
 from webapp.core.steps import Anomaly, Event, Fragment, Glance, Step, StepKind
@@ -222,11 +222,19 @@ class Trace:
         self, minimum: int, breaks: Iterable[int]
     ) -> list[tuple[int, int, str, int | None]]:
         """The runs of at least `minimum` consecutive quiet steps alike, as (first step, last
-        step, rule, block: None when dropped); a step in `breaks` is in none
-        (`Columns.quiet_runs`: the timeline folds each run into one row)."""
+        step, what, block: None when dropped or none); a step in `breaks` is in none
+        (`Columns.quiet_runs`: the timeline folds each run into one row). `what` is the rule
+        that took the steps' fragments, or "text" or "thinking" for steps that each carried
+        one piece of a text or a thought and no fragment."""
+        width = len(RULE_NAMES)
         return [
-            (first, last, RULE_NAMES[rule], None if block == NONE else block)
-            for first, last, rule, block in self.columns.quiet_runs(minimum, breaks)
+            (
+                first,
+                last,
+                RULE_NAMES[what] if what < width else EVENT_TYPES[what - width][: -len("_delta")],
+                None if block == NONE else block,
+            )
+            for first, last, what, block in self.columns.quiet_runs(minimum, breaks)
         ]
 
     def _fragment_row(self, step: int) -> int:

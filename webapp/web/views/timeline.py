@@ -346,7 +346,11 @@ RUN_NOUNS = {
     "continuation": ("continuation", "continuations"),
     "new": ("new block", "new blocks"),
     "drop": ("dropped fragment", "dropped fragments"),
+    "text": ("text delta", "text deltas"),
+    "thinking": ("thinking delta", "thinking deltas"),
 }
+"""What a run's row counts: its fragments by their rule, or a text's or a thought's pieces (a
+step each: `Trace.quiet_runs`)."""
 
 
 def badges(trace: Trace, step: Step, *, appended: bool = True) -> tuple[Badge, ...]:
@@ -371,7 +375,7 @@ def _badge(
 
 def _run_row(view: TraceView, links: Links, run: Run, *, expanded: bool) -> RunRow:
     singular, plural = RUN_NOUNS.get(run.rule, (run.rule, run.rule))
-    what = words.count(run.fragments, singular, plural)
+    what = words.count(run.fragments or run.steps, singular, plural)
     if run.block is not None:
         what += f" onto {block_label(view.trace, run.block, run.first)}"
     return RunRow(

@@ -1,4 +1,5 @@
-"""Runs of uneventful steps: consecutive steps that each put fragments by one rule onto one block.
+"""Runs of uneventful steps: consecutive steps that each put fragments by one rule onto one block,
+or that each carried one piece of a text or a thought (a reasoning model's preamble).
 
 A 100,000-chunk stream is mostly one long run of continuations; the timeline shows such a run
 as one row. Runs are found once per trace, in one pass over the steps, and looked up by bisect.
@@ -18,7 +19,9 @@ MIN_RUN = 6
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """Steps `first` to `last` (inclusive), each with fragments resolved by `rule` onto `block`."""
+    """Steps `first` to `last` (inclusive), each with fragments resolved by `rule` onto `block`,
+    or (`rule` "text" or "thinking", no block, no fragments) each with a text's or a thought's
+    piece."""
 
     first: int
     last: int

@@ -32,9 +32,10 @@ from webapp.web.backend.trace.overview import Bucket
 from webapp.web.backend.trace.runs import Run, Runs
 
 MAGIC = b"SVZVIEW\0"
-FORMAT = 2
-"""2: a view is made only of input that holds a stream, and a capture cut short is judged
-without its end (issue 31); a view of format 1 may be of neither, so it is made again."""
+FORMAT = 3
+"""3: its runs fold a text's and a thought's pieces too (`Trace.quiet_runs`); 2: a view is made
+only of input that holds a stream, and a capture cut short is judged without its end (issue
+31). A view of an older format is made again."""
 _HEAD = struct.Struct("<8sII")
 _LENGTH = struct.Struct("<Q")
 
