@@ -145,9 +145,9 @@ def test_clicking_a_row_selects_it(watched: Watched) -> None:
 
 def test_long_timeline_loads_rows_on_scroll_and_around_a_far_step(watched: Watched) -> None:
     page = watched.page
-    stream_id = watched.store(
-        sse(*(chunk(content=f"w{n} ") for n in range(300)), chunk(finish="tool_calls"))
-    )
+    headers = (chunk(frag(0, "call_a", "f", "")), chunk(frag(1, "call_b", "g", "")))
+    pieces = (chunk(frag(n % 2, args=f"{n},")) for n in range(298))  # two calls in turn: no
+    stream_id = watched.store(sse(*headers, *pieces, chunk(finish="tool_calls")))  # run folds
     page.goto(f"{watched.base}/s/{stream_id}?step=0")
     rows = page.locator("#timeline .row")
     expect(rows).to_have_count(40)
