@@ -261,13 +261,11 @@ class Columns:
 
     def quiet_runs(self, minimum: int, breaks: Iterable[int]) -> list[tuple[int, int, int, int]]:
         """The runs of at least `minimum` consecutive quiet steps alike, as (first step, last
-        step, what, block: `NONE` when dropped or none). A step is quiet when it is an
-        assembled chunk with no note, error or finish reason, not in `breaks`, and either its
-        fragments all went by one rule onto one block, none late or odd, and it fired no event
-        but `toolcall_delta` (`what` is the rule's code), or it carries no fragment and fired
-        one `text_delta` or `thinking_delta` (`what` is `len(RULE_NAMES)` plus the event's
-        code: a reasoning model's hundreds of thinking chunks before its call are one run).
-        One pass over the rows (the timeline folds each run into one row)."""
+        step, what, block or `NONE`), in one pass over the rows. A quiet step is an assembled
+        chunk with no note, error or finish reason, not in `breaks`, that either put fragments
+        by one rule onto one block, none late or odd, firing only `toolcall_delta` (`what`: the
+        rule's code), or carried no fragment and fired one `text_delta` or `thinking_delta`
+        (`what`: `len(RULE_NAMES)` plus the event's code; a thought's hundreds of chunks)."""
         kinds, firsts, event_firsts = self.step_kind, self.step_fragment, self.step_event
         rules, blocks, types = self.fragment_rule, self.fragment_block, self.event_type
         odd = self.late | {row for row, found in self.oddities.items() if found}
@@ -280,8 +278,7 @@ class Columns:
         delta: int = TOOLCALL_DELTA
         prose = PROSE_DELTAS
         found: list[tuple[int, int, int, int]] = []
-        first, current = 0, -1  # the run's first step and its code: (rule, block), or a prose
-        # delta's below -1; -1 for none
+        first, current = 0, -1  # the run's first step, its code ((rule, block); prose < -1)
         stop: int = firsts[0] if total else rows_end  # each step's first row: the last's end
         last_event: int = event_firsts[0] if total else events_end
         for number in range(total + 1):
