@@ -74,8 +74,8 @@ def _who(
     if contract.end is not None:
         return (f"The stream's end was not recorded ({fit(contract.end, MESSAGE_SHOWN)}): "
                 "nothing is judged on how it ends, and nothing is filed.")  # fmt: skip
-    if contract.stopped is not None and not contract.quirks and contract.error is None:
-        return (f"Nobody broke the contract: {fit(contract.stopped, room - 50)}; nothing is "
+    if (stopped := contract.only_stopped) is not None:
+        return (f"Nobody broke the contract: {fit(stopped, room - 50)}; nothing is "
                 "filed.")  # fmt: skip
     ran = [g for g in grades if g.grade is not None]
     gateway = next((party.name for party in parties if party.kind == "gateway"), None)

@@ -346,7 +346,7 @@ def _parties(
     error; else, with no quirk, each library that is not intact."""
     if contract.end is not None:
         return ()  # the bytes hold part of a stream: who cut it is no bug they prove
-    if contract.stopped is not None and not contract.quirks and contract.error is None:
+    if contract.only_stopped is not None:
         return ()  # the finish_reason says what cut the last call: the contract was kept
     ran = [g for g in grades if g.grade is not None]
     hurt = [g for g in ran if g.grade != "intact"]

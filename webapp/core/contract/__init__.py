@@ -77,6 +77,12 @@ class Contract:
     applied before one is kept."""
 
     @property
+    def only_stopped(self) -> str | None:
+        """`stopped`, when nothing else broke the contract (no quirk, no provider error): then
+        nobody is at fault and nothing is filed. None otherwise."""
+        return self.stopped if not self.quirks and self.error is None else None
+
+    @property
     def no_reading(self) -> str:
         """What is said before `why` when there is no intended reading: "no whole reading"
         when the generation stopped inside a call, else "no single reading"."""
