@@ -101,7 +101,7 @@ def test_webtrace_script_runs_and_reports_every_goal() -> None:
         "upload via form until its page /",
         "jumps p95 full",
         "jumps p95 partial",
-        "jumps p95, worst window",
+        "jumps p95, worst window / 20-chunk beside",
         "most RSS sampled during the jumps",
         "reopen after a restart",
         "restarted: p95 step",
@@ -109,6 +109,18 @@ def test_webtrace_script_runs_and_reports_every_goal() -> None:
     for goal in goals:
         line = next(line for line in done.stdout.splitlines() if line.startswith(goal))
         assert " goal " in line, line
+
+
+def test_webtrace_script_asks_the_long_stream_alone_when_told() -> None:
+    done = _run(
+        "webtrace.py", "--chunks", "2000", "--steps", "5", "--early", "2", "--window", "1",
+        "--alone", "--no-restart", "--kinds", "partial", "--no-fail",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("jumps p95 partial / quiet small's, all") for line in lines)
+    assert any(line.startswith("jumps p95, worst window / quiet small's") for line in lines)
+    assert not any("beside" in line for line in lines if " goal " in line)
 
 
 def test_webtrace_script_keeps_the_earlier_measure() -> None:
