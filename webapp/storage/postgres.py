@@ -47,6 +47,9 @@ class PostgresBackend:
     """A PostgreSQL database named by a libpq URL (`postgresql://user:pass@host/db`)."""
 
     dialect: Dialect = "postgresql"
+    reads_by_offset = False
+    """A compressed bytea is inflated from its start for each `substring`: 60-150 ms a 4 KB
+    read of a 217 MB stream (bench/README.md, round ten)."""
 
     def __init__(self, url: str) -> None:
         try:  # one plain connection first: a wrong URL fails at once, with libpq's reason

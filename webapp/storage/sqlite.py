@@ -33,6 +33,8 @@ class SqliteBackend:
     """A SQLite file (created, with its folder, when missing)."""
 
     dialect: Dialect = "sqlite"
+    reads_by_offset = True
+    """Incremental blob I/O reads only the pages it is asked for."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,9 @@ class Backend(Protocol):
     """What a database offers the store: statements with `?` placeholders, a migration lock."""
 
     dialect: Dialect
+    reads_by_offset: bool
+    """Whether a read by offset (`range_reader`) costs about its own bytes, so that a long
+    stream's records may be read from the store until its bytes are in a file of their own."""
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement in its own transaction; its rows (empty when it returns none)."""

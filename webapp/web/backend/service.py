@@ -289,10 +289,12 @@ class Service:
     def _lines_of(self, info: StreamInfo) -> RawLines:
         """The stream's first `info.size` bytes: in memory when short (or an example), else
         indexed and read from the store until the keeper has copied them to a temporary file
-        (`_indexed`), else copied to that file in pieces first."""
+        (`_indexed`, where the store reads by offset cheaply: SQLite), else copied to that
+        file in pieces first (PostgreSQL: the file is written in the pass that indexes it)."""
         if info.size < SPILL_FROM or example_of(info.id) is not None:
             return RawLines(self._at(info))
-        indexed = self._indexed(info) if _plausible(info.id) else None
+        by_offset = _plausible(info.id) and self.storage.backend.reads_by_offset
+        indexed = self._indexed(info) if by_offset else None
         if indexed is not None:
             return indexed
         pieces = self.storage.raw_pieces(info.id, info.size) if _plausible(info.id) else None
