@@ -88,6 +88,15 @@ def test_the_cache_evicts_by_bytes_not_entries() -> None:
     assert made == ["b"]
 
 
+def test_a_touched_value_is_dropped_last_and_touching_makes_nothing() -> None:
+    memo: Memo[str, bytes] = Memo(1000, len)
+    for key in "abc":
+        memo.get(key, lambda: b"." * 300)
+    assert memo.touch("a") and not memo.touch("z") and len(memo) == 3
+    memo.get("d", lambda: b"." * 300)  # drops "b", the least recent now, not "a"
+    assert memo.peek("a") is not None and memo.peek("b") is None
+
+
 def test_traces_are_cached_by_canonical_options(
     app: FastAPI, client: TestClient, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,6 +22,7 @@ from webapp.core.options import Options
 from webapp.settings import Settings
 from webapp.storage import tracefile
 from webapp.web.app import create_app
+from webapp.web.backend.memory.cache import Memo
 from webapp.web.backend.rawlines import RawLines
 from webapp.web.backend.service import Service
 from webapp.web.backend.trace import stored
@@ -216,6 +217,43 @@ def test_a_long_streams_steps_read_their_lines_from_a_file_not_memory(
     lines = service.cache.peek(("raw", stream_id, len(STREAM.encode())))
     assert isinstance(lines, RawLines) and lines.spilled_to_file
     assert lines.weight < len(STREAM) // 4
+
+
+def test_an_upload_the_store_cannot_read_by_offset_is_filed_from_the_bytes_in_hand(
+    client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL (no cheap reads by offset) a long upload's bytes go to their file from
+    the upload's own copy: the worker that took it never reads them back from the store, and
+    its bytes' index is not dropped from the cache when the view is kept (the reading is, the
+    least recently used). SQLite's worker indexes them from the store's pieces, as before.
+    Every page is the one another worker serves from the store."""
+    monkeypatch.setattr(webapp.web.backend.service, "SPILL_FROM", 0)
+    monkeypatch.setattr(webapp.storage.sqlite, "PIECE", PIECE)
+    monkeypatch.setattr(webapp.storage.postgres, "PIECE", PIECE)
+    service: Service = client.app.state.service  # type: ignore[attr-defined]
+    size, weigh = len(STREAM.encode()), webapp.web.backend.service.weigh
+    measured = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    service.settle()
+    kept = [
+        service.cache.peek(key)
+        for key in (("raw", measured, size), ("reading", measured, None, size))
+    ]
+    view = service.cached_view(measured, Options())
+    assert view is not None and kept[1] is not None
+    # Room for all three but one byte: keeping the view drops the least recently used
+    service.cache = Memo(sum(map(weigh, [view, *kept])) - 1 if kept[0] else 10**9, weigh)
+    fetched = _count_fetches(service.storage, monkeypatch)
+    stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
+    lines = service.cache.peek(("raw", stream_id, size))
+    first = _pages(client, stream_id)
+    if service.storage.backend.reads_by_offset:
+        assert ("pieces", stream_id) in fetched
+    else:
+        assert fetched == [], "nothing read back from the store"
+        assert isinstance(lines, RawLines) and lines.spilled_to_file
+        assert service.cache.peek(("reading", stream_id, None, size)) is None
+    second, _ = _reopened(worker, monkeypatch, 1)
+    assert _pages(second, stream_id) == first
 
 
 def test_a_long_streams_steps_read_the_store_until_its_bytes_are_in_their_file(

@@ -59,7 +59,7 @@ from webapp.web.backend.example_source import example_info, example_of
 from webapp.web.backend.intake.ingest import Prepared
 from webapp.web.backend.memory.cache import Memo
 from webapp.web.backend.memory.inflight import Gate, Ticket
-from webapp.web.backend.rawlines import RawLines, by_lines, is_line
+from webapp.web.backend.rawlines import PIECE, RawLines, by_lines, is_line
 from webapp.web.backend.trace import stored
 from webapp.web.backend.trace.arguments import LongText
 from webapp.web.backend.trace.keeper import Keeper
@@ -234,7 +234,25 @@ class Service:
         )
         key = ("reading", info.id, None, info.size)
         self._cached(key, Reading, lambda: Reading(info, prepared.result))
+        if info.size >= SPILL_FROM and by_lines(prepared.result):
+            self._in_hand(info, prepared.raw)
         return info
+
+    def _in_hand(self, info: StreamInfo, raw: bytes) -> None:
+        """Where the store does not read by offset cheaply (PostgreSQL), a long stream's bytes
+        go to their file from the upload's own, before its page answers: read back from the
+        store, their first steps waited 1.6 s at 217 MB and every page asked meanwhile behind
+        them (bench/README.md, round ten). SQLite reads them by offset until the keeper's copy
+        (`_indexed`), its upload not made longer."""
+        if self.storage.backend.reads_by_offset:
+            return
+        pieces = (raw[at : at + PIECE] for at in range(0, len(raw), PIECE))
+        try:
+            lines = RawLines.spilled(pieces, self._spill_to)
+        except OSError:  # no room for the file: read back from the store when a step needs it
+            log.warning("stream %s: its bytes stay in the store", info.id, exc_info=True)
+            return
+        self._cached(("raw", info.id, info.size), RawLines, lambda: lines)
 
     def reading(self, stream_id: str, har_entry: int | None = None) -> Reading:
         """The stream read again from its stored bytes, every record included (cached under
@@ -415,6 +433,9 @@ class Service:
             source = Source(info, replace(result, records=()), len(result.records), har_entry)
             view = TraceView.build(source, options, trace)
         self._warm_soon(view)  # first: the steps right after need it, a restart the packing
+        # The bytes' file made from an upload's own (`_in_hand`) outlives the reading: the view,
+        # kept once this returns, drops the least recently used first.
+        self.cache.touch(("raw", info.id, info.size))
         if by_lines(source.found) and info.size >= SPILL_FROM and example_of(info.id) is None:
             lines = f"stream {info.id}: its bytes by line"  # before the keeping: a step that
             self._keeper.later(lambda: self._lines_soon(info), lines)  # waits holds the view

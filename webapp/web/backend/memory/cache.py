@@ -63,6 +63,12 @@ class Memo(Generic[K, V]):
             entry = self._values.get(key)
             return None if entry is None else entry[0]
 
+    def touch(self, key: K) -> bool:
+        """Count the value kept for `key` as just used (the last to be dropped), computing
+        nothing; whether one was kept."""
+        with self._lock:
+            return self._hit(key) is not None
+
     def _hit(self, key: K) -> tuple[V] | None:
         entry = self._values.get(key)
         if entry is None:
