@@ -219,14 +219,13 @@ def test_a_long_streams_steps_read_their_lines_from_a_file_not_memory(
     assert lines.weight < len(STREAM) // 4
 
 
-def test_an_upload_the_store_cannot_read_by_offset_is_filed_from_the_bytes_in_hand(
+def test_a_long_upload_is_filed_from_the_bytes_in_hand(
     client: TestClient, worker: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On PostgreSQL (no cheap reads by offset) a long upload's bytes go to their file from
-    the upload's own copy: the worker that took it never reads them back from the store, and
-    its bytes' index is not dropped from the cache when the view is kept (the reading is, the
-    least recently used). SQLite's worker indexes them from the store's pieces, as before.
-    Every page is the one another worker serves from the store."""
+    """A long upload's bytes go to their file from the upload's own copy: the worker that
+    took it never reads them back from the store, and their index is not dropped from the
+    cache when the view is kept (the reading is, the least recently used). Every page is the
+    one another worker serves from the store."""
     monkeypatch.setattr(webapp.web.backend.service, "SPILL_FROM", 0)
     monkeypatch.setattr(webapp.storage.sqlite, "PIECE", PIECE)
     monkeypatch.setattr(webapp.storage.postgres, "PIECE", PIECE)
@@ -241,17 +240,15 @@ def test_an_upload_the_store_cannot_read_by_offset_is_filed_from_the_bytes_in_ha
     view = service.cached_view(measured, Options())
     assert view is not None and kept[1] is not None
     # Room for all three but one byte: keeping the view drops the least recently used
-    service.cache = Memo(sum(map(weigh, [view, *kept])) - 1 if kept[0] else 10**9, weigh)
+    assert kept[0] is not None
+    service.cache = Memo(sum(map(weigh, [view, *kept])) - 1, weigh)
     fetched = _count_fetches(service.storage, monkeypatch)
     stream_id = client.post("/api/streams", json={"text": STREAM}).json()["id"]
     lines = service.cache.peek(("raw", stream_id, size))
     first = _pages(client, stream_id)
-    if service.storage.backend.reads_by_offset:
-        assert ("pieces", stream_id) in fetched
-    else:
-        assert fetched == [], "nothing read back from the store"
-        assert isinstance(lines, RawLines) and lines.spilled_to_file
-        assert service.cache.peek(("reading", stream_id, None, size)) is None
+    assert fetched == [], "nothing read back from the store"
+    assert isinstance(lines, RawLines) and lines.spilled_to_file
+    assert service.cache.peek(("reading", stream_id, None, size)) is None
     second, _ = _reopened(worker, monkeypatch, 1)
     assert _pages(second, stream_id) == first
 
