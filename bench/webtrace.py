@@ -488,8 +488,8 @@ def main() -> int:
             finally:
                 server.stop()
     print(f"load average after: {os.getloadavg()[0]:.1f}")
-    for name, value, goal, met in results:
-        print(f"{name:48} {value:10.2f}   goal {goal:9} {'met' if met else 'NOT MET'}")
+    for name, value, wanted, met in results:
+        print(f"{name:48} {value:10.2f}   goal {wanted:9} {'met' if met else 'NOT MET'}")
     missed = [name for name, _, _, met in results if not met]
     return 1 if missed and not args.no_fail else 0
 
