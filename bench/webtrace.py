@@ -335,7 +335,7 @@ def jumps_report(
     after the jumps, pooled); the goals' rows.
 
     Side by side, both pages meet the same seconds of two shared cores, whose speed moves by
-    half from one ten seconds to the next while the server's own CPU a second stays the same
+    half from one 10 s window to the next while the server's own CPU a second stays the same
     (bench/README.md, round ten): that ratio is the long page's own cost, and the goal's, in
     every window. The small page's handler takes the same CPU beside the long one as alone (no
     penalty for asking the two in turn). Against the quiet baseline each window is printed
